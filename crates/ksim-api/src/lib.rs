@@ -1,0 +1,22 @@
+//! # ksim-api
+//!
+//! The Kubernetes objects ksim understands, as serde types that read the JSON and YAML kubectl
+//! writes: [`core::Pod`], [`core::Node`], Services and workload selectors, PodDisruptionBudgets,
+//! PriorityClasses, storage objects, label selectors ([`meta::Selector`]), exact
+//! `resource.Quantity` parsing ([`quantity::Quantity`]) and the KubeSchedulerConfiguration
+//! ([`config::KubeSchedulerConfiguration`]). [`defaults`] applies the API server's defaulting
+//! that scheduling depends on; [`load`] reads documents, `kind: List` and multi-document YAML with
+//! errors that name the field path.
+//!
+//! Nothing here schedules: the scheduler crate compiles these objects into its own dense forms.
+
+pub mod config;
+pub mod core;
+pub mod defaults;
+pub mod load;
+pub mod meta;
+pub mod quantity;
+
+pub use crate::core::*;
+pub use crate::meta::{LabelSelector, Labels, ObjectMeta, Selector};
+pub use crate::quantity::{Quantity, QuantityError};

@@ -1,0 +1,393 @@
+//! Per-decision cases: one cluster, one pod, upstream's verdict (filter per node, scores per
+//! plugin, best nodes, FitError text, preemption).
+//!
+//! The runner does what the oracle did: a detailed pass over the framework (PreFilter, Filter
+//! with nominated pods on every node, PreScore and Score on every feasible node) to compare the
+//! per-node numbers, then the real `SchedulePod` (and PostFilter when nothing fits) to compare
+//! the choice, the FitError and preemption.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use ksim_api::config::KubeSchedulerConfiguration;
+use ksim_api::defaults::{default_node, default_pod};
+use ksim_api::{Namespace, Node, Pod, PodDisruptionBudget, Service, WorkloadSet};
+use ksim_scheduler::framework::{
+    build_framework, CycleState, NodeToStatus, NominatedPods, PostFilterContext, Registry,
+    ScoreTable, Status,
+};
+use ksim_scheduler::node_info::{ClusterObjects, Snapshot};
+use ksim_scheduler::pod_info::PodInfo;
+use ksim_scheduler::schedule::{Algorithm, ScheduleError};
+use rand::SeedableRng;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::CaseError;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Input {
+    nodes: Vec<Node>,
+    existing_pods: Vec<Pod>,
+    pod: Pod,
+    config: Option<KubeSchedulerConfiguration>,
+    services: Vec<Service>,
+    replica_sets: Vec<WorkloadSet>,
+    stateful_sets: Vec<WorkloadSet>,
+    pdbs: Vec<PodDisruptionBudget>,
+    namespaces: Vec<Namespace>,
+}
+
+#[derive(Deserialize, Default, Debug)]
+#[serde(rename_all = "camelCase", default)]
+struct ExpectedStatus {
+    code: String,
+    plugin: String,
+    reasons: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Expected {
+    filter: BTreeMap<String, ExpectedStatus>,
+    feasible_nodes: Vec<String>,
+    weights: BTreeMap<String, i64>,
+    scores: BTreeMap<String, BTreeMap<String, i64>>,
+    total_scores: BTreeMap<String, i64>,
+    best_nodes: Vec<String>,
+    fit_error: Option<String>,
+    fit_error_filter_only: Option<String>,
+    preemption: Option<ExpectedPreemption>,
+    unschedulable_plugins: Option<Vec<String>>,
+    pre_filter_result: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct ExpectedPreemption {
+    eligible: bool,
+    status_code: String,
+    status_message: String,
+    candidates: Vec<ExpectedCandidate>,
+    possible_nominated_nodes: Vec<String>,
+    nominated_node: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct ExpectedCandidate {
+    node: String,
+    victims: Vec<String>,
+}
+
+/// Nominated pods read from `existingPods` without a node.
+struct Nominations(BTreeMap<String, Vec<Arc<PodInfo>>>);
+
+impl NominatedPods for Nominations {
+    fn nominated_pods_for_node(&self, node: &str) -> &[Arc<PodInfo>] {
+        self.0.get(node).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+/// Runs one decision case; returns the differences found (empty = pass).
+pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
+    let input: Input = serde_json::from_value(case.get("input").cloned().unwrap_or(Value::Null))
+        .map_err(|e| CaseError::Format(format!("input: {e}")))?;
+    let expected: Expected =
+        serde_json::from_value(case.get("expected").cloned().unwrap_or(Value::Null))
+            .map_err(|e| CaseError::Format(format!("expected: {e}")))?;
+    let family = case.get("family").and_then(Value::as_str).unwrap_or("");
+
+    let cfg = input.config.clone().unwrap_or_default();
+    let profile = cfg.profiles.first().cloned().unwrap_or_default();
+    let fwk = build_framework(&Registry::in_tree(), &cfg, &profile)
+        .map_err(|e| CaseError::Format(format!("config: {e}")))?;
+
+    let nodes: Vec<Arc<Node>> = input
+        .nodes
+        .into_iter()
+        .map(|mut n| {
+            default_node(&mut n);
+            Arc::new(n)
+        })
+        .collect();
+    let mut bound = Vec::new();
+    let mut noms: BTreeMap<String, Vec<Arc<PodInfo>>> = BTreeMap::new();
+    for mut p in input.existing_pods {
+        default_pod(&mut p);
+        if !p.spec.node_name.is_empty() {
+            bound.push(PodInfo::arc(p));
+        } else if !p.status.nominated_node_name.is_empty() {
+            let n = p.status.nominated_node_name.clone();
+            noms.entry(n).or_default().push(PodInfo::arc(p));
+        }
+    }
+    let nominations = Nominations(noms);
+    let objects = ClusterObjects {
+        namespaces: input
+            .namespaces
+            .into_iter()
+            .map(|n| (n.metadata.name.clone(), n))
+            .collect(),
+        services: input.services,
+        replica_sets: input.replica_sets,
+        stateful_sets: input.stateful_sets,
+        pdbs: input.pdbs,
+        ..Default::default()
+    };
+    let snapshot = Snapshot::build(nodes, bound, Arc::new(objects));
+    let mut pod = input.pod;
+    default_pod(&mut pod);
+    let pod = PodInfo::new(pod);
+    let _ = family;
+
+    let mut diffs = Vec::new();
+    let names: Vec<&str> = snapshot.nodes.iter().map(|n| n.name()).collect();
+
+    // Weights after expansion.
+    let got_weights: BTreeMap<String, i64> = fwk
+        .score
+        .iter()
+        .map(|w| (w.plugin.name().to_string(), w.weight))
+        .collect();
+    if !expected.weights.is_empty() && got_weights != expected.weights {
+        diffs.push(format!(
+            "weights: expected {:?}, got {:?}",
+            expected.weights, got_weights
+        ));
+    }
+
+    // ---- detailed pass -------------------------------------------------------------------
+    let mut state = CycleState::new();
+    let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
+    let mut statuses: Vec<Status> = Vec::with_capacity(snapshot.len());
+    if !pre.status.is_success() {
+        for _ in 0..snapshot.len() {
+            statuses.push(pre.status.clone());
+        }
+    } else {
+        let allowed: Option<BTreeSet<&str>> = pre
+            .result
+            .as_ref()
+            .and_then(|r| r.node_names.as_ref())
+            .map(|n| n.iter().map(String::as_str).collect());
+        if let (Some(exp), Some(a)) = (&expected.pre_filter_result, &allowed) {
+            let got: Vec<&str> = a.iter().copied().collect();
+            if got != exp.iter().map(String::as_str).collect::<Vec<_>>() {
+                diffs.push(format!("preFilterResult: expected {exp:?}, got {got:?}"));
+            }
+        } else if expected.pre_filter_result.is_some() != allowed.is_some() {
+            diffs.push(format!(
+                "preFilterResult: expected {:?}, got {:?}",
+                expected.pre_filter_result, allowed
+            ));
+        }
+        for n in &snapshot.nodes {
+            if let Some(a) = &allowed {
+                if !a.contains(n.name()) {
+                    statuses.push(Status::unresolvable(format!(
+                        "node(s) didn't satisfy plugin(s) [{}]",
+                        pre.unschedulable_plugins.join(" ")
+                    )));
+                    continue;
+                }
+            }
+            statuses.push(fwk.run_filter_with_nominated_pods(
+                &state,
+                &pod,
+                n,
+                &snapshot,
+                &nominations,
+            ));
+        }
+    }
+    for (i, name) in names.iter().enumerate() {
+        let got = &statuses[i];
+        let Some(exp) = expected.filter.get(*name) else {
+            diffs.push(format!("node {name}: no expected filter result"));
+            continue;
+        };
+        let got_reasons: Vec<String> = got.reasons.iter().map(|r| r.to_string()).collect();
+        if got.code.as_str() != exp.code || got.plugin != exp.plugin || got_reasons != exp.reasons {
+            diffs.push(format!(
+                "filter node {name}: expected {} {} {:?}, got {} {} {:?}",
+                exp.code, exp.plugin, exp.reasons, got.code, got.plugin, got_reasons
+            ));
+        }
+    }
+    let feasible: Vec<usize> = (0..snapshot.len())
+        .filter(|&i| statuses[i].is_success())
+        .collect();
+    let mut got_feasible: Vec<&str> = feasible.iter().map(|&i| names[i]).collect();
+    got_feasible.sort();
+    let exp_feasible: Vec<&str> = {
+        let mut v: Vec<&str> = expected.feasible_nodes.iter().map(String::as_str).collect();
+        v.sort();
+        v
+    };
+    if got_feasible != exp_feasible {
+        diffs.push(format!(
+            "feasibleNodes: expected {exp_feasible:?}, got {got_feasible:?}"
+        ));
+    }
+
+    if !feasible.is_empty() && pre.status.is_success() {
+        let fnodes: Vec<_> = feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
+        let s = fwk.run_pre_score(&mut state, &pod, &fnodes, &snapshot);
+        if !s.is_success() {
+            diffs.push(format!("PreScore failed: {s}"));
+        } else {
+            let mut table = ScoreTable::default();
+            let s = fwk.run_score(&state, &pod, &fnodes, &mut table);
+            if !s.is_success() {
+                diffs.push(format!("Score failed: {s}"));
+            }
+            let mut got_plugins: BTreeSet<&str> = BTreeSet::new();
+            for ps in &table.plugins {
+                got_plugins.insert(ps.plugin);
+                let Some(exp) = expected.scores.get(ps.plugin) else {
+                    diffs.push(format!(
+                        "plugin {} scored but upstream skipped it",
+                        ps.plugin
+                    ));
+                    continue;
+                };
+                for (k, &i) in feasible.iter().enumerate() {
+                    let e = exp.get(names[i]).copied();
+                    if e != Some(ps.weighted[k]) {
+                        diffs.push(format!(
+                            "score {} node {}: expected {:?}, got {} (raw {}, normalized {})",
+                            ps.plugin, names[i], e, ps.weighted[k], ps.raw[k], ps.normalized[k]
+                        ));
+                    }
+                }
+            }
+            for p in expected.scores.keys() {
+                if !got_plugins.contains(p.as_str()) {
+                    diffs.push(format!("plugin {p}: upstream scored it, ksim skipped it"));
+                }
+            }
+            for (k, &i) in feasible.iter().enumerate() {
+                let e = expected.total_scores.get(names[i]).copied();
+                if e != Some(table.totals[k]) {
+                    diffs.push(format!(
+                        "totalScore node {}: expected {:?}, got {}",
+                        names[i], e, table.totals[k]
+                    ));
+                }
+            }
+        }
+    }
+
+    // ---- the real decision ---------------------------------------------------------------
+    let mut alg = Algorithm::new(rand_chacha::ChaCha8Rng::seed_from_u64(1), 0);
+    let mut state = CycleState::new();
+    match alg.schedule_pod(&fwk, &mut state, &pod, &snapshot, &nominations) {
+        Ok(r) => {
+            let chosen = names[r.suggested_host];
+            if !expected.best_nodes.iter().any(|b| b == chosen) {
+                diffs.push(format!(
+                    "chosen node {chosen} is not among bestNodes {:?}",
+                    expected.best_nodes
+                ));
+            }
+            if expected.fit_error.is_some() {
+                diffs.push(format!("upstream found no node, ksim chose {chosen}"));
+            }
+        }
+        Err(ScheduleError::Fit(mut fit)) => {
+            if !expected.best_nodes.is_empty() {
+                diffs.push(format!(
+                    "upstream chose among {:?}, ksim found no node: {}",
+                    expected.best_nodes,
+                    fit.message()
+                ));
+            }
+            if let Some(exp) = &expected.unschedulable_plugins {
+                let got: Vec<&str> = fit.diagnosis.unschedulable_plugins.clone();
+                if got != exp.iter().map(String::as_str).collect::<Vec<_>>() {
+                    diffs.push(format!(
+                        "unschedulablePlugins: expected {exp:?}, got {got:?}"
+                    ));
+                }
+            }
+            if let Some(exp) = &expected.fit_error_filter_only {
+                let got = fit.message();
+                if &got != exp {
+                    diffs.push(format!(
+                        "fitErrorFilterOnly:\n  expected {exp}\n  got      {got}"
+                    ));
+                }
+            }
+            let mut nominated = String::new();
+            let mut victims: Vec<String> = Vec::new();
+            let mut pf_status = Status::success();
+            if fwk.has_post_filter_plugins() {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+                let statuses: &NodeToStatus = &fit.diagnosis.node_to_status;
+                let mut ctx = PostFilterContext {
+                    framework: &fwk,
+                    snapshot: &snapshot,
+                    nominated: &nominations,
+                    rng: &mut rng,
+                };
+                let (res, s) = fwk.run_post_filter(&state, &pod, statuses, &mut ctx);
+                if let Some(r) = res {
+                    nominated = r.nominated_node.unwrap_or_default();
+                    victims = r.victims.iter().map(|v| v.name().to_string()).collect();
+                    victims.sort();
+                }
+                fit.diagnosis.post_filter_msg = s.message();
+                pf_status = s;
+            }
+            if let Some(exp) = &expected.fit_error {
+                let got = fit.message();
+                if &got != exp {
+                    diffs.push(format!("fitError:\n  expected {exp}\n  got      {got}"));
+                }
+            }
+            if let Some(p) = &expected.preemption {
+                if pf_status.code.as_str() != p.status_code {
+                    diffs.push(format!(
+                        "preemption status: expected {} {:?}, got {} {:?}",
+                        p.status_code,
+                        p.status_message,
+                        pf_status.code,
+                        pf_status.message()
+                    ));
+                }
+                let ok_nom = if p.possible_nominated_nodes.is_empty() {
+                    nominated.is_empty()
+                } else {
+                    p.possible_nominated_nodes.contains(&nominated)
+                };
+                if !ok_nom {
+                    diffs.push(format!(
+                        "nominated node: expected one of {:?} (recorded {:?}), got {:?}",
+                        p.possible_nominated_nodes, p.nominated_node, nominated
+                    ));
+                } else if !nominated.is_empty() {
+                    let exp_v = p
+                        .candidates
+                        .iter()
+                        .find(|c| c.node == nominated)
+                        .map(|c| {
+                            let mut v = c.victims.clone();
+                            v.sort();
+                            v
+                        })
+                        .unwrap_or_default();
+                    if exp_v != victims {
+                        diffs.push(format!(
+                            "victims on {nominated}: expected {exp_v:?}, got {victims:?}"
+                        ));
+                    }
+                }
+                let _ = p.eligible;
+            }
+        }
+        Err(e) => diffs.push(format!("SchedulePod error: {}", e.message())),
+    }
+    Ok(diffs)
+}

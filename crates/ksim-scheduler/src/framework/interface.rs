@@ -1,0 +1,304 @@
+//! One small trait per extension point, as upstream's `framework` interfaces.
+//!
+//! A plugin is one value implementing [`Plugin`]; it exposes each extension point it
+//! implements through the `as_*` accessors (the Rust counterpart of Go's interface assertions).
+
+use std::sync::Arc;
+
+use crate::framework::cycle_state::CycleState;
+use crate::framework::status::Status;
+use crate::node_info::{NodeInfo, Snapshot};
+use crate::pod_info::PodInfo;
+
+/// Highest score a Score plugin may return after normalisation.
+pub const MAX_NODE_SCORE: i64 = 100;
+pub const MIN_NODE_SCORE: i64 = 0;
+
+pub trait Plugin: Send + Sync {
+    /// The upstream name (`NodeResourcesFit`).
+    fn name(&self) -> &'static str;
+
+    fn as_pre_enqueue(&self) -> Option<&dyn PreEnqueuePlugin> {
+        None
+    }
+    fn as_queue_sort(&self) -> Option<&dyn QueueSortPlugin> {
+        None
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        None
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        None
+    }
+    fn as_post_filter(&self) -> Option<&dyn PostFilterPlugin> {
+        None
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        None
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        None
+    }
+    fn as_reserve(&self) -> Option<&dyn ReservePlugin> {
+        None
+    }
+    fn as_permit(&self) -> Option<&dyn PermitPlugin> {
+        None
+    }
+    fn as_pre_bind(&self) -> Option<&dyn PreBindPlugin> {
+        None
+    }
+    fn as_bind(&self) -> Option<&dyn BindPlugin> {
+        None
+    }
+    fn as_post_bind(&self) -> Option<&dyn PostBindPlugin> {
+        None
+    }
+    /// The cluster events that can make a pod this plugin rejected schedulable, with hints.
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        None
+    }
+}
+
+pub type PluginRef = Arc<dyn Plugin>;
+
+/// Decides whether a pod may enter the active queue at all (SchedulingGates).
+pub trait PreEnqueuePlugin {
+    fn pre_enqueue(&self, pod: &PodInfo) -> Status;
+}
+
+/// Orders the active queue.
+pub trait QueueSortPlugin {
+    /// Whether `a` pops before `b`. `a_ts`/`b_ts` are the queue timestamps.
+    fn less(&self, a: &PodInfo, a_ts: (i64, u64), b: &PodInfo, b_ts: (i64, u64)) -> bool;
+}
+
+/// The node restriction a PreFilter plugin may return. `None` means all nodes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreFilterResult {
+    /// Sorted, deduplicated node names; `None` = every node.
+    pub node_names: Option<Vec<String>>,
+}
+
+impl PreFilterResult {
+    pub fn all() -> PreFilterResult {
+        PreFilterResult { node_names: None }
+    }
+    pub fn all_nodes(&self) -> bool {
+        self.node_names.is_none()
+    }
+    /// Intersection (upstream `Merge`).
+    pub fn merge(&self, other: &PreFilterResult) -> PreFilterResult {
+        match (&self.node_names, &other.node_names) {
+            (None, None) => PreFilterResult::all(),
+            (Some(a), None) => PreFilterResult {
+                node_names: Some(a.clone()),
+            },
+            (None, Some(b)) => PreFilterResult {
+                node_names: Some(b.clone()),
+            },
+            (Some(a), Some(b)) => PreFilterResult {
+                node_names: Some(a.iter().filter(|n| b.contains(n)).cloned().collect()),
+            },
+        }
+    }
+}
+
+pub trait PreFilterPlugin {
+    /// Runs once per cycle. Return `(None, success)` to allow all nodes.
+    fn pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+    ) -> (Option<PreFilterResult>, Status);
+
+    /// Whether [`add_pod`](Self::add_pod)/[`remove_pod`](Self::remove_pod) do anything
+    /// (upstream `PreFilterExtensions() != nil`).
+    fn has_extensions(&self) -> bool {
+        false
+    }
+    /// The state as if `pod_to_add` were on `node` (nominated pods, preemption dry runs).
+    fn add_pod(
+        &self,
+        _state: &mut CycleState,
+        _pod: &PodInfo,
+        _pod_to_add: &Arc<PodInfo>,
+        _node: &NodeInfo,
+        _snapshot: &Snapshot,
+    ) -> Status {
+        Status::success()
+    }
+    /// The state as if `pod_to_remove` were gone from `node`.
+    fn remove_pod(
+        &self,
+        _state: &mut CycleState,
+        _pod: &PodInfo,
+        _pod_to_remove: &Arc<PodInfo>,
+        _node: &NodeInfo,
+        _snapshot: &Snapshot,
+    ) -> Status {
+        Status::success()
+    }
+}
+
+pub trait FilterPlugin {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status;
+}
+
+/// Node → status of the nodes that failed, for PostFilter.
+#[derive(Debug, Clone, Default)]
+pub struct NodeToStatus {
+    /// Indexed like `Snapshot::nodes`; `None` for nodes that were not rejected explicitly.
+    pub statuses: Vec<Option<Status>>,
+    /// The status of every node without an explicit one (set when PreFilter rejected or
+    /// restricted the node set).
+    pub absent: Option<Status>,
+}
+
+impl NodeToStatus {
+    pub fn new(num_nodes: usize) -> NodeToStatus {
+        NodeToStatus {
+            statuses: vec![None; num_nodes],
+            absent: None,
+        }
+    }
+    /// The status of node `i`, explicit or absent.
+    pub fn get(&self, i: usize) -> Option<&Status> {
+        self.statuses
+            .get(i)
+            .and_then(|s| s.as_ref())
+            .or(self.absent.as_ref())
+    }
+    /// Number of explicit entries.
+    pub fn len(&self) -> usize {
+        self.statuses.iter().filter(|s| s.is_some()).count()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What PostFilter can return: a nominated node.
+#[derive(Debug, Clone, Default)]
+pub struct PostFilterResult {
+    pub nominated_node: Option<String>,
+    /// Victims to delete (preemption).
+    pub victims: Vec<Arc<PodInfo>>,
+}
+
+/// Context PostFilter plugins need beyond the snapshot: the framework to run filters in dry runs
+/// and the nominated pods.
+pub struct PostFilterContext<'a> {
+    pub framework: &'a crate::framework::runtime::Framework,
+    pub snapshot: &'a Snapshot,
+    pub nominated: &'a dyn crate::framework::runtime::NominatedPods,
+    /// Seeded randomness (candidate offset in DefaultPreemption).
+    pub rng: &'a mut rand_chacha::ChaCha8Rng,
+}
+
+pub trait PostFilterPlugin {
+    fn post_filter(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        statuses: &NodeToStatus,
+        ctx: &mut PostFilterContext<'_>,
+    ) -> (Option<PostFilterResult>, Status);
+}
+
+pub trait PreScorePlugin {
+    /// Runs once per cycle over the feasible nodes.
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        snapshot: &Snapshot,
+    ) -> Status;
+}
+
+pub trait ScorePlugin {
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status>;
+
+    /// Whether [`normalize`](Self::normalize) does anything.
+    fn has_normalize(&self) -> bool {
+        false
+    }
+    /// Rewrites the raw scores of all feasible nodes (same order as `nodes` in PreScore).
+    fn normalize(&self, _state: &CycleState, _pod: &PodInfo, _scores: &mut [i64]) -> Status {
+        Status::success()
+    }
+}
+
+pub trait ReservePlugin {
+    fn reserve(&self, state: &mut CycleState, pod: &PodInfo, node: &str) -> Status;
+    fn unreserve(&self, state: &mut CycleState, pod: &PodInfo, node: &str);
+}
+
+pub trait PermitPlugin {
+    fn permit(&self, state: &CycleState, pod: &PodInfo, node: &str) -> Status;
+}
+
+pub trait PreBindPlugin {
+    fn pre_bind(&self, state: &CycleState, pod: &PodInfo, node: &str) -> Status;
+}
+
+pub trait BindPlugin {
+    fn bind(&self, state: &CycleState, pod: &PodInfo, node: &str) -> Status;
+}
+
+pub trait PostBindPlugin {
+    fn post_bind(&self, state: &CycleState, pod: &PodInfo, node: &str);
+}
+
+/// Kinds of cluster events the queue distinguishes (upstream `EventResource` × `ActionType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClusterEventKind {
+    NodeAdd,
+    NodeDelete,
+    /// Any node update; the hint function gets old and new node to judge.
+    NodeUpdate,
+    /// A pod was added to the cluster (assigned pods only, for other pods' hints).
+    AssignedPodAdd,
+    AssignedPodUpdate,
+    AssignedPodDelete,
+    /// The unscheduled pod itself was updated.
+    UnscheduledPodUpdate,
+    /// Anything else (storage objects, PDBs, ...).
+    Other,
+}
+
+/// What a queueing hint says about an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueingHint {
+    Skip,
+    Queue,
+}
+
+/// The objects a cluster event carries, for hints to inspect.
+pub enum ClusterEventObjects<'a> {
+    Node {
+        old: Option<&'a ksim_api::Node>,
+        new: Option<&'a ksim_api::Node>,
+    },
+    Pod {
+        old: Option<&'a PodInfo>,
+        new: Option<&'a PodInfo>,
+    },
+    None,
+}
+
+pub trait EnqueueExtensions {
+    /// The event kinds this plugin cares about.
+    fn events(&self) -> &'static [ClusterEventKind];
+    /// Whether `event` may make `pod` (rejected by this plugin) schedulable.
+    fn hint(
+        &self,
+        _pod: &PodInfo,
+        _kind: ClusterEventKind,
+        _objects: &ClusterEventObjects<'_>,
+    ) -> QueueingHint {
+        QueueingHint::Queue
+    }
+}

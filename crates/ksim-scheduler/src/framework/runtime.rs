@@ -1,0 +1,539 @@
+//! The framework runtime: a profile's plugins per extension point, and the functions that run
+//! an extension point as upstream's `frameworkImpl` does (order, skip sets, first failure wins).
+
+use std::sync::Arc;
+
+use crate::framework::cycle_state::CycleState;
+use crate::framework::interface::{
+    NodeToStatus, PluginRef, PostFilterContext, PostFilterResult, PreFilterResult,
+};
+use crate::framework::status::{Code, Status};
+use crate::node_info::{NodeInfo, Snapshot};
+use crate::pod_info::PodInfo;
+
+/// Pods nominated to nodes (by preemption), which filters must account for.
+pub trait NominatedPods {
+    /// Nominated pods of a node, in the order they were nominated.
+    fn nominated_pods_for_node(&self, node: &str) -> &[Arc<PodInfo>];
+}
+
+/// No nominated pods at all.
+pub struct NoNominatedPods;
+
+impl NominatedPods for NoNominatedPods {
+    fn nominated_pods_for_node(&self, _node: &str) -> &[Arc<PodInfo>] {
+        &[]
+    }
+}
+
+/// A score plugin with its weight.
+#[derive(Clone)]
+pub struct WeightedScorePlugin {
+    pub plugin: PluginRef,
+    pub weight: i64,
+}
+
+/// One profile, instantiated.
+#[derive(Clone, Default)]
+pub struct Framework {
+    pub profile_name: String,
+    /// Every instantiated plugin, in the order first named by the profile.
+    pub plugins: Vec<PluginRef>,
+    pub pre_enqueue: Vec<PluginRef>,
+    pub queue_sort: Vec<PluginRef>,
+    pub pre_filter: Vec<PluginRef>,
+    pub filter: Vec<PluginRef>,
+    pub post_filter: Vec<PluginRef>,
+    pub pre_score: Vec<PluginRef>,
+    pub score: Vec<WeightedScorePlugin>,
+    pub reserve: Vec<PluginRef>,
+    pub permit: Vec<PluginRef>,
+    pub pre_bind: Vec<PluginRef>,
+    pub bind: Vec<PluginRef>,
+    pub post_bind: Vec<PluginRef>,
+    /// The profile's `percentageOfNodesToScore`, else the configuration's.
+    pub percentage_of_nodes_to_score: Option<i32>,
+}
+
+/// What `RunPreFilterPlugins` returns.
+pub struct PreFilterOutcome {
+    pub result: Option<PreFilterResult>,
+    pub status: Status,
+    /// Plugins that restricted the node set (or rejected, added by the caller).
+    pub unschedulable_plugins: Vec<&'static str>,
+}
+
+impl Framework {
+    pub fn plugin(&self, name: &str) -> Option<&PluginRef> {
+        self.plugins.iter().find(|p| p.name() == name)
+    }
+
+    pub fn has_filter_plugins(&self) -> bool {
+        !self.filter.is_empty()
+    }
+
+    pub fn has_score_plugins(&self) -> bool {
+        !self.score.is_empty()
+    }
+
+    pub fn has_post_filter_plugins(&self) -> bool {
+        !self.post_filter.is_empty()
+    }
+
+    /// Runs PreEnqueue plugins; the first failure keeps the pod out of activeQ.
+    pub fn run_pre_enqueue(&self, pod: &PodInfo) -> Status {
+        for p in &self.pre_enqueue {
+            if let Some(pe) = p.as_pre_enqueue() {
+                let s = pe.pre_enqueue(pod);
+                if !s.is_success() {
+                    return s.with_plugin(p.name());
+                }
+            }
+        }
+        Status::success()
+    }
+
+    /// `RunPreFilterPlugins`.
+    pub fn run_pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+    ) -> PreFilterOutcome {
+        let mut skip = Vec::new();
+        let mut result: Option<PreFilterResult> = None;
+        let mut return_status = Status::success();
+        let mut plugins_with_nodes: Vec<&'static str> = Vec::new();
+        for p in &self.pre_filter {
+            let Some(pf) = p.as_pre_filter() else {
+                continue;
+            };
+            let (r, s) = pf.pre_filter(state, pod, snapshot);
+            if s.is_skip() {
+                skip.push(p.name());
+                continue;
+            }
+            if !s.is_success() {
+                let s = s.with_plugin(p.name());
+                match s.code {
+                    Code::UnschedulableAndUnresolvable => {
+                        state.skip_filter_plugins = skip;
+                        return PreFilterOutcome {
+                            result: None,
+                            status: s,
+                            unschedulable_plugins: plugins_with_nodes,
+                        };
+                    }
+                    Code::Unschedulable => {
+                        return_status = s;
+                        continue;
+                    }
+                    _ => {
+                        let msg =
+                            format!("running PreFilter plugin {:?}: {}", p.name(), s.message());
+                        state.skip_filter_plugins = skip;
+                        return PreFilterOutcome {
+                            result: None,
+                            status: Status::error(msg).with_plugin(p.name()),
+                            unschedulable_plugins: Vec::new(),
+                        };
+                    }
+                }
+            }
+            let r = r.unwrap_or_default();
+            if !r.all_nodes() {
+                insert_sorted(&mut plugins_with_nodes, p.name());
+            }
+            let merged = match &result {
+                None => r,
+                Some(prev) => prev.merge(&r),
+            };
+            if merged.node_names.as_ref().is_some_and(|n| n.is_empty()) {
+                let msg = if plugins_with_nodes.len() == 1 {
+                    format!("node(s) didn't satisfy plugin {}", plugins_with_nodes[0])
+                } else {
+                    format!(
+                        "node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                        plugins_with_nodes.join(" ")
+                    )
+                };
+                state.skip_filter_plugins = skip;
+                return PreFilterOutcome {
+                    result: Some(merged),
+                    status: Status::unresolvable(msg),
+                    unschedulable_plugins: plugins_with_nodes,
+                };
+            }
+            result = Some(merged);
+        }
+        state.skip_filter_plugins = skip;
+        PreFilterOutcome {
+            result,
+            status: return_status,
+            unschedulable_plugins: plugins_with_nodes,
+        }
+    }
+
+    /// `RunFilterPlugins`: the first failing plugin's status, tagged with its name.
+    pub fn run_filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        for p in &self.filter {
+            if state.should_skip_filter(p.name()) {
+                continue;
+            }
+            let Some(f) = p.as_filter() else {
+                continue;
+            };
+            let s = f.filter(state, pod, node);
+            if !s.is_success() {
+                let s = if s.is_rejected() {
+                    s
+                } else {
+                    Status::error(format!(
+                        "running {:?} filter plugin: {}",
+                        p.name(),
+                        s.message()
+                    ))
+                };
+                return s.with_plugin(p.name());
+            }
+        }
+        Status::success()
+    }
+
+    /// `RunPreFilterExtensionAddPod` over all PreFilter plugins with extensions.
+    pub fn run_pre_filter_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        to_add: &Arc<PodInfo>,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        for p in &self.pre_filter {
+            if state.should_skip_filter(p.name()) {
+                continue;
+            }
+            if let Some(pf) = p.as_pre_filter() {
+                if !pf.has_extensions() {
+                    continue;
+                }
+                let s = pf.add_pod(state, pod, to_add, node, snapshot);
+                if !s.is_success() {
+                    return Status::error(format!(
+                        "running AddPod on PreFilter plugin {:?}: {}",
+                        p.name(),
+                        s.message()
+                    ));
+                }
+            }
+        }
+        Status::success()
+    }
+
+    /// `RunPreFilterExtensionRemovePod`.
+    pub fn run_pre_filter_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        to_remove: &Arc<PodInfo>,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        for p in &self.pre_filter {
+            if state.should_skip_filter(p.name()) {
+                continue;
+            }
+            if let Some(pf) = p.as_pre_filter() {
+                if !pf.has_extensions() {
+                    continue;
+                }
+                let s = pf.remove_pod(state, pod, to_remove, node, snapshot);
+                if !s.is_success() {
+                    return Status::error(format!(
+                        "running RemovePod on PreFilter plugin {:?}: {}",
+                        p.name(),
+                        s.message()
+                    ));
+                }
+            }
+        }
+        Status::success()
+    }
+
+    /// `RunFilterPluginsWithNominatedPods`: when the node has nominated pods of equal or higher
+    /// priority, filters must pass both with them added and without them.
+    pub fn run_filter_with_nominated_pods(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> Status {
+        let noms = nominated.nominated_pods_for_node(node.name());
+        let relevant = noms
+            .iter()
+            .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid());
+        if !relevant {
+            return self.run_filter(state, pod, node);
+        }
+        let mut node_out = node.clone();
+        let mut state_out = state.clone();
+        for n in noms {
+            if n.priority() >= pod.priority() && n.uid() != pod.uid() {
+                node_out.add_pod(n.clone());
+                let s = self.run_pre_filter_add_pod(&mut state_out, pod, n, &node_out, snapshot);
+                if !s.is_success() {
+                    return s;
+                }
+            }
+        }
+        let s = self.run_filter(&state_out, pod, &node_out);
+        if !s.is_success() {
+            return s;
+        }
+        self.run_filter(state, pod, node)
+    }
+
+    /// `RunPostFilterPlugins`: the first plugin that succeeds wins; otherwise the messages of
+    /// the rejecting plugins are joined, and an error stops at once.
+    pub fn run_post_filter(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        statuses: &NodeToStatus,
+        ctx: &mut PostFilterContext<'_>,
+    ) -> (Option<PostFilterResult>, Status) {
+        let mut reasons: Vec<String> = Vec::new();
+        let mut rejector: &'static str = "";
+        let mut result = None;
+        for p in &self.post_filter {
+            let Some(pf) = p.as_post_filter() else {
+                continue;
+            };
+            let (r, s) = pf.post_filter(state, pod, statuses, ctx);
+            if s.is_success() {
+                return (r, s);
+            }
+            if s.code == Code::UnschedulableAndUnresolvable {
+                return (r, s.with_plugin(p.name()));
+            }
+            if !s.is_rejected() {
+                return (None, Status::error(s.message()).with_plugin(p.name()));
+            }
+            if rejector.is_empty() {
+                rejector = p.name();
+            }
+            reasons.push(s.message());
+            if r.is_some() {
+                result = r;
+            }
+        }
+        let status = Status {
+            code: Code::Unschedulable,
+            reasons: reasons.into_iter().map(Into::into).collect(),
+            plugin: rejector,
+        };
+        (result, status)
+    }
+
+    /// `RunPreScorePlugins`: Skip marks a plugin's Score as skipped.
+    pub fn run_pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        snapshot: &Snapshot,
+    ) -> Status {
+        let mut skip = Vec::new();
+        for p in &self.pre_score {
+            let Some(ps) = p.as_pre_score() else {
+                continue;
+            };
+            let s = ps.pre_score(state, pod, nodes, snapshot);
+            if s.is_skip() {
+                skip.push(p.name());
+                continue;
+            }
+            if !s.is_success() {
+                state.skip_score_plugins = skip;
+                return Status::error(format!(
+                    "running PreScore plugin {:?}: {}",
+                    p.name(),
+                    s.message()
+                ))
+                .with_plugin(p.name());
+            }
+        }
+        state.skip_score_plugins = skip;
+        Status::success()
+    }
+
+    /// `RunScorePlugins`: per plugin (in profile order) the raw, normalized and weighted scores
+    /// of each node. Skipped plugins are absent.
+    pub fn run_score(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut ScoreTable,
+    ) -> Status {
+        out.clear(nodes.len());
+        for wp in &self.score {
+            let p = &wp.plugin;
+            if state.should_skip_score(p.name()) {
+                continue;
+            }
+            let Some(sp) = p.as_score() else {
+                continue;
+            };
+            let mut raw = Vec::with_capacity(nodes.len());
+            for n in nodes {
+                match sp.score(state, pod, n) {
+                    Ok(v) => raw.push(v),
+                    Err(s) => {
+                        return Status::error(format!(
+                            "running Score plugins: plugin {:?} failed with: {}",
+                            p.name(),
+                            s.message()
+                        ))
+                        .with_plugin(p.name());
+                    }
+                }
+            }
+            let mut normalized = raw.clone();
+            if sp.has_normalize() {
+                let s = sp.normalize(state, pod, &mut normalized);
+                if !s.is_success() {
+                    return Status::error(format!(
+                        "running Normalize on Score plugins: plugin {:?} failed with: {}",
+                        p.name(),
+                        s.message()
+                    ))
+                    .with_plugin(p.name());
+                }
+            }
+            for (i, v) in normalized.iter().enumerate() {
+                if *v > crate::framework::interface::MAX_NODE_SCORE
+                    || *v < crate::framework::interface::MIN_NODE_SCORE
+                {
+                    return Status::error(format!(
+                        "applying score defaultWeights on Score plugins: plugin {:?} returns an invalid score {}, it should in the range of [0, 100] after normalizing",
+                        p.name(),
+                        v
+                    ))
+                    .with_plugin(p.name());
+                }
+                out.totals[i] += v * wp.weight;
+            }
+            let weighted = normalized.iter().map(|v| v * wp.weight).collect();
+            out.plugins.push(PluginScores {
+                plugin: p.name(),
+                weight: wp.weight,
+                raw,
+                normalized,
+                weighted,
+            });
+        }
+        Status::success()
+    }
+
+    /// `RunReservePluginsReserve`; on failure the caller runs unreserve.
+    pub fn run_reserve(&self, state: &mut CycleState, pod: &PodInfo, node: &str) -> Status {
+        for p in &self.reserve {
+            if let Some(r) = p.as_reserve() {
+                let s = r.reserve(state, pod, node);
+                if !s.is_success() {
+                    return s.with_plugin(p.name());
+                }
+            }
+        }
+        Status::success()
+    }
+
+    /// `RunReservePluginsUnreserve`, in reverse order.
+    pub fn run_unreserve(&self, state: &mut CycleState, pod: &PodInfo, node: &str) {
+        for p in self.reserve.iter().rev() {
+            if let Some(r) = p.as_reserve() {
+                r.unreserve(state, pod, node);
+            }
+        }
+    }
+
+    pub fn run_permit(&self, state: &CycleState, pod: &PodInfo, node: &str) -> Status {
+        for p in &self.permit {
+            if let Some(r) = p.as_permit() {
+                let s = r.permit(state, pod, node);
+                if !s.is_success() {
+                    return s.with_plugin(p.name());
+                }
+            }
+        }
+        Status::success()
+    }
+
+    pub fn run_pre_bind(&self, state: &CycleState, pod: &PodInfo, node: &str) -> Status {
+        for p in &self.pre_bind {
+            if let Some(r) = p.as_pre_bind() {
+                let s = r.pre_bind(state, pod, node);
+                if !s.is_success() {
+                    return s.with_plugin(p.name());
+                }
+            }
+        }
+        Status::success()
+    }
+
+    /// Runs Bind plugins until one does not Skip.
+    pub fn run_bind(&self, state: &CycleState, pod: &PodInfo, node: &str) -> Status {
+        for p in &self.bind {
+            if let Some(b) = p.as_bind() {
+                let s = b.bind(state, pod, node);
+                if s.is_skip() {
+                    continue;
+                }
+                return s.with_plugin(p.name());
+            }
+        }
+        Status::skip()
+    }
+
+    pub fn run_post_bind(&self, state: &CycleState, pod: &PodInfo, node: &str) {
+        for p in &self.post_bind {
+            if let Some(b) = p.as_post_bind() {
+                b.post_bind(state, pod, node);
+            }
+        }
+    }
+}
+
+fn insert_sorted(v: &mut Vec<&'static str>, s: &'static str) {
+    if let Err(i) = v.binary_search(&s) {
+        v.insert(i, s);
+    }
+}
+
+/// Scores of one plugin over the feasible nodes.
+#[derive(Debug, Clone, Default)]
+pub struct PluginScores {
+    pub plugin: &'static str,
+    pub weight: i64,
+    pub raw: Vec<i64>,
+    pub normalized: Vec<i64>,
+    pub weighted: Vec<i64>,
+}
+
+/// All scores of a cycle; reused between cycles to avoid reallocating.
+#[derive(Debug, Clone, Default)]
+pub struct ScoreTable {
+    pub plugins: Vec<PluginScores>,
+    pub totals: Vec<i64>,
+}
+
+impl ScoreTable {
+    pub fn clear(&mut self, n: usize) {
+        self.plugins.clear();
+        self.totals.clear();
+        self.totals.resize(n, 0);
+    }
+}

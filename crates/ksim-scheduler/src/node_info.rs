@@ -1,0 +1,306 @@
+//! `NodeInfo`: a node with the aggregates of the pods placed on it, and the [`Snapshot`] a
+//! scheduling cycle reads: every node in upstream's zone-interleaved order, plus the cluster
+//! objects plugins consult (namespaces, services, workload selectors, PDBs).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ksim_api::{
+    Labels, Namespace, Node, PodDisruptionBudget, ReplicationController, Service, WorkloadSet,
+};
+use rustc_hash::FxHashMap;
+
+use crate::pod_info::{HostPort, PodInfo};
+use crate::resource::Resource;
+
+/// Size of an image and how many nodes have it (`ImageStateSummary`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageState {
+    pub size: i64,
+    pub num_nodes: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub node: Arc<Node>,
+    pub pods: Vec<Arc<PodInfo>>,
+    pub pods_with_affinity: Vec<Arc<PodInfo>>,
+    pub pods_with_required_anti_affinity: Vec<Arc<PodInfo>>,
+    pub used_ports: Vec<HostPort>,
+    pub requested: Resource,
+    /// Requested with the scoring defaults for pods/containers that request nothing.
+    pub non_zero_requested: Resource,
+    pub allocatable: Resource,
+    /// Raw image name (as in node status) → state; filled by the snapshot.
+    pub image_states: FxHashMap<String, ImageState>,
+    /// Bumped on every change, so a snapshot can refresh only what changed.
+    pub generation: u64,
+}
+
+impl NodeInfo {
+    pub fn new(node: Arc<Node>) -> NodeInfo {
+        let allocatable = Resource::from_list(&node.status.allocatable);
+        NodeInfo {
+            node,
+            pods: Vec::new(),
+            pods_with_affinity: Vec::new(),
+            pods_with_required_anti_affinity: Vec::new(),
+            used_ports: Vec::new(),
+            requested: Resource::default(),
+            non_zero_requested: Resource::default(),
+            allocatable,
+            image_states: FxHashMap::default(),
+            generation: 0,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.node.metadata.name
+    }
+
+    pub fn labels(&self) -> &Labels {
+        &self.node.metadata.labels
+    }
+
+    /// Replaces the node object, keeping the pods (a node update).
+    pub fn set_node(&mut self, node: Arc<Node>) {
+        self.allocatable = Resource::from_list(&node.status.allocatable);
+        self.node = node;
+        self.generation += 1;
+    }
+
+    pub fn add_pod(&mut self, pod: Arc<PodInfo>) {
+        self.requested.add(&pod.requests);
+        self.requested.allowed_pod_number = 0;
+        self.non_zero_requested.milli_cpu += pod.non_zero_requests.milli_cpu;
+        self.non_zero_requested.memory += pod.non_zero_requests.memory;
+        self.used_ports.extend(pod.host_ports.iter().cloned());
+        if pod.has_affinity() {
+            self.pods_with_affinity.push(pod.clone());
+        }
+        if !pod.required_anti_affinity.is_empty() {
+            self.pods_with_required_anti_affinity.push(pod.clone());
+        }
+        self.pods.push(pod);
+        self.generation += 1;
+    }
+
+    /// Removes a pod by UID (upstream swaps the last pod into its place). Returns whether found.
+    pub fn remove_pod(&mut self, uid: &str) -> bool {
+        let Some(i) = self.pods.iter().position(|p| p.uid() == uid) else {
+            return false;
+        };
+        let pod = self.pods.swap_remove(i);
+        if let Some(j) = self.pods_with_affinity.iter().position(|p| p.uid() == uid) {
+            self.pods_with_affinity.swap_remove(j);
+        }
+        if let Some(j) = self
+            .pods_with_required_anti_affinity
+            .iter()
+            .position(|p| p.uid() == uid)
+        {
+            self.pods_with_required_anti_affinity.swap_remove(j);
+        }
+        self.requested.sub(&pod.requests);
+        self.requested.allowed_pod_number = 0;
+        self.non_zero_requested.milli_cpu -= pod.non_zero_requests.milli_cpu;
+        self.non_zero_requested.memory -= pod.non_zero_requests.memory;
+        for hp in &pod.host_ports {
+            if let Some(k) = self.used_ports.iter().position(|x| x == hp) {
+                self.used_ports.swap_remove(k);
+            }
+        }
+        self.generation += 1;
+        true
+    }
+
+    /// `HostPortInfo.CheckConflict`.
+    pub fn host_port_conflicts(&self, want: &HostPort) -> bool {
+        if want.port <= 0 {
+            return false;
+        }
+        if want.ip == "0.0.0.0" {
+            return self
+                .used_ports
+                .iter()
+                .any(|u| u.port == want.port && u.protocol == want.protocol);
+        }
+        self.used_ports.iter().any(|u| {
+            u.port == want.port
+                && u.protocol == want.protocol
+                && (u.ip == "0.0.0.0" || u.ip == want.ip)
+        })
+    }
+}
+
+/// The non-node objects plugins read through listers.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterObjects {
+    pub namespaces: BTreeMap<String, Namespace>,
+    pub services: Vec<Service>,
+    pub replication_controllers: Vec<ReplicationController>,
+    pub replica_sets: Vec<WorkloadSet>,
+    pub stateful_sets: Vec<WorkloadSet>,
+    pub pdbs: Vec<PodDisruptionBudget>,
+}
+
+impl ClusterObjects {
+    /// Labels of a namespace; a namespace that is not listed exists with no labels.
+    pub fn namespace_labels(&self, ns: &str) -> &Labels {
+        static EMPTY: std::sync::OnceLock<Labels> = std::sync::OnceLock::new();
+        self.namespaces
+            .get(ns)
+            .map(|n| &n.metadata.labels)
+            .unwrap_or_else(|| EMPTY.get_or_init(Labels::new))
+    }
+}
+
+/// What one scheduling cycle sees.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Nodes in upstream's node-tree order (zones interleaved).
+    pub nodes: Vec<NodeInfo>,
+    pub index: FxHashMap<String, usize>,
+    /// Indices of nodes that hold a pod with (anti-)affinity.
+    pub have_pods_with_affinity: Vec<usize>,
+    /// Indices of nodes that hold a pod with required anti-affinity.
+    pub have_pods_with_required_anti_affinity: Vec<usize>,
+    pub objects: Arc<ClusterObjects>,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from nodes (in insertion order) and bound pods.
+    ///
+    /// Pods naming a node that does not exist are ignored, as the cache keeps them aside.
+    pub fn build(
+        nodes: impl IntoIterator<Item = Arc<Node>>,
+        pods: impl IntoIterator<Item = Arc<PodInfo>>,
+        objects: Arc<ClusterObjects>,
+    ) -> Snapshot {
+        let mut infos: Vec<NodeInfo> = node_tree_order(nodes.into_iter().collect())
+            .into_iter()
+            .map(NodeInfo::new)
+            .collect();
+        let index: FxHashMap<String, usize> = infos
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name().to_string(), i))
+            .collect();
+        for p in pods {
+            if let Some(&i) = index.get(&p.pod.spec.node_name) {
+                infos[i].add_pod(p);
+            }
+        }
+        let mut s = Snapshot {
+            nodes: infos,
+            index,
+            have_pods_with_affinity: Vec::new(),
+            have_pods_with_required_anti_affinity: Vec::new(),
+            objects,
+        };
+        s.refresh_derived();
+        s
+    }
+
+    /// Recomputes the image states and the affinity node lists after nodes or pods changed.
+    pub fn refresh_derived(&mut self) {
+        let mut images: FxHashMap<&str, (i64, usize)> = FxHashMap::default();
+        for n in &self.nodes {
+            let mut seen: Vec<&str> = Vec::new();
+            for img in &n.node.status.images {
+                for name in &img.names {
+                    if seen.contains(&name.as_str()) {
+                        continue;
+                    }
+                    seen.push(name);
+                    let e = images.entry(name).or_insert((img.size_bytes, 0));
+                    e.1 += 1;
+                }
+            }
+        }
+        let states: Vec<FxHashMap<String, ImageState>> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let mut m = FxHashMap::default();
+                for img in &n.node.status.images {
+                    for name in &img.names {
+                        let (size, num_nodes) = images[name.as_str()];
+                        m.entry(name.clone())
+                            .or_insert(ImageState { size, num_nodes });
+                    }
+                }
+                m
+            })
+            .collect();
+        for (n, st) in self.nodes.iter_mut().zip(states) {
+            n.image_states = st;
+        }
+        self.refresh_affinity_lists();
+    }
+
+    pub fn refresh_affinity_lists(&mut self) {
+        self.have_pods_with_affinity = (0..self.nodes.len())
+            .filter(|&i| !self.nodes[i].pods_with_affinity.is_empty())
+            .collect();
+        self.have_pods_with_required_anti_affinity = (0..self.nodes.len())
+            .filter(|&i| !self.nodes[i].pods_with_required_anti_affinity.is_empty())
+            .collect();
+    }
+
+    pub fn get(&self, name: &str) -> Option<&NodeInfo> {
+        self.index.get(name).map(|&i| &self.nodes[i])
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+/// `utilnode.GetZoneKey`: region and zone joined, from the GA labels or the beta ones.
+pub fn zone_key(node: &Node) -> String {
+    let l = &node.metadata.labels;
+    let zone = l
+        .get("topology.kubernetes.io/zone")
+        .or_else(|| l.get("failure-domain.beta.kubernetes.io/zone"));
+    let region = l
+        .get("topology.kubernetes.io/region")
+        .or_else(|| l.get("failure-domain.beta.kubernetes.io/region"));
+    if zone.is_none() && region.is_none() {
+        return String::new();
+    }
+    format!(
+        "{}:\x00:{}",
+        region.map(String::as_str).unwrap_or(""),
+        zone.map(String::as_str).unwrap_or("")
+    )
+}
+
+/// Upstream `nodeTree.list()`: zones in the order first seen, taking one node from each zone in
+/// turn until all are listed.
+pub fn node_tree_order(nodes: Vec<Arc<Node>>) -> Vec<Arc<Node>> {
+    let mut zones: Vec<(String, Vec<Arc<Node>>)> = Vec::new();
+    let n = nodes.len();
+    for node in nodes {
+        let z = zone_key(&node);
+        match zones.iter_mut().find(|(k, _)| *k == z) {
+            Some((_, v)) => v.push(node),
+            None => zones.push((z, vec![node])),
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut idx = 0;
+    while out.len() < n {
+        for (_, v) in &zones {
+            if let Some(node) = v.get(idx) {
+                out.push(node.clone());
+            }
+        }
+        idx += 1;
+    }
+    out
+}

@@ -1,0 +1,48 @@
+//! `NodeName` (upstream `nodename`): a pod with `spec.nodeName` fits only that node.
+
+use std::sync::Arc;
+
+use crate::framework::{
+    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, FilterPlugin, Plugin, PluginRef,
+    Status,
+};
+use crate::node_info::NodeInfo;
+use crate::pod_info::PodInfo;
+
+pub const NAME: &str = "NodeName";
+pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
+
+pub struct NodeName;
+
+pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+    Ok(Arc::new(NodeName))
+}
+
+impl Plugin for NodeName {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        Some(self)
+    }
+}
+
+impl FilterPlugin for NodeName {
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        let want = &pod.pod.spec.node_name;
+        if want.is_empty() || want == node.name() {
+            Status::success()
+        } else {
+            Status::unresolvable(ERR_REASON)
+        }
+    }
+}
+
+impl EnqueueExtensions for NodeName {
+    fn events(&self) -> &'static [ClusterEventKind] {
+        &[ClusterEventKind::NodeAdd]
+    }
+}

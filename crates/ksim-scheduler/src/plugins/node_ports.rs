@@ -1,0 +1,68 @@
+//! `NodePorts` (upstream `nodeports`): a pod's host ports must be free on the node, with
+//! `0.0.0.0` conflicting with every address.
+
+use std::sync::Arc;
+
+use crate::framework::{
+    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, FilterPlugin, Plugin, PluginRef,
+    PreFilterPlugin, PreFilterResult, Status,
+};
+use crate::node_info::{NodeInfo, Snapshot};
+use crate::pod_info::PodInfo;
+
+pub const NAME: &str = "NodePorts";
+pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
+
+pub struct NodePorts;
+
+pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+    Ok(Arc::new(NodePorts))
+}
+
+impl Plugin for NodePorts {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        Some(self)
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        Some(self)
+    }
+}
+
+impl PreFilterPlugin for NodePorts {
+    fn pre_filter(
+        &self,
+        _: &mut CycleState,
+        pod: &PodInfo,
+        _: &Snapshot,
+    ) -> (Option<PreFilterResult>, Status) {
+        if pod.host_ports.is_empty() {
+            return (None, Status::skip());
+        }
+        (None, Status::success())
+    }
+}
+
+impl FilterPlugin for NodePorts {
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        if pod.host_ports.iter().any(|p| node.host_port_conflicts(p)) {
+            Status::unschedulable(ERR_REASON)
+        } else {
+            Status::success()
+        }
+    }
+}
+
+impl EnqueueExtensions for NodePorts {
+    fn events(&self) -> &'static [ClusterEventKind] {
+        &[
+            ClusterEventKind::AssignedPodDelete,
+            ClusterEventKind::NodeAdd,
+        ]
+    }
+}

@@ -1,0 +1,86 @@
+//! `NodeResourcesBalancedAllocation` (upstream `noderesources.BalancedAllocation`): favours
+//! nodes whose requested fractions of the configured resources are even. Skips pods that
+//! request none of those resources.
+
+use std::sync::Arc;
+
+use ksim_api::config::{decode_args, NodeResourcesBalancedAllocationArgs};
+
+use crate::framework::{
+    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, Plugin, PluginRef,
+    PreScorePlugin, ScorePlugin, Status,
+};
+use crate::node_info::{NodeInfo, Snapshot};
+use crate::plugins::node_resources_fit::{ResourceAllocationScorer, Strategy};
+use crate::pod_info::PodInfo;
+
+pub const NAME: &str = "NodeResourcesBalancedAllocation";
+
+pub struct BalancedAllocation {
+    scorer: ResourceAllocationScorer,
+}
+
+pub fn new(a: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+    let args: NodeResourcesBalancedAllocationArgs =
+        decode_args::<NodeResourcesBalancedAllocationArgs>(NAME, a.args)?.defaulted();
+    if args.resources.len() > 16 {
+        return Err("resources: at most 16 resources are supported".into());
+    }
+    Ok(Arc::new(BalancedAllocation {
+        scorer: ResourceAllocationScorer {
+            strategy: Strategy::Balanced,
+            resources: args.resources,
+            use_requested: true,
+        },
+    }))
+}
+
+impl Plugin for BalancedAllocation {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        Some(self)
+    }
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        Some(self)
+    }
+}
+
+#[derive(Clone)]
+struct PreScoreState(Vec<i64>);
+
+impl PreScorePlugin for BalancedAllocation {
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        _: &[&NodeInfo],
+        _: &Snapshot,
+    ) -> Status {
+        let reqs = self.scorer.pod_requests(pod);
+        if reqs.iter().all(|r| *r == 0) {
+            return Status::skip();
+        }
+        state.write(NAME, PreScoreState(reqs));
+        Status::success()
+    }
+}
+
+impl ScorePlugin for BalancedAllocation {
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        match state.read::<PreScoreState>(NAME) {
+            Some(s) => Ok(self.scorer.score(node, &s.0)),
+            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
+        }
+    }
+}
+
+impl EnqueueExtensions for BalancedAllocation {
+    fn events(&self) -> &'static [ClusterEventKind] {
+        &[]
+    }
+}

@@ -1,0 +1,426 @@
+//! `NodeResourcesFit` (upstream `noderesources.Fit`): the pod's requests must fit the node's
+//! allocatable minus what is requested; scoring by LeastAllocated, MostAllocated or
+//! RequestedToCapacityRatio over the configured resources and weights.
+
+use std::sync::Arc;
+
+use ksim_api::config::{decode_args, NodeResourcesFitArgs, ResourceSpec};
+
+use crate::framework::{
+    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, FilterPlugin, Plugin, PluginRef,
+    PreFilterPlugin, PreFilterResult, PreScorePlugin, Reason, ScorePlugin, Status, MAX_NODE_SCORE,
+};
+use crate::node_info::{NodeInfo, Snapshot};
+use crate::pod_info::PodInfo;
+use crate::resource::{
+    is_extended_resource_name, is_scalar_resource_name, CPU, EPHEMERAL_STORAGE, MEMORY,
+};
+
+pub const NAME: &str = "NodeResourcesFit";
+
+/// How a node's allocation turns into a score.
+#[derive(Debug, Clone)]
+pub enum Strategy {
+    LeastAllocated,
+    MostAllocated,
+    /// Broken-line shape: (utilization 0..100, score 0..100).
+    RequestedToCapacityRatio(Vec<(i64, i64)>),
+    /// NodeResourcesBalancedAllocation's standard-deviation scorer.
+    Balanced,
+}
+
+/// upstream `resourceAllocationScorer`.
+#[derive(Debug, Clone)]
+pub struct ResourceAllocationScorer {
+    pub strategy: Strategy,
+    pub resources: Vec<ResourceSpec>,
+    /// Use the node's Requested instead of NonZeroRequested, and the pod's plain requests.
+    pub use_requested: bool,
+}
+
+impl ResourceAllocationScorer {
+    /// The pod's request for each configured resource (`calculatePodResourceRequestList`).
+    pub fn pod_requests(&self, pod: &PodInfo) -> Vec<i64> {
+        let r = if self.use_requested {
+            &pod.requests
+        } else {
+            &pod.non_zero_requests
+        };
+        self.resources.iter().map(|res| r.get(&res.name)).collect()
+    }
+
+    /// `resourceAllocationScorer.score`.
+    pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+        let n = self.resources.len();
+        // At most a handful of resources: stack arrays avoid per-node allocation.
+        let mut requested = [0i64; 16];
+        let mut allocatable = [0i64; 16];
+        for (i, res) in self.resources.iter().enumerate().take(16) {
+            let (alloc, req) = self.allocatable_request(node, &res.name, pod_requests[i]);
+            if alloc == 0 {
+                continue;
+            }
+            allocatable[i] = alloc;
+            requested[i] = req;
+        }
+        let n = n.min(16);
+        let (req, alloc) = (&requested[..n], &allocatable[..n]);
+        match &self.strategy {
+            Strategy::LeastAllocated => self.weighted(req, alloc, least_requested_score),
+            Strategy::MostAllocated => self.weighted(req, alloc, most_requested_score),
+            Strategy::RequestedToCapacityRatio(shape) => self.rtcr(req, alloc, shape),
+            Strategy::Balanced => balanced_score(req, alloc),
+        }
+    }
+
+    fn allocatable_request(&self, node: &NodeInfo, name: &str, pod_request: i64) -> (i64, i64) {
+        let requested = if self.use_requested {
+            &node.requested
+        } else {
+            &node.non_zero_requested
+        };
+        if pod_request == 0 && is_scalar_resource_name(name) {
+            return (0, 0);
+        }
+        match name {
+            CPU => (
+                node.allocatable.milli_cpu,
+                requested.milli_cpu + pod_request,
+            ),
+            MEMORY => (node.allocatable.memory, requested.memory + pod_request),
+            EPHEMERAL_STORAGE => (
+                node.allocatable.ephemeral_storage,
+                node.requested.ephemeral_storage + pod_request,
+            ),
+            other => {
+                if node.allocatable.scalar.iter().any(|(n, _)| n == other) {
+                    (
+                        node.allocatable.scalar(other),
+                        node.requested.scalar(other) + pod_request,
+                    )
+                } else {
+                    (0, 0)
+                }
+            }
+        }
+    }
+
+    fn weighted(&self, req: &[i64], alloc: &[i64], f: fn(i64, i64) -> i64) -> i64 {
+        let (mut score, mut weights) = (0i64, 0i64);
+        for i in 0..req.len() {
+            if alloc[i] == 0 {
+                continue;
+            }
+            let w = self.resources[i].weight;
+            score += f(req[i], alloc[i]) * w;
+            weights += w;
+        }
+        if weights == 0 {
+            0
+        } else {
+            score / weights
+        }
+    }
+
+    fn rtcr(&self, req: &[i64], alloc: &[i64], shape: &[(i64, i64)]) -> i64 {
+        let f = |requested: i64, capacity: i64| -> i64 {
+            if capacity == 0 || requested > capacity {
+                broken_linear(shape, 100)
+            } else {
+                broken_linear(shape, requested * 100 / capacity)
+            }
+        };
+        let (mut score, mut weights) = (0i64, 0i64);
+        for i in 0..req.len() {
+            if alloc[i] == 0 {
+                continue;
+            }
+            let w = self.resources[i].weight;
+            let s = f(req[i], alloc[i]);
+            if s > 0 {
+                score += s * w;
+                weights += w;
+            }
+        }
+        if weights == 0 {
+            0
+        } else {
+            (score as f64 / weights as f64).round() as i64
+        }
+    }
+}
+
+fn least_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 || requested > capacity {
+        return 0;
+    }
+    (capacity - requested) * MAX_NODE_SCORE / capacity
+}
+
+fn most_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 {
+        return 0;
+    }
+    requested.min(capacity) * MAX_NODE_SCORE / capacity
+}
+
+/// `helper.BuildBrokenLinearFunction`.
+fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
+    for i in 0..shape.len() {
+        if p <= shape[i].0 {
+            if i == 0 {
+                return shape[0].1;
+            }
+            let (u0, s0) = shape[i - 1];
+            let (u1, s1) = shape[i];
+            return s0 + (s1 - s0) * (p - u0) / (u1 - u0);
+        }
+    }
+    shape.last().map(|s| s.1).unwrap_or(0)
+}
+
+/// `balancedResourceScorer`: 100 × (1 − standard deviation of the requested fractions).
+fn balanced_score(req: &[i64], alloc: &[i64]) -> i64 {
+    let mut fractions = [0f64; 16];
+    let mut n = 0;
+    let mut total = 0.0;
+    for i in 0..req.len() {
+        if alloc[i] == 0 {
+            continue;
+        }
+        let f = (req[i] as f64 / alloc[i] as f64).min(1.0);
+        total += f;
+        fractions[n] = f;
+        n += 1;
+    }
+    let std = if n == 2 {
+        ((fractions[0] - fractions[1]) / 2.0).abs()
+    } else if n > 2 {
+        let mean = total / n as f64;
+        let sum: f64 = fractions[..n].iter().map(|f| (f - mean) * (f - mean)).sum();
+        (sum / n as f64).sqrt()
+    } else {
+        0.0
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+pub struct Fit {
+    ignored_resources: Vec<String>,
+    ignored_resource_groups: Vec<String>,
+    scorer: ResourceAllocationScorer,
+}
+
+pub fn new(a: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+    let args: NodeResourcesFitArgs = decode_args::<NodeResourcesFitArgs>(NAME, a.args)?.defaulted();
+    let strategy = match args.scoring_strategy.type_.as_str() {
+        "LeastAllocated" => Strategy::LeastAllocated,
+        "MostAllocated" => Strategy::MostAllocated,
+        "RequestedToCapacityRatio" => {
+            let shape = args
+                .scoring_strategy
+                .requested_to_capacity_ratio
+                .as_ref()
+                .map(|r| r.shape.clone())
+                .unwrap_or_default();
+            if shape.is_empty() {
+                return Err("scoringStrategy.requestedToCapacityRatio.shape: at least one point is required".into());
+            }
+            // Shape scores are 0..10 in the config; scale to 0..100.
+            Strategy::RequestedToCapacityRatio(
+                shape
+                    .iter()
+                    .map(|p| (p.utilization as i64, p.score as i64 * (MAX_NODE_SCORE / 10)))
+                    .collect(),
+            )
+        }
+        other => {
+            return Err(format!(
+                "scoringStrategy.type: unsupported value {other:?} (LeastAllocated, MostAllocated or RequestedToCapacityRatio)"
+            ))
+        }
+    };
+    if args.scoring_strategy.resources.len() > 16 {
+        return Err("scoringStrategy.resources: at most 16 resources are supported".into());
+    }
+    Ok(Arc::new(Fit {
+        ignored_resources: args.ignored_resources,
+        ignored_resource_groups: args.ignored_resource_groups,
+        scorer: ResourceAllocationScorer {
+            strategy,
+            resources: args.scoring_strategy.resources,
+            use_requested: false,
+        },
+    }))
+}
+
+impl Plugin for Fit {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        Some(self)
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        Some(self)
+    }
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        Some(self)
+    }
+}
+
+impl PreFilterPlugin for Fit {
+    fn pre_filter(
+        &self,
+        _: &mut CycleState,
+        _: &PodInfo,
+        _: &Snapshot,
+    ) -> (Option<PreFilterResult>, Status) {
+        // The pod's requests are precomputed in PodInfo; nothing to store.
+        (None, Status::success())
+    }
+}
+
+impl Fit {
+    fn ignored(&self, name: &str) -> bool {
+        if !is_extended_resource_name(name) {
+            return false;
+        }
+        if self.ignored_resources.iter().any(|r| r == name) {
+            return true;
+        }
+        let prefix = name.split('/').next().unwrap_or("");
+        self.ignored_resource_groups.iter().any(|g| g == prefix)
+    }
+}
+
+impl FilterPlugin for Fit {
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        let req = &pod.requests;
+        let alloc = &node.allocatable;
+        let used = &node.requested;
+        let mut reasons: Vec<Reason> = Vec::new();
+        let mut unresolvable = false;
+        if node.pods.len() as i64 + 1 > alloc.allowed_pod_number {
+            reasons.push("Too many pods".into());
+        }
+        if req.milli_cpu == 0
+            && req.memory == 0
+            && req.ephemeral_storage == 0
+            && req.scalar.is_empty()
+        {
+            return finish(reasons, unresolvable);
+        }
+        if req.milli_cpu > 0 && req.milli_cpu > alloc.milli_cpu - used.milli_cpu {
+            reasons.push("Insufficient cpu".into());
+            unresolvable |= req.milli_cpu > alloc.milli_cpu;
+        }
+        if req.memory > 0 && req.memory > alloc.memory - used.memory {
+            reasons.push("Insufficient memory".into());
+            unresolvable |= req.memory > alloc.memory;
+        }
+        if req.ephemeral_storage > 0
+            && req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage
+        {
+            reasons.push("Insufficient ephemeral-storage".into());
+            unresolvable |= req.ephemeral_storage > alloc.ephemeral_storage;
+        }
+        for (name, q) in &req.scalar {
+            if *q == 0 || self.ignored(name) {
+                continue;
+            }
+            let a = alloc.scalar(name);
+            if *q > a - used.scalar(name) {
+                reasons.push(format!("Insufficient {name}").into());
+                unresolvable |= *q > a;
+            }
+        }
+        finish(reasons, unresolvable)
+    }
+}
+
+fn finish(reasons: Vec<Reason>, unresolvable: bool) -> Status {
+    if reasons.is_empty() {
+        Status::success()
+    } else if unresolvable {
+        Status::with_reasons(
+            crate::framework::Code::UnschedulableAndUnresolvable,
+            reasons,
+        )
+    } else {
+        Status::with_reasons(crate::framework::Code::Unschedulable, reasons)
+    }
+}
+
+#[derive(Clone)]
+struct PreScoreState(Vec<i64>);
+
+const PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
+
+impl PreScorePlugin for Fit {
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        _: &[&NodeInfo],
+        _: &Snapshot,
+    ) -> Status {
+        state.write(PRE_SCORE_KEY, PreScoreState(self.scorer.pod_requests(pod)));
+        Status::success()
+    }
+}
+
+impl ScorePlugin for Fit {
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        match state.read::<PreScoreState>(PRE_SCORE_KEY) {
+            Some(s) => Ok(self.scorer.score(node, &s.0)),
+            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
+        }
+    }
+}
+
+impl EnqueueExtensions for Fit {
+    fn events(&self) -> &'static [ClusterEventKind] {
+        &[
+            ClusterEventKind::AssignedPodDelete,
+            ClusterEventKind::AssignedPodUpdate,
+            ClusterEventKind::NodeAdd,
+            ClusterEventKind::NodeUpdate,
+            ClusterEventKind::UnscheduledPodUpdate,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_line() {
+        let shape = [(0, 0), (100, 100)];
+        assert_eq!(broken_linear(&shape, 50), 50);
+        let shape = [(0, 100), (100, 0)];
+        assert_eq!(broken_linear(&shape, 25), 75);
+        assert_eq!(broken_linear(&shape, 100), 0);
+    }
+
+    #[test]
+    fn least_and_most() {
+        assert_eq!(least_requested_score(25, 100), 75);
+        assert_eq!(most_requested_score(25, 100), 25);
+        assert_eq!(most_requested_score(250, 100), 100);
+        assert_eq!(least_requested_score(250, 100), 0);
+    }
+
+    #[test]
+    fn balanced() {
+        assert_eq!(balanced_score(&[6, 1], &[8, 4]), 75);
+        assert_eq!(balanced_score(&[1, 1], &[2, 2]), 100);
+    }
+}

@@ -1,0 +1,83 @@
+//! `NodeUnschedulable` (upstream `nodeunschedulable`): a cordoned node (`spec.unschedulable`)
+//! rejects pods that do not tolerate `node.kubernetes.io/unschedulable:NoSchedule`.
+
+use std::sync::Arc;
+
+use ksim_api::Taint;
+
+use crate::framework::{
+    ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
+    FilterPlugin, Plugin, PluginRef, QueueingHint, Status,
+};
+use crate::node_info::NodeInfo;
+use crate::plugins::helper::tolerations_tolerate;
+use crate::pod_info::PodInfo;
+
+pub const NAME: &str = "NodeUnschedulable";
+pub const ERR_REASON: &str = "node(s) were unschedulable";
+
+pub struct NodeUnschedulable {
+    taint: Taint,
+}
+
+pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+    Ok(Arc::new(NodeUnschedulable {
+        taint: Taint {
+            key: "node.kubernetes.io/unschedulable".into(),
+            value: String::new(),
+            effect: "NoSchedule".into(),
+        },
+    }))
+}
+
+impl Plugin for NodeUnschedulable {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        Some(self)
+    }
+}
+
+impl FilterPlugin for NodeUnschedulable {
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        if !node.node.spec.unschedulable {
+            return Status::success();
+        }
+        if tolerations_tolerate(&pod.pod.spec.tolerations, &self.taint) {
+            return Status::success();
+        }
+        Status::unresolvable(ERR_REASON)
+    }
+}
+
+impl EnqueueExtensions for NodeUnschedulable {
+    fn events(&self) -> &'static [ClusterEventKind] {
+        &[ClusterEventKind::NodeAdd, ClusterEventKind::NodeUpdate]
+    }
+    fn hint(
+        &self,
+        _: &PodInfo,
+        _: ClusterEventKind,
+        objs: &ClusterEventObjects<'_>,
+    ) -> QueueingHint {
+        // Queue when the node is (now) schedulable and was not before.
+        match objs {
+            ClusterEventObjects::Node {
+                old,
+                new: Some(new),
+            } => {
+                let was = old.map(|o| o.spec.unschedulable).unwrap_or(true);
+                if !new.spec.unschedulable && (old.is_none() || was) {
+                    QueueingHint::Queue
+                } else {
+                    QueueingHint::Skip
+                }
+            }
+            _ => QueueingHint::Skip,
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! `TaintToleration` (upstream `tainttoleration`): Filter rejects nodes with an untolerated
+//! NoSchedule/NoExecute taint; Score counts untolerated PreferNoSchedule taints, reverse-
+//! normalised so that fewer is better.
+
+use std::sync::Arc;
+
+use ksim_api::{Taint, Toleration};
+
+use crate::framework::{
+    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, FilterPlugin, Plugin, PluginRef,
+    PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
+};
+use crate::node_info::{NodeInfo, Snapshot};
+use crate::plugins::helper::{
+    default_normalize_score, find_untolerated_taint, tolerations_tolerate,
+};
+use crate::pod_info::PodInfo;
+
+pub const NAME: &str = "TaintToleration";
+pub const ERR_REASON_NOT_MATCH: &str = "node(s) had untolerated taint(s)";
+
+pub struct TaintToleration;
+
+pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+    Ok(Arc::new(TaintToleration))
+}
+
+impl Plugin for TaintToleration {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        Some(self)
+    }
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        Some(self)
+    }
+}
+
+fn do_not_schedule(t: &Taint) -> bool {
+    t.effect == "NoSchedule" || t.effect == "NoExecute"
+}
+
+impl FilterPlugin for TaintToleration {
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        match find_untolerated_taint(
+            &node.node.spec.taints,
+            &pod.pod.spec.tolerations,
+            do_not_schedule,
+        ) {
+            None => Status::success(),
+            Some(_) => Status::unresolvable(ERR_REASON_NOT_MATCH),
+        }
+    }
+}
+
+/// Tolerations whose effect is empty or PreferNoSchedule.
+#[derive(Clone)]
+struct PreScoreState(Vec<Toleration>);
+
+impl PreScorePlugin for TaintToleration {
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        _: &Snapshot,
+    ) -> Status {
+        if nodes.is_empty() {
+            return Status::success();
+        }
+        let tols = pod
+            .pod
+            .spec
+            .tolerations
+            .iter()
+            .filter(|t| t.effect.is_empty() || t.effect == "PreferNoSchedule")
+            .cloned()
+            .collect();
+        state.write(NAME, PreScoreState(tols));
+        Status::success()
+    }
+}
+
+impl ScorePlugin for TaintToleration {
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        let computed;
+        let tols: &[Toleration] = match state.read::<PreScoreState>(NAME) {
+            Some(s) => &s.0,
+            None => {
+                computed = pod
+                    .pod
+                    .spec
+                    .tolerations
+                    .iter()
+                    .filter(|t| t.effect.is_empty() || t.effect == "PreferNoSchedule")
+                    .cloned()
+                    .collect::<Vec<_>>();
+                &computed
+            }
+        };
+        let n = node
+            .node
+            .spec
+            .taints
+            .iter()
+            .filter(|t| t.effect == "PreferNoSchedule" && !tolerations_tolerate(tols, t))
+            .count();
+        Ok(n as i64)
+    }
+    fn has_normalize(&self) -> bool {
+        true
+    }
+    fn normalize(&self, _: &CycleState, _: &PodInfo, scores: &mut [i64]) -> Status {
+        default_normalize_score(MAX_NODE_SCORE, true, scores);
+        Status::success()
+    }
+}
+
+impl EnqueueExtensions for TaintToleration {
+    fn events(&self) -> &'static [ClusterEventKind] {
+        &[
+            ClusterEventKind::NodeAdd,
+            ClusterEventKind::NodeUpdate,
+            ClusterEventKind::UnscheduledPodUpdate,
+        ]
+    }
+}

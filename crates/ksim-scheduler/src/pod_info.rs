@@ -1,0 +1,186 @@
+//! `PodInfo`: a pod compiled once for scheduling, so no plugin re-parses it per node.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use ksim_api::{Labels, Pod, PodAffinityTerm, Selector};
+
+use crate::resource::{pod_requests, Resource};
+
+/// `framework.AffinityTerm`.
+#[derive(Debug, Clone)]
+pub struct AffinityTerm {
+    pub namespaces: BTreeSet<String>,
+    pub selector: Selector,
+    pub topology_key: String,
+    pub namespace_selector: Selector,
+}
+
+impl AffinityTerm {
+    /// `newAffinityTerm`: the pod's namespace when neither namespaces nor a namespace selector
+    /// is given.
+    pub fn new(pod: &Pod, term: &PodAffinityTerm) -> AffinityTerm {
+        let namespaces = if term.namespaces.is_empty() && term.namespace_selector.is_none() {
+            BTreeSet::from([pod.metadata.namespace.clone()])
+        } else {
+            term.namespaces.iter().cloned().collect()
+        };
+        AffinityTerm {
+            namespaces,
+            selector: Selector::from_label_selector(term.label_selector.as_ref()),
+            topology_key: term.topology_key.clone(),
+            namespace_selector: Selector::from_label_selector(term.namespace_selector.as_ref()),
+        }
+    }
+
+    /// `AffinityTerm.Matches`: namespace (by name or by its labels), then the label selector.
+    pub fn matches(&self, pod: &PodInfo, ns_labels: &Labels) -> bool {
+        if self.namespaces.contains(pod.namespace()) || self.namespace_selector.matches(ns_labels) {
+            return self.selector.matches(&pod.pod.metadata.labels);
+        }
+        false
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WeightedAffinityTerm {
+    pub term: AffinityTerm,
+    pub weight: i32,
+}
+
+/// A host port a pod binds: (ip, protocol, port) with upstream's sanitising applied.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HostPort {
+    pub ip: String,
+    pub protocol: String,
+    pub port: i32,
+}
+
+/// A pod as the scheduler sees it. Shared by `Arc` between the queue, the cache and node infos.
+#[derive(Debug, Clone)]
+pub struct PodInfo {
+    pub pod: Pod,
+    /// `namespace/name`.
+    pub key: String,
+    /// Sum of requests as `PodRequests` computes them (init containers, sidecars, overhead).
+    pub requests: Resource,
+    /// Requests with missing container cpu/memory counted as 100m / 200Mi (scoring only).
+    pub non_zero_requests: Resource,
+    pub host_ports: Vec<HostPort>,
+    pub required_affinity: Vec<AffinityTerm>,
+    pub required_anti_affinity: Vec<AffinityTerm>,
+    pub preferred_affinity: Vec<WeightedAffinityTerm>,
+    pub preferred_anti_affinity: Vec<WeightedAffinityTerm>,
+}
+
+impl PodInfo {
+    pub fn new(pod: Pod) -> PodInfo {
+        let key = pod.key();
+        let requests = pod_requests(&pod, false);
+        let non_zero_requests = pod_requests(&pod, true);
+        let host_ports = host_ports_of(&pod);
+        let (mut ra, mut raa, mut pa, mut paa) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        if let Some(aff) = &pod.spec.affinity {
+            if let Some(a) = &aff.pod_affinity {
+                ra = a
+                    .required
+                    .iter()
+                    .map(|t| AffinityTerm::new(&pod, t))
+                    .collect();
+                pa = a
+                    .preferred
+                    .iter()
+                    .map(|w| WeightedAffinityTerm {
+                        term: AffinityTerm::new(&pod, &w.pod_affinity_term),
+                        weight: w.weight,
+                    })
+                    .collect();
+            }
+            if let Some(a) = &aff.pod_anti_affinity {
+                raa = a
+                    .required
+                    .iter()
+                    .map(|t| AffinityTerm::new(&pod, t))
+                    .collect();
+                paa = a
+                    .preferred
+                    .iter()
+                    .map(|w| WeightedAffinityTerm {
+                        term: AffinityTerm::new(&pod, &w.pod_affinity_term),
+                        weight: w.weight,
+                    })
+                    .collect();
+            }
+        }
+        PodInfo {
+            pod,
+            key,
+            requests,
+            non_zero_requests,
+            host_ports,
+            required_affinity: ra,
+            required_anti_affinity: raa,
+            preferred_affinity: pa,
+            preferred_anti_affinity: paa,
+        }
+    }
+
+    pub fn arc(pod: Pod) -> Arc<PodInfo> {
+        Arc::new(PodInfo::new(pod))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.pod.metadata.name
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.pod.metadata.namespace
+    }
+
+    pub fn uid(&self) -> &str {
+        &self.pod.metadata.uid
+    }
+
+    pub fn priority(&self) -> i32 {
+        self.pod.priority()
+    }
+
+    pub fn labels(&self) -> &Labels {
+        &self.pod.metadata.labels
+    }
+
+    /// Whether the pod has any pod affinity or anti-affinity (NodeInfo.PodsWithAffinity).
+    pub fn has_affinity(&self) -> bool {
+        !(self.required_affinity.is_empty()
+            && self.required_anti_affinity.is_empty()
+            && self.preferred_affinity.is_empty()
+            && self.preferred_anti_affinity.is_empty())
+    }
+}
+
+/// Host ports of all containers (and restartable sidecar init containers), sanitised.
+fn host_ports_of(pod: &Pod) -> Vec<HostPort> {
+    let mut out = Vec::new();
+    let sidecars = pod.spec.init_containers.iter().filter(|c| c.is_sidecar());
+    for c in pod.spec.containers.iter().chain(sidecars) {
+        for p in &c.ports {
+            if p.host_port <= 0 {
+                continue;
+            }
+            out.push(HostPort {
+                ip: if p.host_ip.is_empty() {
+                    "0.0.0.0".into()
+                } else {
+                    p.host_ip.clone()
+                },
+                protocol: if p.protocol.is_empty() {
+                    "TCP".into()
+                } else {
+                    p.protocol.clone()
+                },
+                port: p.host_port,
+            });
+        }
+    }
+    out
+}

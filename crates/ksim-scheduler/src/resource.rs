@@ -1,0 +1,254 @@
+//! `framework.Resource` and the pod request arithmetic of `resourcehelper.PodRequests`.
+
+use ksim_api::{Pod, ResourceList};
+
+pub const CPU: &str = "cpu";
+pub const MEMORY: &str = "memory";
+pub const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
+pub const PODS: &str = "pods";
+
+/// Requests a container without a cpu request counts for scoring (`DefaultMilliCPURequest`).
+pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;
+/// Requests a container without a memory request counts for scoring (200 MiB).
+pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
+
+/// Amounts of the resources the scheduler tracks: cpu in millicores, the rest in units
+/// (bytes for memory and storage). Scalar resources are kept sorted by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resource {
+    pub milli_cpu: i64,
+    pub memory: i64,
+    pub ephemeral_storage: i64,
+    pub allowed_pod_number: i64,
+    pub scalar: Vec<(String, i64)>,
+}
+
+impl Resource {
+    /// Converts a ResourceList as `Resource.Add` does (cpu via MilliValue, the rest via Value).
+    pub fn from_list(list: &ResourceList) -> Resource {
+        let mut r = Resource::default();
+        for (name, q) in list {
+            match name.as_str() {
+                CPU => r.milli_cpu += q.milli_value(),
+                MEMORY => r.memory += q.value(),
+                EPHEMERAL_STORAGE => r.ephemeral_storage += q.value(),
+                PODS => r.allowed_pod_number += q.value(),
+                other => {
+                    if is_scalar_resource_name(other) {
+                        r.add_scalar(other, q.value());
+                    }
+                }
+            }
+        }
+        r
+    }
+
+    pub fn scalar(&self, name: &str) -> i64 {
+        self.scalar
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .map(|i| self.scalar[i].1)
+            .unwrap_or(0)
+    }
+
+    pub fn add_scalar(&mut self, name: &str, v: i64) {
+        match self.scalar.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
+            Ok(i) => self.scalar[i].1 += v,
+            Err(i) => self.scalar.insert(i, (name.to_string(), v)),
+        }
+    }
+
+    /// The amount of a resource by name, in the unit the scheduler uses for it.
+    pub fn get(&self, name: &str) -> i64 {
+        match name {
+            CPU => self.milli_cpu,
+            MEMORY => self.memory,
+            EPHEMERAL_STORAGE => self.ephemeral_storage,
+            PODS => self.allowed_pod_number,
+            other => self.scalar(other),
+        }
+    }
+
+    pub fn add(&mut self, o: &Resource) {
+        self.milli_cpu += o.milli_cpu;
+        self.memory += o.memory;
+        self.ephemeral_storage += o.ephemeral_storage;
+        self.allowed_pod_number += o.allowed_pod_number;
+        for (n, v) in &o.scalar {
+            self.add_scalar(n, *v);
+        }
+    }
+
+    pub fn sub(&mut self, o: &Resource) {
+        self.milli_cpu -= o.milli_cpu;
+        self.memory -= o.memory;
+        self.ephemeral_storage -= o.ephemeral_storage;
+        self.allowed_pod_number -= o.allowed_pod_number;
+        for (n, v) in &o.scalar {
+            self.add_scalar(n, -*v);
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.milli_cpu == 0
+            && self.memory == 0
+            && self.ephemeral_storage == 0
+            && self.scalar.iter().all(|(_, v)| *v == 0)
+    }
+}
+
+/// `schedutil.IsScalarResourceName`: extended resources, hugepages, attachable volumes, and
+/// native `kubernetes.io/` resources other than the core ones.
+pub fn is_scalar_resource_name(name: &str) -> bool {
+    is_extended_resource_name(name)
+        || name.starts_with("hugepages-")
+        || name.starts_with("attachable-volumes-")
+        || name.contains("kubernetes.io/")
+}
+
+/// A name with a domain prefix outside `kubernetes.io` (`nvidia.com/gpu`).
+pub fn is_extended_resource_name(name: &str) -> bool {
+    if is_native_resource(name) || name.starts_with("requests.") {
+        return false;
+    }
+    name.contains('/')
+}
+
+/// A name without a domain, or in `kubernetes.io/`.
+pub fn is_native_resource(name: &str) -> bool {
+    !name.contains('/') || name.contains("kubernetes.io/")
+}
+
+/// Per-resource sums in milli units; converted once at the end so that the sum of fractional
+/// quantities rounds as upstream's exact Quantity arithmetic would.
+#[derive(Default, Clone)]
+struct MilliList(Vec<(String, i128)>);
+
+impl MilliList {
+    fn from_list(l: &ResourceList) -> MilliList {
+        MilliList(
+            l.iter()
+                .map(|(k, q)| (k.clone(), q.milli_value() as i128))
+                .collect(),
+        )
+    }
+    fn get_mut(&mut self, k: &str) -> Option<&mut i128> {
+        self.0.iter_mut().find(|(n, _)| n == k).map(|(_, v)| v)
+    }
+    fn add(&mut self, o: &MilliList) {
+        for (k, v) in &o.0 {
+            match self.get_mut(k) {
+                Some(x) => *x += v,
+                None => self.0.push((k.clone(), *v)),
+            }
+        }
+    }
+    fn max(&mut self, o: &MilliList) {
+        for (k, v) in &o.0 {
+            match self.get_mut(k) {
+                Some(x) => *x = (*x).max(*v),
+                None => self.0.push((k.clone(), *v)),
+            }
+        }
+    }
+    fn to_resource(&self) -> Resource {
+        let mut r = Resource::default();
+        for (k, m) in &self.0 {
+            let value = (*m as f64 / 1000.0).ceil() as i64;
+            let value = if m % 1000 == 0 {
+                (m / 1000) as i64
+            } else {
+                value
+            };
+            match k.as_str() {
+                CPU => r.milli_cpu += *m as i64,
+                MEMORY => r.memory += value,
+                EPHEMERAL_STORAGE => r.ephemeral_storage += value,
+                PODS => r.allowed_pod_number += value,
+                other if is_scalar_resource_name(other) => r.add_scalar(other, value),
+                _ => {}
+            }
+        }
+        r
+    }
+}
+
+/// What `PodRequests` returns, with missing cpu/memory container requests replaced by the
+/// scoring defaults when `non_missing` is set.
+pub fn pod_requests(pod: &Pod, non_missing: bool) -> Resource {
+    let container_reqs = |l: &ResourceList| -> MilliList {
+        let mut m = MilliList::from_list(l);
+        if non_missing {
+            if !l.contains_key(CPU) {
+                m.0.push((CPU.into(), DEFAULT_MILLI_CPU_REQUEST as i128));
+            }
+            if !l.contains_key(MEMORY) {
+                m.0.push((MEMORY.into(), DEFAULT_MEMORY_REQUEST as i128 * 1000));
+            }
+        }
+        m
+    };
+    let mut reqs = MilliList::default();
+    for c in &pod.spec.containers {
+        reqs.add(&container_reqs(&c.resources.requests));
+    }
+    let mut restartable = MilliList::default();
+    let mut init_max = MilliList::default();
+    for c in &pod.spec.init_containers {
+        let creqs = container_reqs(&c.resources.requests);
+        let effective = if c.is_sidecar() {
+            reqs.add(&creqs);
+            restartable.add(&creqs);
+            restartable.clone()
+        } else {
+            let mut tmp = creqs;
+            tmp.add(&restartable);
+            tmp
+        };
+        init_max.max(&effective);
+    }
+    reqs.max(&init_max);
+    if !pod.spec.overhead.is_empty() {
+        reqs.add(&MilliList::from_list(&pod.spec.overhead));
+    }
+    reqs.to_resource()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(json: &str) -> Pod {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn init_containers_take_the_max_and_sidecars_add() {
+        let p = pod(
+            r#"{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"1"}}}],
+            "initContainers":[{"name":"i","resources":{"requests":{"cpu":"3"}}},
+              {"name":"s","restartPolicy":"Always","resources":{"requests":{"cpu":"500m"}}}],
+            "overhead":{"cpu":"100m"}}}"#,
+        );
+        // containers 1 + sidecar 0.5 = 1.5; init max(3, 0.5) = 3; +overhead 0.1.
+        assert_eq!(pod_requests(&p, false).milli_cpu, 3100);
+    }
+
+    #[test]
+    fn non_missing_defaults_apply_per_container() {
+        let p = pod(
+            r#"{"spec":{"containers":[{"name":"a"},{"name":"b","resources":{"requests":{"cpu":"0"}}}]}}"#,
+        );
+        let r = pod_requests(&p, true);
+        assert_eq!(r.milli_cpu, 100);
+        assert_eq!(r.memory, 2 * DEFAULT_MEMORY_REQUEST);
+        assert_eq!(pod_requests(&p, false).milli_cpu, 0);
+    }
+
+    #[test]
+    fn scalar_names() {
+        assert!(is_scalar_resource_name("nvidia.com/gpu"));
+        assert!(is_scalar_resource_name("hugepages-2Mi"));
+        assert!(!is_scalar_resource_name("cpu"));
+        assert!(!is_scalar_resource_name("foo"));
+    }
+}

@@ -1,0 +1,394 @@
+//! One scheduling decision: `SchedulePod` — PreFilter, Filter over the sampled nodes (with the
+//! round-robin start index), PreScore, Score, select host — and the `FitError` message when no
+//! node fits, worded exactly as upstream's.
+
+use std::collections::BTreeMap;
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::framework::cycle_state::CycleState;
+use crate::framework::interface::NodeToStatus;
+use crate::framework::runtime::{Framework, NominatedPods, ScoreTable};
+use crate::framework::status::{Code, Status};
+use crate::node_info::{NodeInfo, Snapshot};
+use crate::pod_info::PodInfo;
+
+/// `minFeasibleNodesToFind`.
+pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+/// `minFeasibleNodesPercentageToFind`.
+pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+
+/// Text of `ErrNoNodesAvailable`.
+pub const NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
+
+/// Why a pod did not fit, per node and overall.
+#[derive(Debug, Clone, Default)]
+pub struct Diagnosis {
+    pub node_to_status: NodeToStatus,
+    /// Plugins that rejected at least one node (sorted).
+    pub unschedulable_plugins: Vec<&'static str>,
+    pub pre_filter_msg: String,
+    pub post_filter_msg: String,
+}
+
+impl Diagnosis {
+    fn add_plugin_status(&mut self, s: &Status) {
+        if s.plugin.is_empty() || !s.is_rejected() {
+            return;
+        }
+        add_sorted(&mut self.unschedulable_plugins, s.plugin);
+    }
+}
+
+fn add_sorted(v: &mut Vec<&'static str>, s: &'static str) {
+    if let Err(i) = v.binary_search(&s) {
+        v.insert(i, s);
+    }
+}
+
+/// `framework.FitError`.
+#[derive(Debug, Clone)]
+pub struct FitError {
+    pub num_all_nodes: usize,
+    pub diagnosis: Diagnosis,
+}
+
+impl FitError {
+    /// `FitError.Error()`: "0/N nodes are available: <histogram>. <postfilter message>".
+    pub fn message(&self) -> String {
+        let mut msg = format!("0/{} nodes are available:", self.num_all_nodes);
+        let d = &self.diagnosis;
+        if !d.pre_filter_msg.is_empty() {
+            msg.push_str(&format!(" {}.", d.pre_filter_msg));
+        } else {
+            let mut hist: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut explicit = 0;
+            for s in d.node_to_status.statuses.iter().flatten() {
+                explicit += 1;
+                for r in &s.reasons {
+                    *hist.entry(r).or_default() += 1;
+                }
+            }
+            if explicit < self.num_all_nodes {
+                if let Some(a) = &d.node_to_status.absent {
+                    for r in &a.reasons {
+                        *hist.entry(r).or_default() += self.num_all_nodes - explicit;
+                    }
+                }
+            }
+            let mut parts: Vec<String> = hist.iter().map(|(r, c)| format!("{c} {r}")).collect();
+            parts.sort();
+            if !parts.is_empty() {
+                msg.push_str(&format!(" {}.", parts.join(", ")));
+            }
+        }
+        if !d.post_filter_msg.is_empty() {
+            msg.push_str(&format!(" {}", d.post_filter_msg));
+        }
+        msg
+    }
+
+    /// The message without the PostFilter part (what `SchedulePod` itself returns).
+    pub fn filter_only_message(&self) -> String {
+        let mut c = self.clone();
+        c.diagnosis.post_filter_msg.clear();
+        c.message()
+    }
+}
+
+/// Why `schedule_pod` found no host.
+#[derive(Debug, Clone)]
+pub enum ScheduleError {
+    /// The cluster has no nodes (`ErrNoNodesAvailable`).
+    NoNodesAvailable,
+    /// No node fits.
+    Fit(FitError),
+    /// A plugin returned an error.
+    Internal(Status),
+}
+
+impl ScheduleError {
+    pub fn message(&self) -> String {
+        match self {
+            ScheduleError::NoNodesAvailable => NO_NODES_AVAILABLE.into(),
+            ScheduleError::Fit(f) => f.message(),
+            ScheduleError::Internal(s) => s.message(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduleResult {
+    /// Index into `Snapshot::nodes`.
+    pub suggested_host: usize,
+    pub evaluated_nodes: usize,
+    pub feasible_nodes: usize,
+}
+
+/// The state `SchedulePod` keeps between cycles: the round-robin start index, the seeded RNG for
+/// ties, and scratch buffers reused so a cycle allocates nothing per node.
+pub struct Algorithm {
+    pub next_start_node_index: usize,
+    pub rng: ChaCha8Rng,
+    /// Global `percentageOfNodesToScore` (0 = adaptive).
+    pub percentage_of_nodes_to_score: i32,
+    scores: ScoreTable,
+    feasible: Vec<usize>,
+}
+
+impl Algorithm {
+    pub fn new(rng: ChaCha8Rng, percentage_of_nodes_to_score: i32) -> Algorithm {
+        Algorithm {
+            next_start_node_index: 0,
+            rng,
+            percentage_of_nodes_to_score,
+            scores: ScoreTable::default(),
+            feasible: Vec::new(),
+        }
+    }
+
+    /// The scores of the last cycle that scored (for reports and tests).
+    pub fn last_scores(&self) -> &ScoreTable {
+        &self.scores
+    }
+
+    /// `numFeasibleNodesToFind`.
+    pub fn num_feasible_nodes_to_find(&self, profile_pct: Option<i32>, num_all: usize) -> usize {
+        if num_all < MIN_FEASIBLE_NODES_TO_FIND {
+            return num_all;
+        }
+        let mut pct = profile_pct.unwrap_or(self.percentage_of_nodes_to_score) as i64;
+        if pct == 0 {
+            pct = 50 - num_all as i64 / 125;
+            if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND {
+                pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND;
+            }
+        }
+        let n = (num_all as i64 * pct / 100) as usize;
+        n.max(MIN_FEASIBLE_NODES_TO_FIND)
+    }
+
+    /// `SchedulePod`. `state` must be fresh for this pod; on success it holds the plugins'
+    /// cycle data for Reserve/PreBind.
+    pub fn schedule_pod(
+        &mut self,
+        fwk: &Framework,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> Result<ScheduleResult, ScheduleError> {
+        if snapshot.is_empty() {
+            return Err(ScheduleError::NoNodesAvailable);
+        }
+        let mut diagnosis = Diagnosis {
+            node_to_status: NodeToStatus::new(snapshot.len()),
+            ..Default::default()
+        };
+        let mut feasible = std::mem::take(&mut self.feasible);
+        feasible.clear();
+        let r = self.find_nodes_that_fit(
+            fwk,
+            state,
+            pod,
+            snapshot,
+            nominated,
+            &mut diagnosis,
+            &mut feasible,
+        );
+        let out = match r {
+            Err(s) => Err(ScheduleError::Internal(s)),
+            Ok(()) if feasible.is_empty() => Err(ScheduleError::Fit(FitError {
+                num_all_nodes: snapshot.len(),
+                diagnosis,
+            })),
+            Ok(()) if feasible.len() == 1 => Ok(ScheduleResult {
+                suggested_host: feasible[0],
+                evaluated_nodes: 1 + diagnosis.node_to_status.len(),
+                feasible_nodes: 1,
+            }),
+            Ok(()) => {
+                let evaluated = feasible.len() + diagnosis.node_to_status.len();
+                match self.prioritize(fwk, state, pod, snapshot, &feasible) {
+                    Err(s) => Err(ScheduleError::Internal(s)),
+                    Ok(()) => Ok(ScheduleResult {
+                        suggested_host: self.select_host(&feasible),
+                        evaluated_nodes: evaluated,
+                        feasible_nodes: feasible.len(),
+                    }),
+                }
+            }
+        };
+        self.feasible = feasible;
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn find_nodes_that_fit(
+        &mut self,
+        fwk: &Framework,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+        diagnosis: &mut Diagnosis,
+        feasible: &mut Vec<usize>,
+    ) -> Result<(), Status> {
+        let pre = fwk.run_pre_filter(state, pod, snapshot);
+        diagnosis.unschedulable_plugins = pre.unschedulable_plugins.clone();
+        if !pre.status.is_success() {
+            if !pre.status.is_rejected() {
+                return Err(pre.status);
+            }
+            diagnosis.pre_filter_msg = pre.status.message();
+            diagnosis.add_plugin_status(&pre.status);
+            diagnosis.node_to_status.absent = Some(pre.status);
+            return Ok(());
+        }
+
+        // A nominated node (from an earlier preemption) is tried first.
+        let nnn = &pod.pod.status.nominated_node_name;
+        if !nnn.is_empty() {
+            if let Some(&i) = snapshot.index.get(nnn) {
+                // Upstream shares the diagnosis' status map with this pass.
+                self.find_nodes_that_pass_filters(
+                    fwk,
+                    state,
+                    pod,
+                    snapshot,
+                    nominated,
+                    diagnosis,
+                    &[i],
+                    feasible,
+                )?;
+                if !feasible.is_empty() {
+                    return Ok(());
+                }
+            }
+        }
+
+        let restricted: Option<Vec<usize>> = pre.result.as_ref().and_then(|r| {
+            r.node_names.as_ref().map(|names| {
+                names
+                    .iter()
+                    .filter_map(|n| snapshot.index.get(n).copied())
+                    .collect()
+            })
+        });
+        if restricted.is_some() {
+            diagnosis.node_to_status.absent = Some(Status::unresolvable(format!(
+                "node(s) didn't satisfy plugin(s) [{}]",
+                pre.unschedulable_plugins.join(" ")
+            )));
+        }
+        let all: Vec<usize>;
+        let nodes: &[usize] = match &restricted {
+            Some(r) => r,
+            None => {
+                all = (0..snapshot.len()).collect();
+                &all
+            }
+        };
+        let r = self.find_nodes_that_pass_filters(
+            fwk, state, pod, snapshot, nominated, diagnosis, nodes, feasible,
+        );
+        let processed = feasible.len() + diagnosis.node_to_status.len();
+        self.next_start_node_index = (self.next_start_node_index + processed) % snapshot.len();
+        r
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn find_nodes_that_pass_filters(
+        &mut self,
+        fwk: &Framework,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+        diagnosis: &mut Diagnosis,
+        nodes: &[usize],
+        feasible: &mut Vec<usize>,
+    ) -> Result<(), Status> {
+        let num_all = nodes.len();
+        if num_all == 0 {
+            return Ok(());
+        }
+        let mut to_find =
+            self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all);
+        if !fwk.has_score_plugins() {
+            to_find = 1;
+        }
+        let start = self.next_start_node_index;
+        if !fwk.has_filter_plugins() {
+            for i in 0..to_find.min(num_all) {
+                feasible.push(nodes[(start + i) % num_all]);
+            }
+            return Ok(());
+        }
+        for i in 0..num_all {
+            let idx = nodes[(start + i) % num_all];
+            let node: &NodeInfo = &snapshot.nodes[idx];
+            let s = fwk.run_filter_with_nominated_pods(state, pod, node, snapshot, nominated);
+            if s.code == Code::Error {
+                return Err(s);
+            }
+            if s.is_success() {
+                feasible.push(idx);
+                if feasible.len() >= to_find {
+                    break;
+                }
+            } else {
+                diagnosis.add_plugin_status(&s);
+                diagnosis.node_to_status.statuses[idx] = Some(s);
+            }
+        }
+        Ok(())
+    }
+
+    fn prioritize(
+        &mut self,
+        fwk: &Framework,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[usize],
+    ) -> Result<(), Status> {
+        if !fwk.has_score_plugins() {
+            self.scores.clear(feasible.len());
+            for t in &mut self.scores.totals {
+                *t = 1;
+            }
+            return Ok(());
+        }
+        let nodes: Vec<&NodeInfo> = feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
+        let s = fwk.run_pre_score(state, pod, &nodes, snapshot);
+        if !s.is_success() {
+            return Err(s);
+        }
+        let s = fwk.run_score(state, pod, &nodes, &mut self.scores);
+        if !s.is_success() {
+            return Err(s);
+        }
+        Ok(())
+    }
+
+    /// The highest total; among ties each is equally likely, drawn from the seeded RNG.
+    fn select_host(&mut self, feasible: &[usize]) -> usize {
+        let totals = &self.scores.totals;
+        let mut best = 0;
+        let mut count = 1u32;
+        for i in 1..totals.len() {
+            if totals[i] > totals[best] {
+                best = i;
+                count = 1;
+            } else if totals[i] == totals[best] {
+                count += 1;
+                if self.rng.random_range(0..count) == 0 {
+                    best = i;
+                }
+            }
+        }
+        feasible[best]
+    }
+}
