@@ -1,0 +1,168 @@
+//! What the engine publishes as the run goes: one closed enum of records, serialisable as an
+//! event log (JSON Lines, `type` tag). Reports are rendered from these records alone, so a report
+//! can be re-rendered from a saved log without re-running.
+
+use serde::{Deserialize, Serialize};
+
+use crate::time::SimTime;
+
+/// Resource amounts in the scheduler's units: cpu in millicores, memory and storage in bytes,
+/// pods as a count, extended resources in their units. Sorted by name.
+pub type Amounts = Vec<(String, i64)>;
+
+/// How a pod's life ended (or where it stands at the horizon).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Bound and still running at the horizon.
+    Running,
+    /// Ran for its run time and completed.
+    Succeeded,
+    /// Deleted by the trace.
+    Deleted,
+    /// Never bound by the horizon.
+    Pending,
+    /// Evicted by a preemptor.
+    Preempted,
+    /// Lost its node (node removed) or could not be scheduled for good.
+    Failed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Running => "running",
+            Outcome::Succeeded => "succeeded",
+            Outcome::Deleted => "deleted",
+            Outcome::Pending => "pending",
+            Outcome::Preempted => "preempted",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// Result of one scheduling attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AttemptResult {
+    Scheduled,
+    Unschedulable,
+    Error,
+}
+
+impl AttemptResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptResult::Scheduled => "Scheduled",
+            AttemptResult::Unschedulable => "Unschedulable",
+            AttemptResult::Error => "Error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Record {
+    /// A node joined (at t=0 for the initial cluster).
+    NodeAdded {
+        at: SimTime,
+        node: String,
+        /// Node pool (the `ksim.io/pool` label, or "" when absent).
+        pool: String,
+        allocatable: Amounts,
+    },
+    /// A node's object changed; `allocatable` is the new value.
+    NodeUpdated {
+        at: SimTime,
+        node: String,
+        allocatable: Amounts,
+        unschedulable: bool,
+    },
+    NodeRemoved {
+        at: SimTime,
+        node: String,
+    },
+    /// A pod was created (entered the API server).
+    PodCreated {
+        at: SimTime,
+        namespace: String,
+        name: String,
+        priority: i32,
+        /// The pod's effective requests (init containers, sidecars and overhead included).
+        requests: Amounts,
+    },
+    /// One scheduling cycle for one pod.
+    Attempt {
+        at: SimTime,
+        namespace: String,
+        name: String,
+        /// The pod's pop count including this one.
+        attempt: u32,
+        result: AttemptResult,
+        /// The node it was assumed on ("" unless Scheduled).
+        node: String,
+        /// Node nominated by preemption in this attempt ("" if none).
+        nominated_node: String,
+        /// FitError / error message ("" when Scheduled).
+        message: String,
+        feasible_nodes: u32,
+        evaluated_nodes: u32,
+    },
+    /// The binding finished: the pod is on the node and starts.
+    PodBound {
+        at: SimTime,
+        namespace: String,
+        name: String,
+        node: String,
+    },
+    /// The pod left the cluster (completed, deleted, preempted, failed).
+    PodEnded {
+        at: SimTime,
+        namespace: String,
+        name: String,
+        outcome: Outcome,
+        /// `namespace/name` of the preemptor when preempted.
+        preempted_by: String,
+    },
+    /// The run ended at the horizon (or when nothing was left to do).
+    RunEnded {
+        at: SimTime,
+    },
+}
+
+impl Record {
+    pub fn at(&self) -> SimTime {
+        match self {
+            Record::NodeAdded { at, .. }
+            | Record::NodeUpdated { at, .. }
+            | Record::NodeRemoved { at, .. }
+            | Record::PodCreated { at, .. }
+            | Record::Attempt { at, .. }
+            | Record::PodBound { at, .. }
+            | Record::PodEnded { at, .. }
+            | Record::RunEnded { at } => *at,
+        }
+    }
+}
+
+/// Receives records as the engine produces them.
+pub trait Observer {
+    fn record(&mut self, r: &Record);
+}
+
+/// Keeps every record in memory (tests, small runs).
+#[derive(Debug, Default, Clone)]
+pub struct VecObserver {
+    pub records: Vec<Record>,
+}
+
+impl Observer for VecObserver {
+    fn record(&mut self, r: &Record) {
+        self.records.push(r.clone());
+    }
+}
+
+impl<F: FnMut(&Record)> Observer for F {
+    fn record(&mut self, r: &Record) {
+        self(r)
+    }
+}
