@@ -1,19 +1,788 @@
-//! `InterPodAffinity`: being implemented (see the helper working on this file).
+//! `InterPodAffinity` (upstream `interpodaffinity`: plugin.go, filtering.go, scoring.go of
+//! kube-scheduler v1.35.4).
+//!
+//! - **PreFilter** counts, per topology pair `(key, value)`: existing pods whose *required
+//!   anti-affinity* matches the incoming pod, existing pods matching *all* of the incoming pod's
+//!   required affinity terms, and existing pods matching each of its required anti-affinity
+//!   terms. It returns Skip when the incoming pod has no required terms and no existing
+//!   anti-affinity term matches it. `add_pod`/`remove_pod` update the counts (nominated pods,
+//!   preemption dry runs).
+//! - **Filter** checks the incoming pod's affinity (`UnschedulableAndUnresolvable`, with the
+//!   "first pod of a group" exception), its anti-affinity and the existing pods' anti-affinity
+//!   (both `Unschedulable`).
+//! - **PreScore/Score/NormalizeScore** sum preferred term weights (and `hardPodAffinityWeight`
+//!   for existing pods' required affinity toward the incoming pod) per topology pair, then
+//!   min–max normalise.
+//! - **EnqueueExtensions** mirror `isSchedulableAfterPodChange` / `isSchedulableAfterNodeChange`
+//!   with queueing hints enabled (the v1.35 default), i.e. Node `Add | UpdateNodeLabel`.
+//!
+//! `matchLabelKeys` / `mismatchLabelKeys` are ignored on purpose: in v1.35 the API server merges
+//! them into `labelSelector` at pod creation and the scheduler itself never reads them (the
+//! recorded cases confirm this, since the oracle used a fake client without admission).
+//!
+//! Upstream merges a term's `namespaceSelector` into its namespace list by listing the known
+//! namespaces. Here the selector is evaluated against the target pod's namespace labels
+//! ([`ClusterObjects::namespace_labels`]), which is the same whenever every namespace a pod
+//! lives in exists — the model [`ClusterObjects`] assumes ("a namespace that is not listed
+//! exists with no labels").
+//!
+//! Known difference: an affinity term whose label selector has an invalid operator makes
+//! upstream's PreFilter fail with `parsing pod: ...`; [`PodInfo`] compiles it to a selector
+//! that matches nothing instead.
 
 use std::sync::Arc;
 
-use crate::framework::{FactoryArgs, Plugin, PluginRef};
+use ksim_api::config::{decode_args, InterPodAffinityArgs};
+use ksim_api::{Labels, Node, Selector};
+use rustc_hash::FxHashMap;
+
+use crate::framework::{
+    ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
+    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, PreScorePlugin,
+    QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
+};
+use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use crate::pod_info::{AffinityTerm, PodInfo, WeightedAffinityTerm};
 
 pub const NAME: &str = "InterPodAffinity";
 
-pub struct Plug;
+pub const ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+pub const ERR_REASON_AFFINITY_RULES_NOT_MATCH: &str = "node(s) didn't match pod affinity rules";
+pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
+    "node(s) didn't match pod anti-affinity rules";
 
-pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
-    Ok(Arc::new(Plug))
+/// Upstream's cycle-state keys (`"PreFilter" + Name`, `"PreScore" + Name`).
+const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
+const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
+
+const MIN_HARD_POD_AFFINITY_WEIGHT: i32 = 0;
+const MAX_HARD_POD_AFFINITY_WEIGHT: i32 = 100;
+
+pub struct InterPodAffinity {
+    hard_pod_affinity_weight: i32,
+    ignore_preferred_terms_of_existing_pods: bool,
 }
 
-impl Plugin for Plug {
+pub fn new(a: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+    let args: InterPodAffinityArgs = decode_args(NAME, a.args)?;
+    validate_args(&args)?;
+    Ok(Arc::new(InterPodAffinity {
+        hard_pod_affinity_weight: args.hard_pod_affinity_weight,
+        ignore_preferred_terms_of_existing_pods: args.ignore_preferred_terms_of_existing_pods,
+    }))
+}
+
+/// `ValidateInterPodAffinityArgs`.
+fn validate_args(args: &InterPodAffinityArgs) -> Result<(), String> {
+    let w = args.hard_pod_affinity_weight;
+    if !(MIN_HARD_POD_AFFINITY_WEIGHT..=MAX_HARD_POD_AFFINITY_WEIGHT).contains(&w) {
+        return Err(format!(
+            "hardPodAffinityWeight: Invalid value: {w}: not in valid range \
+             [{MIN_HARD_POD_AFFINITY_WEIGHT}-{MAX_HARD_POD_AFFINITY_WEIGHT}]"
+        ));
+    }
+    Ok(())
+}
+
+impl Plugin for InterPodAffinity {
     fn name(&self) -> &'static str {
         NAME
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        Some(self)
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        Some(self)
+    }
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        Some(self)
+    }
+}
+
+// ---- term matching -------------------------------------------------------------------------
+
+/// An incoming pod's term against a target pod (upstream: the term after
+/// `mergeAffinityTermNamespacesIfNotEmpty`, matched with nil namespace labels). The namespace
+/// labels are only looked up when a non-empty namespace selector has to decide.
+fn incoming_term_matches(t: &AffinityTerm, target: &PodInfo, objects: &ClusterObjects) -> bool {
+    let ns = target.namespace();
+    let ns_ok = t.namespaces.contains(ns)
+        || match &t.namespace_selector {
+            Selector::Nothing => false,
+            s if s.is_empty() => true,
+            s => s.matches(objects.namespace_labels(ns)),
+        };
+    ns_ok && t.selector.matches(target.labels())
+}
+
+/// `podMatchesAllAffinityTerms` for the incoming pod's terms: false for no terms.
+fn matches_all_incoming(
+    terms: &[AffinityTerm],
+    target: &PodInfo,
+    objects: &ClusterObjects,
+) -> bool {
+    !terms.is_empty()
+        && terms
+            .iter()
+            .all(|t| incoming_term_matches(t, target, objects))
+}
+
+/// `podMatchesAllAffinityTerms` as the queueing hints call it: terms straight from the pod spec
+/// (namespace selector not merged) matched with nil namespace labels.
+fn matches_all_unmerged(terms: &[AffinityTerm], target: &PodInfo) -> bool {
+    static EMPTY: std::sync::OnceLock<Labels> = std::sync::OnceLock::new();
+    let empty = EMPTY.get_or_init(Labels::new);
+    !terms.is_empty() && terms.iter().all(|t| t.matches(target, empty))
+}
+
+// ---- topology counts -----------------------------------------------------------------------
+
+/// `topologyToMatchedTermCount`: topology key → value → count. Topology keys are few, so the
+/// outer level is a vector (deterministic order); the inner map is only used for lookups.
+/// Entries that drop to zero are removed, as upstream deletes them, so that "is empty" keeps
+/// upstream's `len(map) == 0` meaning.
+#[derive(Debug, Clone, Default)]
+struct TopologyCounts(Vec<(String, FxHashMap<String, i64>)>);
+
+impl TopologyCounts {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn get(&self, key: &str, value: &str) -> i64 {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, m)| m.get(value))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// `update(node, key, delta)`: counts the node's value of `key`, if the node has the label.
+    fn update(&mut self, node_labels: &Labels, key: &str, delta: i64) {
+        let Some(value) = node_labels.get(key) else {
+            return;
+        };
+        let i = match self.0.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key.to_string(), FxHashMap::default()));
+                self.0.len() - 1
+            }
+        };
+        let inner = &mut self.0[i].1;
+        let c = inner.entry(value.clone()).or_insert(0);
+        *c += delta;
+        if *c == 0 {
+            inner.remove(value);
+            if inner.is_empty() {
+                self.0.swap_remove(i);
+            }
+        }
+    }
+}
+
+// ---- PreFilter / Filter --------------------------------------------------------------------
+
+/// `preFilterState`.
+#[derive(Debug, Clone)]
+struct PreFilterState {
+    /// Existing pods' required anti-affinity terms matching the incoming pod.
+    existing_anti_affinity_counts: TopologyCounts,
+    /// Existing pods matching all of the incoming pod's required affinity terms.
+    affinity_counts: TopologyCounts,
+    /// Existing pods matching each of the incoming pod's required anti-affinity terms.
+    anti_affinity_counts: TopologyCounts,
+    /// The incoming pod's namespace labels (for existing pods' namespace selectors).
+    namespace_labels: Labels,
+    /// Whether the incoming pod matches all its own required affinity terms (the "first pod of
+    /// a group" rule); it does not change when pods are added or removed.
+    matches_own_affinity: bool,
+}
+
+impl PreFilterState {
+    /// `updateWithPod`: the counts as if `other` were added (`delta` 1) to or removed (-1) from
+    /// `node`.
+    fn update_with_pod(
+        &mut self,
+        pod: &PodInfo,
+        other: &PodInfo,
+        node: &Node,
+        objects: &ClusterObjects,
+        delta: i64,
+    ) {
+        let labels = &node.metadata.labels;
+        for t in &other.required_anti_affinity {
+            if t.matches(pod, &self.namespace_labels) {
+                self.existing_anti_affinity_counts
+                    .update(labels, &t.topology_key, delta);
+            }
+        }
+        if matches_all_incoming(&pod.required_affinity, other, objects) {
+            for t in &pod.required_affinity {
+                self.affinity_counts.update(labels, &t.topology_key, delta);
+            }
+        }
+        for t in &pod.required_anti_affinity {
+            if incoming_term_matches(t, other, objects) {
+                self.anti_affinity_counts
+                    .update(labels, &t.topology_key, delta);
+            }
+        }
+    }
+}
+
+fn pre_filter_state(state: &CycleState) -> Result<&PreFilterState, Status> {
+    state
+        .read::<PreFilterState>(PRE_FILTER_STATE_KEY)
+        .ok_or_else(|| {
+            Status::error(format!(
+                "error reading {PRE_FILTER_STATE_KEY:?} from cycleState: not found"
+            ))
+        })
+}
+
+impl PreFilterPlugin for InterPodAffinity {
+    fn pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+    ) -> (Option<PreFilterResult>, Status) {
+        let objects = &*snapshot.objects;
+        let namespace_labels = objects.namespace_labels(pod.namespace()).clone();
+
+        // getExistingAntiAffinityCounts: only nodes holding pods with required anti-affinity.
+        let mut existing = TopologyCounts::default();
+        for &i in &snapshot.have_pods_with_required_anti_affinity {
+            let Some(ni) = snapshot.nodes.get(i) else {
+                continue;
+            };
+            let labels = ni.labels();
+            for ep in &ni.pods_with_required_anti_affinity {
+                for t in &ep.required_anti_affinity {
+                    if t.matches(pod, &namespace_labels) {
+                        existing.update(labels, &t.topology_key, 1);
+                    }
+                }
+            }
+        }
+
+        // getIncomingAffinityAntiAffinityCounts: every pod on every node.
+        let mut affinity = TopologyCounts::default();
+        let mut anti_affinity = TopologyCounts::default();
+        let has_required =
+            !pod.required_affinity.is_empty() || !pod.required_anti_affinity.is_empty();
+        if has_required {
+            for ni in &snapshot.nodes {
+                let labels = ni.labels();
+                for ep in &ni.pods {
+                    if matches_all_incoming(&pod.required_affinity, ep, objects) {
+                        for t in &pod.required_affinity {
+                            affinity.update(labels, &t.topology_key, 1);
+                        }
+                    }
+                    for t in &pod.required_anti_affinity {
+                        if incoming_term_matches(t, ep, objects) {
+                            anti_affinity.update(labels, &t.topology_key, 1);
+                        }
+                    }
+                }
+            }
+        }
+
+        if existing.is_empty() && !has_required {
+            return (None, Status::skip());
+        }
+
+        state.write(
+            PRE_FILTER_STATE_KEY,
+            PreFilterState {
+                existing_anti_affinity_counts: existing,
+                affinity_counts: affinity,
+                anti_affinity_counts: anti_affinity,
+                namespace_labels,
+                matches_own_affinity: matches_all_incoming(&pod.required_affinity, pod, objects),
+            },
+        );
+        (None, Status::success())
+    }
+
+    fn has_extensions(&self) -> bool {
+        true
+    }
+
+    fn add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        pod_to_add: &Arc<PodInfo>,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        update_state(state, pod, pod_to_add, node, snapshot, 1)
+    }
+
+    fn remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        pod_to_remove: &Arc<PodInfo>,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        update_state(state, pod, pod_to_remove, node, snapshot, -1)
+    }
+}
+
+fn update_state(
+    state: &mut CycleState,
+    pod: &PodInfo,
+    other: &PodInfo,
+    node: &NodeInfo,
+    snapshot: &Snapshot,
+    delta: i64,
+) -> Status {
+    match state.read_mut::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+        Some(s) => {
+            s.update_with_pod(pod, other, &node.node, &snapshot.objects, delta);
+            Status::success()
+        }
+        None => Status::error(format!(
+            "error reading {PRE_FILTER_STATE_KEY:?} from cycleState: not found"
+        )),
+    }
+}
+
+/// `satisfyPodAffinity`.
+fn satisfy_pod_affinity(s: &PreFilterState, pod: &PodInfo, labels: &Labels) -> bool {
+    let mut pods_exist = true;
+    for t in &pod.required_affinity {
+        match labels.get(&t.topology_key) {
+            Some(v) => {
+                if s.affinity_counts.get(&t.topology_key, v) <= 0 {
+                    pods_exist = false;
+                }
+            }
+            // All topology labels must exist on the node.
+            None => return false,
+        }
+    }
+    // The pod may be the first of a group with affinity to itself: allowed when no pod in the
+    // cluster matches its terms and it matches them itself.
+    pods_exist || (s.affinity_counts.is_empty() && s.matches_own_affinity)
+}
+
+/// `satisfyPodAntiAffinity`.
+fn satisfy_pod_anti_affinity(s: &PreFilterState, pod: &PodInfo, labels: &Labels) -> bool {
+    if s.anti_affinity_counts.is_empty() {
+        return true;
+    }
+    !pod.required_anti_affinity.iter().any(|t| {
+        labels
+            .get(&t.topology_key)
+            .is_some_and(|v| s.anti_affinity_counts.get(&t.topology_key, v) > 0)
+    })
+}
+
+/// `satisfyExistingPodsAntiAffinity`: no counted pair is one of the node's labels.
+fn satisfy_existing_pods_anti_affinity(s: &PreFilterState, labels: &Labels) -> bool {
+    !s.existing_anti_affinity_counts.0.iter().any(|(k, m)| {
+        labels
+            .get(k)
+            .is_some_and(|v| m.get(v).is_some_and(|&c| c > 0))
+    })
+}
+
+impl FilterPlugin for InterPodAffinity {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        let s = match pre_filter_state(state) {
+            Ok(s) => s,
+            Err(e) => return e,
+        };
+        let labels = node.labels();
+        if !satisfy_pod_affinity(s, pod, labels) {
+            return Status::unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH);
+        }
+        if !satisfy_pod_anti_affinity(s, pod, labels) {
+            return Status::unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH);
+        }
+        if !satisfy_existing_pods_anti_affinity(s, labels) {
+            return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
+        }
+        Status::success()
+    }
+}
+
+// ---- PreScore / Score / NormalizeScore -----------------------------------------------------
+
+/// `scoreMap`: topology key → value → summed weight.
+#[derive(Debug, Clone, Default)]
+struct TopologyScore(Vec<(String, FxHashMap<String, i64>)>);
+
+impl TopologyScore {
+    fn add(&mut self, key: &str, value: &str, delta: i64) {
+        let i = match self.0.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key.to_string(), FxHashMap::default()));
+                self.0.len() - 1
+            }
+        };
+        *self.0[i].1.entry(value.to_string()).or_insert(0) += delta;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// `preScoreState`.
+#[derive(Debug, Clone)]
+struct PreScoreState {
+    topology_score: TopologyScore,
+}
+
+/// Everything `processExistingPod` needs besides the existing pod.
+struct ScoreContext<'a> {
+    incoming: &'a PodInfo,
+    namespace_labels: &'a Labels,
+    objects: &'a ClusterObjects,
+    hard_pod_affinity_weight: i32,
+}
+
+impl ScoreContext<'_> {
+    /// `processTerm`: adds `weight * multiplier` to the node's pair when `matches`.
+    fn process(
+        score: &mut TopologyScore,
+        matches: bool,
+        key: &str,
+        node_labels: &Labels,
+        weight: i32,
+        multiplier: i32,
+    ) -> bool {
+        if !matches {
+            return false;
+        }
+        let Some(v) = node_labels.get(key) else {
+            return false;
+        };
+        score.add(key, v, i64::from(weight.wrapping_mul(multiplier)));
+        true
+    }
+
+    fn incoming_terms(
+        &self,
+        score: &mut TopologyScore,
+        terms: &[WeightedAffinityTerm],
+        existing: &PodInfo,
+        node_labels: &Labels,
+        multiplier: i32,
+    ) -> bool {
+        let mut any = false;
+        for t in terms {
+            let m = incoming_term_matches(&t.term, existing, self.objects);
+            any |= Self::process(
+                score,
+                m,
+                &t.term.topology_key,
+                node_labels,
+                t.weight,
+                multiplier,
+            );
+        }
+        any
+    }
+
+    fn existing_terms(
+        &self,
+        score: &mut TopologyScore,
+        terms: &[WeightedAffinityTerm],
+        node_labels: &Labels,
+        multiplier: i32,
+    ) -> bool {
+        let mut any = false;
+        for t in terms {
+            let m = t.term.matches(self.incoming, self.namespace_labels);
+            any |= Self::process(
+                score,
+                m,
+                &t.term.topology_key,
+                node_labels,
+                t.weight,
+                multiplier,
+            );
+        }
+        any
+    }
+
+    /// `processExistingPod`; returns whether anything was recorded.
+    fn process_existing_pod(
+        &self,
+        score: &mut TopologyScore,
+        existing: &PodInfo,
+        node_labels: &Labels,
+    ) -> bool {
+        if node_labels.is_empty() {
+            return false;
+        }
+        let mut any = false;
+        any |= self.incoming_terms(
+            score,
+            &self.incoming.preferred_affinity,
+            existing,
+            node_labels,
+            1,
+        );
+        any |= self.incoming_terms(
+            score,
+            &self.incoming.preferred_anti_affinity,
+            existing,
+            node_labels,
+            -1,
+        );
+        if self.hard_pod_affinity_weight > 0 {
+            for t in &existing.required_affinity {
+                let m = t.matches(self.incoming, self.namespace_labels);
+                any |= Self::process(
+                    score,
+                    m,
+                    &t.topology_key,
+                    node_labels,
+                    self.hard_pod_affinity_weight,
+                    1,
+                );
+            }
+        }
+        any |= self.existing_terms(score, &existing.preferred_affinity, node_labels, 1);
+        any |= self.existing_terms(score, &existing.preferred_anti_affinity, node_labels, -1);
+        any
+    }
+}
+
+impl PreScorePlugin for InterPodAffinity {
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        _nodes: &[&NodeInfo],
+        snapshot: &Snapshot,
+    ) -> Status {
+        let has_constraints =
+            !pod.preferred_affinity.is_empty() || !pod.preferred_anti_affinity.is_empty();
+        // Optionally ignore existing pods' preferences when the incoming pod has none.
+        if self.ignore_preferred_terms_of_existing_pods && !has_constraints {
+            return Status::skip();
+        }
+        let objects = &*snapshot.objects;
+        let ctx = ScoreContext {
+            incoming: pod,
+            namespace_labels: objects.namespace_labels(pod.namespace()),
+            objects,
+            hard_pod_affinity_weight: self.hard_pod_affinity_weight,
+        };
+        let mut score = TopologyScore::default();
+        let mut any = false;
+        if has_constraints {
+            // The incoming pod's preferred terms can match any pod: process them all.
+            for ni in &snapshot.nodes {
+                for ep in &ni.pods {
+                    any |= ctx.process_existing_pod(&mut score, ep, ni.labels());
+                }
+            }
+        } else {
+            // Only pods with (anti-)affinity can contribute.
+            for &i in &snapshot.have_pods_with_affinity {
+                let Some(ni) = snapshot.nodes.get(i) else {
+                    continue;
+                };
+                for ep in &ni.pods_with_affinity {
+                    any |= ctx.process_existing_pod(&mut score, ep, ni.labels());
+                }
+            }
+        }
+        if !any {
+            return Status::skip();
+        }
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            PreScoreState {
+                topology_score: score,
+            },
+        );
+        Status::success()
+    }
+}
+
+fn pre_score_state(state: &CycleState) -> Result<&PreScoreState, Status> {
+    state
+        .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+        .ok_or_else(|| {
+            Status::error(format!(
+                "failed to read {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
+            ))
+        })
+}
+
+impl ScorePlugin for InterPodAffinity {
+    fn score(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        let s = pre_score_state(state)?;
+        let labels = node.labels();
+        let mut score = 0i64;
+        for (key, values) in &s.topology_score.0 {
+            if let Some(v) = labels.get(key) {
+                score += values.get(v).copied().unwrap_or(0);
+            }
+        }
+        Ok(score)
+    }
+
+    fn has_normalize(&self) -> bool {
+        true
+    }
+
+    /// Min–max normalisation over the feasible nodes, in upstream's float arithmetic.
+    fn normalize(&self, state: &CycleState, _pod: &PodInfo, scores: &mut [i64]) -> Status {
+        let s = match pre_score_state(state) {
+            Ok(s) => s,
+            Err(e) => return e,
+        };
+        if s.topology_score.is_empty() {
+            return Status::success();
+        }
+        let max = scores.iter().copied().max().unwrap_or(i64::MIN);
+        let min = scores.iter().copied().min().unwrap_or(i64::MAX);
+        let diff = max.wrapping_sub(min);
+        for sc in scores.iter_mut() {
+            let f = if diff > 0 {
+                MAX_NODE_SCORE as f64 * ((*sc - min) as f64 / diff as f64)
+            } else {
+                0.0
+            };
+            *sc = f as i64;
+        }
+        Status::success()
+    }
+}
+
+// ---- EnqueueExtensions ---------------------------------------------------------------------
+
+impl InterPodAffinity {
+    /// `isSchedulableAfterPodChange`.
+    fn hint_pod(pod: &PodInfo, old: Option<&PodInfo>, new: Option<&PodInfo>) -> QueueingHint {
+        let unassigned = |p: Option<&PodInfo>| p.is_some_and(|p| p.pod.spec.node_name.is_empty());
+        if unassigned(new) || unassigned(old) {
+            // An unscheduled pod cannot make the target pod schedulable.
+            return QueueingHint::Skip;
+        }
+        let terms = &pod.required_affinity;
+        let anti_terms = &pod.required_anti_affinity;
+        match (old, new) {
+            // Updated: it now matches the affinity, or no longer matches the anti-affinity.
+            (Some(o), Some(n)) => {
+                if !matches_all_unmerged(terms, o) && matches_all_unmerged(terms, n) {
+                    return QueueingHint::Queue;
+                }
+                if matches_all_unmerged(anti_terms, o) && !matches_all_unmerged(anti_terms, n) {
+                    return QueueingHint::Queue;
+                }
+                QueueingHint::Skip
+            }
+            // Added: it matches the affinity.
+            (None, Some(n)) => {
+                if matches_all_unmerged(terms, n) {
+                    QueueingHint::Queue
+                } else {
+                    QueueingHint::Skip
+                }
+            }
+            // Deleted: it matched the anti-affinity.
+            (Some(o), None) => {
+                if matches_all_unmerged(anti_terms, o) {
+                    QueueingHint::Queue
+                } else {
+                    QueueingHint::Skip
+                }
+            }
+            // Upstream's type assertion fails and it queues.
+            (None, None) => QueueingHint::Queue,
+        }
+    }
+
+    /// `isSchedulableAfterNodeChange` (the fine-grained version of v1.32+).
+    fn hint_node(pod: &PodInfo, old: Option<&Node>, new: Option<&Node>) -> QueueingHint {
+        let Some(new) = new else {
+            return QueueingHint::Queue;
+        };
+        let new_labels = &new.metadata.labels;
+        for t in &pod.required_affinity {
+            let key = &t.topology_key;
+            match old {
+                // A node added with the affinity's topology key.
+                None => {
+                    if new_labels.contains_key(key) {
+                        return QueueingHint::Queue;
+                    }
+                }
+                Some(old) => {
+                    let (o, n) = (old.metadata.labels.get(key), new_labels.get(key));
+                    match (o, n) {
+                        // The key appeared, or its value changed.
+                        (None, Some(_)) => return QueueingHint::Queue,
+                        (Some(a), Some(b)) if a != b => return QueueingHint::Queue,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        for t in &pod.required_anti_affinity {
+            let key = &t.topology_key;
+            match old {
+                // Any new node may be outside the repelling domains.
+                None => return QueueingHint::Queue,
+                Some(old) => {
+                    let (o, n) = (old.metadata.labels.get(key), new_labels.get(key));
+                    match (o, n) {
+                        // The key disappeared, or its value changed.
+                        (Some(_), None) => return QueueingHint::Queue,
+                        (Some(a), Some(b)) if a != b => return QueueingHint::Queue,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        QueueingHint::Skip
+    }
+}
+
+impl EnqueueExtensions for InterPodAffinity {
+    fn events(&self) -> &'static [ClusterEventKind] {
+        &[
+            ClusterEventKind::AssignedPodAdd,
+            ClusterEventKind::AssignedPodUpdate,
+            ClusterEventKind::AssignedPodDelete,
+            ClusterEventKind::NodeAdd,
+            ClusterEventKind::NodeUpdate,
+        ]
+    }
+
+    fn hint(
+        &self,
+        pod: &PodInfo,
+        _kind: ClusterEventKind,
+        objects: &ClusterEventObjects<'_>,
+    ) -> QueueingHint {
+        match objects {
+            ClusterEventObjects::Pod { old, new } => Self::hint_pod(pod, *old, *new),
+            ClusterEventObjects::Node { old, new } => Self::hint_node(pod, *old, *new),
+            ClusterEventObjects::None => QueueingHint::Queue,
+        }
     }
 }
