@@ -10,11 +10,17 @@
 //! handed to the engine through [`ksim_engine::EventSource`]; nothing loads a whole trace.
 //! Bad input is an error naming file, line and field, never a panic or a silent drop.
 pub mod check;
+pub mod csv_trace;
 pub mod error;
+pub mod generator;
 pub mod io;
+pub mod merge;
 pub mod native;
 pub mod nodes;
+pub mod scenario;
 
 pub use error::{Location, TraceError};
+pub use merge::{BoxedSource, MergedSource};
 pub use native::{NativeReader, NativeWriter};
 pub use nodes::{load_nodes, write_nodes};
+pub use scenario::{load_scenario, open_trace, parse_scenario, Scenario, ScenarioPlan};

@@ -1,0 +1,469 @@
+//! Scenario files (YAML or JSON): everything one run needs, turned into a [`ScenarioPlan`] the
+//! engine can run.
+//!
+//! ```yaml
+//! name: web-capacity            # required
+//! description: optional text
+//! seed: 42                      # default 0; every random stream derives from it
+//! horizon: 24h                  # optional: the run stops after this instant
+//! cluster:
+//!   nodesFiles: [nodes.yaml]    # Kubernetes node Lists (kubectl get nodes -o yaml)
+//!   pools:                      # template × count; names <pool>-<i>, i from 0
+//!     - name: cpu
+//!       count: 10
+//!       template: {metadata: {labels: {zone: a}}, status: {capacity: {cpu: "8", memory: 32Gi, pods: "110"}}}
+//! workload:
+//!   traces: [trace.jsonl, big.csv.gz]   # native JSON Lines or compact CSV (by name)
+//!   generators: [...]                    # see crate::generator
+//! scheduler:                    # optional; default: the default profile
+//!   configFile: sched.yaml      # a KubeSchedulerConfiguration file, or
+//!   config: {profiles: [...]}   # the same inline (not both)
+//! costs:                        # optional: ksim_engine::CostModels, camelCase
+//!   schedulingCycle: {base: 1ms, perNode: 10us}
+//!   bindLatency: 50ms
+//! queue:                        # optional
+//!   backoffFlushPeriod: 1s
+//!   leftoverFlushPeriod: 30s
+//!   maxInUnschedulable: 5m
+//! onNodeRemoval: failAndRecreateOwned   # or fail, keepBound
+//! output: results/web-capacity # optional output directory
+//! ```
+//!
+//! Relative paths resolve against the scenario file's folder. Unknown fields are errors, and
+//! errors name the field path (`scenario.yaml: workload.generators[0].arrival: unknown variant
+//! ...`). Pool nodes get the labels `ksim.io/pool: <pool>` and `kubernetes.io/hostname: <name>`
+//! (as a kubelet sets it). Node names must be unique across pools and files.
+//!
+//! The events of all traces and generators are merged by [`MergedSource`] on (time, source
+//! index, sequence): traces first in the order listed, then generators in the order listed.
+
+use std::path::{Path, PathBuf};
+
+use ksim_api::config::KubeSchedulerConfiguration;
+use ksim_api::load::{flatten_items, parse_documents};
+use ksim_api::Node;
+use ksim_engine::config::OnNodeRemoval;
+use ksim_engine::{CostModels, EngineConfig, SimDuration, SimTime};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::csv_trace::CsvReader;
+use crate::error::{join_path, TraceError};
+use crate::generator::{Generator, GeneratorSpec};
+use crate::io::{display_name, is_csv, read_text};
+use crate::merge::{BoxedSource, MergedSource};
+use crate::native::{decode_node, NativeReader};
+use crate::nodes::load_nodes;
+
+/// A scenario file as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub horizon: Option<SimDuration>,
+    #[serde(default)]
+    pub cluster: ClusterSpec,
+    #[serde(default)]
+    pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub scheduler: Option<SchedulerSpec>,
+    #[serde(default)]
+    pub costs: Option<CostModels>,
+    #[serde(default)]
+    pub queue: QueueSpec,
+    #[serde(default)]
+    pub on_node_removal: Option<OnNodeRemoval>,
+    #[serde(default)]
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterSpec {
+    #[serde(default)]
+    pub nodes_files: Vec<String>,
+    #[serde(default)]
+    pub pools: Vec<NodePool>,
+}
+
+/// `count` nodes made from one template.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodePool {
+    pub name: String,
+    pub count: u32,
+    /// A Node object; its name is replaced by `<pool>-<i>`.
+    pub template: Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkloadSpec {
+    #[serde(default)]
+    pub traces: Vec<String>,
+    #[serde(default)]
+    pub generators: Vec<GeneratorSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SchedulerSpec {
+    #[serde(default)]
+    pub config_file: Option<String>,
+    #[serde(default)]
+    pub config: Option<Value>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueueSpec {
+    #[serde(default)]
+    pub backoff_flush_period: Option<SimDuration>,
+    #[serde(default)]
+    pub leftover_flush_period: Option<SimDuration>,
+    #[serde(default)]
+    pub max_in_unschedulable: Option<SimDuration>,
+}
+
+/// What the CLI hands the engine: a scenario with its files read and its sources open.
+pub struct ScenarioPlan {
+    pub name: String,
+    /// The scenario file (or `<inline>`).
+    pub source: String,
+    pub engine: EngineConfig,
+    pub scheduler: KubeSchedulerConfiguration,
+    /// The nodes present at time 0: files first, in order, then pools.
+    pub nodes: Vec<Node>,
+    /// All traces and generators, merged in time order.
+    pub events: MergedSource,
+    /// Resolved output directory, when the scenario names one.
+    pub output_dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for ScenarioPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScenarioPlan")
+            .field("name", &self.name)
+            .field("engine", &self.engine)
+            .field("nodes", &self.nodes.len())
+            .field("sources", &self.events.len())
+            .field("output_dir", &self.output_dir)
+            .finish()
+    }
+}
+
+/// Parses scenario text (YAML or JSON); `source` names the file in errors.
+pub fn parse_scenario(source: &str, text: &str) -> Result<Scenario, TraceError> {
+    let docs = parse_documents(source, text)
+        .map_err(|e| TraceError::at_field(source, "", e.to_string()))?;
+    let [doc] = <[Value; 1]>::try_from(docs).map_err(|d| {
+        TraceError::at_field(
+            source,
+            "",
+            format!("expected exactly one YAML document, found {}", d.len()),
+        )
+    })?;
+    serde_path_to_error::deserialize::<_, Scenario>(&doc).map_err(|e| {
+        let path = e.path().to_string();
+        TraceError::at_field(
+            source,
+            if path == "." { String::new() } else { path },
+            e.inner().to_string(),
+        )
+    })
+}
+
+/// Reads a scenario file and builds its plan.
+pub fn load_scenario(path: &Path) -> Result<ScenarioPlan, TraceError> {
+    let text = read_text(path)?;
+    let name = display_name(path);
+    let scenario = parse_scenario(&name, &text)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    scenario.plan(&name, base)
+}
+
+/// Opens a trace file as a source: CSV when named `*.csv`/`*.csv.gz`, JSON Lines otherwise.
+pub fn open_trace(path: &Path) -> Result<BoxedSource, TraceError> {
+    if is_csv(path) {
+        Ok(Box::new(CsvReader::open(path)?))
+    } else {
+        Ok(Box::new(NativeReader::open(path)?))
+    }
+}
+
+/// Builds the nodes of a pool.
+pub fn pool_nodes(pool: &NodePool, path: &str) -> Result<Vec<Node>, (String, String)> {
+    if pool.name.is_empty() {
+        return Err((join_path(path, "name"), "required".into()));
+    }
+    let mut template = pool.template.clone();
+    // The template is nameless; name it so decoding and checks pass, then rename per node.
+    if let Some(m) = template.as_object_mut() {
+        let meta = m
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(
+                "name".into(),
+                Value::String(format!("{}-template", pool.name)),
+            );
+        }
+    }
+    let node = decode_node(&template, &join_path(path, "template"))?;
+    let mut out = Vec::with_capacity(pool.count as usize);
+    for i in 0..pool.count {
+        let mut n = node.clone();
+        let name = format!("{}-{i}", pool.name);
+        n.metadata
+            .labels
+            .insert("ksim.io/pool".into(), pool.name.clone());
+        n.metadata
+            .labels
+            .insert("kubernetes.io/hostname".into(), name.clone());
+        n.metadata.uid = format!("uid-node-{name}");
+        n.metadata.name = name;
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// Reads a KubeSchedulerConfiguration file (YAML or JSON).
+pub fn load_scheduler_config(path: &Path) -> Result<KubeSchedulerConfiguration, TraceError> {
+    let name = display_name(path);
+    let text = read_text(path)?;
+    let docs = parse_documents(&name, &text)
+        .map_err(|e| TraceError::at_field(&name, "", e.to_string()))?;
+    let items = flatten_items(docs);
+    let [doc] = <[Value; 1]>::try_from(items).map_err(|d| {
+        TraceError::at_field(
+            &name,
+            "",
+            format!(
+                "expected one KubeSchedulerConfiguration, found {} documents",
+                d.len()
+            ),
+        )
+    })?;
+    scheduler_config_from_value(&name, "", &doc)
+}
+
+fn scheduler_config_from_value(
+    source: &str,
+    prefix: &str,
+    v: &Value,
+) -> Result<KubeSchedulerConfiguration, TraceError> {
+    let cfg: KubeSchedulerConfiguration =
+        ksim_api::load::decode(source, v).map_err(|e| match e {
+            ksim_api::load::LoadError::Field { path, message, .. } => {
+                TraceError::at_field(source, join_path(prefix, &path), message)
+            }
+            other => TraceError::at_field(source, prefix, other.to_string()),
+        })?;
+    cfg.validate()
+        .map_err(|m| TraceError::at_field(source, prefix, m))?;
+    Ok(cfg)
+}
+
+impl Scenario {
+    /// Reads the files the scenario names (relative to `base`), opens its traces and builds its
+    /// generators. Call again for a fresh plan (e.g. one per run of a sweep).
+    pub fn plan(&self, source: &str, base: &Path) -> Result<ScenarioPlan, TraceError> {
+        if self.name.is_empty() {
+            return Err(TraceError::at_field(source, "name", "required"));
+        }
+        let resolve = |p: &str| -> PathBuf {
+            let p = Path::new(p);
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                base.join(p)
+            }
+        };
+        let horizon = self.horizon.map(|d| SimTime(d.0));
+        let mut engine = EngineConfig {
+            seed: self.seed,
+            horizon,
+            ..EngineConfig::default()
+        };
+        if let Some(c) = self.costs {
+            engine.costs = c;
+        }
+        if let Some(o) = self.on_node_removal {
+            engine.on_node_removal = o;
+        }
+        if let Some(d) = self.queue.backoff_flush_period {
+            engine.backoff_flush_period = d;
+        }
+        if let Some(d) = self.queue.leftover_flush_period {
+            engine.leftover_flush_period = d;
+        }
+        if let Some(d) = self.queue.max_in_unschedulable {
+            engine.max_in_unschedulable = d;
+        }
+
+        let scheduler = match &self.scheduler {
+            None => KubeSchedulerConfiguration::default(),
+            Some(SchedulerSpec {
+                config_file: Some(_),
+                config: Some(_),
+            }) => {
+                return Err(TraceError::at_field(
+                    source,
+                    "scheduler",
+                    "give configFile or config, not both",
+                ))
+            }
+            Some(SchedulerSpec {
+                config_file: Some(f),
+                ..
+            }) => load_scheduler_config(&resolve(f))?,
+            Some(SchedulerSpec {
+                config: Some(v), ..
+            }) => scheduler_config_from_value(source, "scheduler.config", v)?,
+            Some(_) => KubeSchedulerConfiguration::default(),
+        };
+
+        let mut nodes = Vec::new();
+        for f in &self.cluster.nodes_files {
+            nodes.extend(load_nodes(&resolve(f))?);
+        }
+        for (i, pool) in self.cluster.pools.iter().enumerate() {
+            let path = format!("cluster.pools[{i}]");
+            nodes.extend(
+                pool_nodes(pool, &path).map_err(|(f, m)| TraceError::at_field(source, f, m))?,
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for n in &nodes {
+            if !seen.insert(n.metadata.name.as_str()) {
+                return Err(TraceError::at_field(
+                    source,
+                    "cluster",
+                    format!(
+                        "node name {:?} appears twice across pools and nodes files",
+                        n.metadata.name
+                    ),
+                ));
+            }
+        }
+
+        let mut sources: Vec<BoxedSource> = Vec::new();
+        for t in &self.workload.traces {
+            sources.push(open_trace(&resolve(t))?);
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for (i, g) in self.workload.generators.iter().enumerate() {
+            let path = format!("workload.generators[{i}]");
+            if !names.insert(g.name.clone()) {
+                return Err(TraceError::at_field(
+                    source,
+                    join_path(&path, "name"),
+                    format!("generator name {:?} is used twice", g.name),
+                ));
+            }
+            let gen = Generator::new(g.clone(), self.seed, horizon, &path)
+                .map_err(|(f, m)| TraceError::at_field(source, f, m))?;
+            sources.push(Box::new(gen));
+        }
+
+        Ok(ScenarioPlan {
+            name: self.name.clone(),
+            source: source.to_string(),
+            engine,
+            scheduler,
+            nodes,
+            events: MergedSource::new(sources),
+            output_dir: self.output.as_deref().map(resolve),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ksim_engine::EventSource;
+
+    #[test]
+    fn unknown_fields_and_bad_values_name_the_path() {
+        let cases = [
+            ("name: x\ncolour: red\n", "s.yaml: colour: unknown field"),
+            ("name: x\ncluster: {pools: [{name: a, count: 1, templat: {}}]}\n", "s.yaml: cluster.pools[0].templat: unknown field"),
+            ("name: x\nworkload: {generators: [{name: g, arrival: {sometimes: 1}, shapes: [{}]}]}\n", "s.yaml: workload.generators[0].arrival: unknown variant"),
+            ("name: x\nhorizon: soon\n", "s.yaml: horizon: invalid duration"),
+            ("name: x\ncosts: {bindLatency: -1s}\n", "s.yaml: costs.bindLatency: negative duration"),
+            ("name: x\nseed: -3\n", "s.yaml: seed: invalid value"),
+            ("seed: 1\n", "s.yaml: missing field `name`"),
+        ];
+        for (y, want) in cases {
+            let err = parse_scenario("s.yaml", y).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{y}\n got {err}\nwant {want}");
+        }
+    }
+
+    #[test]
+    fn plan_errors_name_the_field() {
+        let cases = [
+            ("name: x\ncluster: {pools: [{name: a, count: 2, template: {status: {capacity: {cpu: lots}}}}]}\n", "s.yaml: cluster.pools[0].template.status.capacity.cpu: quantity \"lots\""),
+            ("name: x\nworkload: {generators: [{name: g, arrival: {interval: 1s}, shapes: [{}]}]}\n", "s.yaml: workload.generators[0].count: a generator needs a count"),
+            ("name: x\nscheduler: {config: {percentageOfNodesToScore: 200}}\n", "s.yaml: scheduler.config: percentageOfNodesToScore"),
+            ("name: x\ncluster: {nodesFiles: [missing.yaml]}\n", "./missing.yaml: "),
+        ];
+        for (y, want) in cases {
+            let s = parse_scenario("s.yaml", y).unwrap();
+            let err = s.plan("s.yaml", Path::new(".")).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{y}\n got {err}\nwant {want}");
+        }
+    }
+
+    #[test]
+    fn plans_pools_generators_and_traces() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("trace.jsonl"),
+            "{\"at\": 0, \"kind\": \"CreatePod\", \"pod\": {\"metadata\": {\"name\": \"t0\"}}}\n{\"at\": 5, \"kind\": \"DeletePod\", \"name\": \"t0\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("nodes.yaml"),
+            "kind: List\nitems:\n- metadata: {name: big}\n  status: {capacity: {cpu: '64'}}\n",
+        )
+        .unwrap();
+        let yaml = "name: demo\nseed: 3\nhorizon: 10s\ncluster:\n  nodesFiles: [nodes.yaml]\n  pools:\n    - {name: cpu, count: 3, template: {status: {capacity: {cpu: '8', memory: 32Gi}}}}\nworkload:\n  traces: [trace.jsonl]\n  generators:\n    - {name: g, arrival: {interval: 5s}, shapes: [{requests: {cpu: '1'}}]}\nqueue: {maxInUnschedulable: 1m}\noutput: out\n";
+        let path = dir.path().join("scenario.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        let mut plan = load_scenario(&path).unwrap();
+        assert_eq!(plan.name, "demo");
+        assert_eq!(plan.engine.seed, 3);
+        assert_eq!(plan.engine.horizon, Some(SimTime::from_secs(10)));
+        assert_eq!(plan.engine.max_in_unschedulable, SimDuration::from_secs(60));
+        let names: Vec<_> = plan.nodes.iter().map(|n| n.metadata.name.clone()).collect();
+        assert_eq!(names, ["big", "cpu-0", "cpu-1", "cpu-2"]);
+        assert_eq!(plan.nodes[2].metadata.labels["ksim.io/pool"], "cpu");
+        assert_eq!(
+            plan.nodes[2].metadata.labels["kubernetes.io/hostname"],
+            "cpu-1"
+        );
+        assert_eq!(plan.nodes[2].status.allocatable["cpu"].milli_value(), 8000);
+        assert_eq!(plan.output_dir, Some(dir.path().join("out")));
+        let mut seen = Vec::new();
+        while let Some(e) = plan.events.next_event().unwrap() {
+            seen.push((e.at.whole_secs(), e.event.kind()));
+        }
+        // Trace (source 0) before generator (source 1) at equal times.
+        assert_eq!(
+            seen,
+            [
+                (0, "CreatePod"),
+                (0, "CreatePod"),
+                (5, "DeletePod"),
+                (5, "CreatePod"),
+                (10, "CreatePod")
+            ]
+        );
+    }
+}
