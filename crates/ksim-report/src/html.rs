@@ -1,0 +1,260 @@
+//! `report.html`: one self-contained page (inline CSS, plots inlined as SVG, no external
+//! assets): headline figures, plots, unschedulable reasons, the longest-pending pods.
+
+use std::fmt::Write as _;
+
+use ksim_engine::record::Outcome;
+
+use crate::fmt::{count, opt_pct, opt_secs, secs};
+use crate::plots::PlotSet;
+use crate::recorder::Recorder;
+use crate::summary::{waited, ReasonCount, Summary};
+
+/// Rows of the pending-pods and reasons tables.
+pub const TOP_ROWS: usize = 25;
+
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = r#"
+body { font-family: -apple-system, "Segoe UI", "DejaVu Sans", Helvetica, Arial, sans-serif;
+       margin: 0 auto; max-width: 1040px; padding: 24px; color: #222; background: #fafafa; }
+h1 { margin: 0 0 4px 0; font-size: 26px; }
+h2 { margin: 32px 0 10px 0; font-size: 19px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+.sub { color: #666; margin-bottom: 18px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr)); gap: 10px; }
+.card { background: #fff; border: 1px solid #e2e2e2; border-radius: 6px; padding: 10px 12px; }
+.card .v { font-size: 22px; font-weight: 600; }
+.card .k { color: #666; font-size: 13px; }
+.card .d { color: #888; font-size: 12px; margin-top: 2px; }
+figure { margin: 14px 0; background: #fff; border: 1px solid #e2e2e2; border-radius: 6px; padding: 6px; }
+figure svg { width: 100%; height: auto; display: block; }
+table { border-collapse: collapse; width: 100%; background: #fff; font-size: 13px; }
+th, td { border: 1px solid #e2e2e2; padding: 5px 8px; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.pod { white-space: nowrap; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.note { color: #777; font-size: 12px; }
+"#;
+
+fn card(html: &mut String, key: &str, value: &str, detail: &str) {
+    let _ = write!(
+        html,
+        r#"<div class="card"><div class="k">{}</div><div class="v">{}</div><div class="d">{}</div></div>"#,
+        escape(key),
+        escape(value),
+        escape(detail)
+    );
+}
+
+fn reasons_table(html: &mut String, rows: &[ReasonCount], what: &str) {
+    if rows.is_empty() {
+        html.push_str("<p class=\"note\">No pod had a failed scheduling attempt.</p>");
+        return;
+    }
+    let _ = write!(
+        html,
+        "<table><tr><th>{}</th><th>pods</th></tr>",
+        escape(what)
+    );
+    for r in rows.iter().take(TOP_ROWS) {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td class=\"n\">{}</td></tr>",
+            escape(&r.reason),
+            r.pods
+        );
+    }
+    html.push_str("</table>");
+    if rows.len() > TOP_ROWS {
+        let _ = write!(
+            html,
+            "<p class=\"note\">{} more rows in summary.json.</p>",
+            rows.len() - TOP_ROWS
+        );
+    }
+}
+
+pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
+    let mut h = String::with_capacity(64 * 1024 + plots.utilization.len() * 3);
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    h.push_str("<title>ksim run report</title><style>");
+    h.push_str(STYLE);
+    h.push_str("</style></head><body>\n");
+    h.push_str("<h1>ksim run report</h1>");
+    let _ = write!(
+        h,
+        "<div class=\"sub\">Horizon {} s · {} nodes at end ({} added, {} removed) · {} pods created · {} scheduling attempts</div>",
+        secs(s.horizon_s),
+        s.nodes.at_end,
+        s.nodes.added,
+        s.nodes.removed,
+        count(s.pods.created),
+        count(s.attempts.total)
+    );
+
+    // Headline figures.
+    h.push_str("<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">");
+    let p = &s.pods;
+    card(
+        &mut h,
+        "Scheduled",
+        &opt_pct(s.scheduled_share),
+        &format!("{} of {} pods", count(p.scheduled), count(p.created)),
+    );
+    card(
+        &mut h,
+        "Pending at end",
+        &count(p.pending_at_end),
+        &format!(
+            "peak {} at {} s",
+            s.pending_pods.peak,
+            secs(s.pending_pods.peak_at_s)
+        ),
+    );
+    card(
+        &mut h,
+        "Latency p50",
+        &opt_secs(s.latency_s.p50),
+        "scheduled − created",
+    );
+    card(
+        &mut h,
+        "Latency p99",
+        &opt_secs(s.latency_s.p99),
+        &format!(
+            "p90 {} · max {}",
+            opt_secs(s.latency_s.p90),
+            opt_secs(s.latency_s.max)
+        ),
+    );
+    card(
+        &mut h,
+        "Attempts per pod",
+        &s.attempts
+            .mean_per_pod
+            .map(|m| format!("{m:.2}"))
+            .unwrap_or_else(|| "–".into()),
+        &format!(
+            "{} in all · max {}",
+            count(s.attempts.total),
+            s.attempts.max_per_pod
+        ),
+    );
+    card(
+        &mut h,
+        "Preempted pods",
+        &count(s.preemptions.preempted_pods),
+        &format!("{} nominations", s.preemptions.nominations),
+    );
+    for (name, u) in &s.utilization {
+        card(
+            &mut h,
+            &format!("{name} utilization"),
+            &opt_pct(u.mean),
+            &format!("time-weighted mean · peak {}", opt_pct(u.peak)),
+        );
+    }
+    match &s.fragmentation {
+        Some(f) => card(
+            &mut h,
+            "Fragmentation",
+            &opt_pct(f.share),
+            &format!(
+                "free cpu where the median pending pod ({}) does not fit",
+                f.median_pending_pod
+            ),
+        ),
+        None => card(&mut h, "Fragmentation", "–", "nothing pending at the end"),
+    }
+    h.push_str("</div>");
+    let o = &p.by_outcome;
+    let _ = write!(
+        h,
+        "<h2>Outcomes</h2><table><tr><th>running</th><th>succeeded</th><th>deleted</th><th>pending</th><th>preempted</th><th>failed</th></tr>\
+         <tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr></table>",
+        o.running, o.succeeded, o.deleted, o.pending, o.preempted, o.failed
+    );
+    h.push_str("</section>\n");
+
+    // Plots.
+    h.push_str("<section id=\"plots\"><h2>Over time</h2>");
+    for (id, svg) in [
+        ("plot-utilization", &plots.utilization),
+        ("plot-pending", &plots.pending),
+        ("plot-latency", &plots.latency_cdf),
+    ] {
+        let _ = write!(h, "<figure id=\"{id}\">{svg}</figure>");
+    }
+    let _ = write!(
+        h,
+        "<p class=\"note\">Samples every {} s; the light line shows the highest pending count reached between samples.</p>",
+        secs(s.grid_step_s)
+    );
+    h.push_str("</section>\n");
+
+    // Unschedulable reasons.
+    h.push_str("<section id=\"reasons\"><h2>Unschedulable reasons</h2>");
+    h.push_str(
+        "<p class=\"note\">Each pod counted once per reason in its last failure message.</p>",
+    );
+    reasons_table(&mut h, &s.unschedulable_reason_parts, "reason");
+    h.push_str("<h2>Last failure messages</h2>");
+    reasons_table(&mut h, &s.unschedulable_reasons, "message");
+    h.push_str("</section>\n");
+
+    // Longest-pending pods.
+    let horizon = rec.horizon();
+    let mut pending: Vec<(usize, &crate::recorder::PodRow)> = rec
+        .pods
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.outcome() == Outcome::Pending)
+        .collect();
+    pending.sort_by_key(|(i, p)| (p.created, *i));
+    h.push_str("<section id=\"pending\"><h2>Pods pending at the end</h2>");
+    if pending.is_empty() {
+        h.push_str("<p class=\"note\">None.</p>");
+    } else {
+        h.push_str("<table><tr><th>pod</th><th>priority</th><th>created (s)</th><th>waited (s)</th><th>attempts</th><th>last reason</th></tr>");
+        for (_, p) in pending.iter().take(TOP_ROWS) {
+            let _ = write!(
+                h,
+                "<tr><td class=\"pod\">{}/{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                escape(&p.namespace),
+                escape(&p.name),
+                p.priority,
+                p.created.secs_string(),
+                waited(p.created, horizon).secs_string(),
+                p.attempts,
+                escape(p.last_reason.as_deref().unwrap_or(""))
+            );
+        }
+        h.push_str("</table>");
+        if pending.len() > TOP_ROWS {
+            let _ = write!(
+                h,
+                "<p class=\"note\">{} pods pending in all; the longest-waiting {} are shown (pods.csv has them all).</p>",
+                pending.len(),
+                TOP_ROWS
+            );
+        }
+    }
+    h.push_str("</section>\n");
+    h.push_str("<p class=\"note\">Latency percentiles use the nearest-rank method. Utilization is requested ÷ allocatable over bound pods, time-weighted. Files: pods.csv, placements.csv, utilization.csv, summary.json.</p>");
+    h.push_str("</body></html>\n");
+    h
+}

@@ -1,0 +1,46 @@
+//! # ksim-report
+//!
+//! The outputs of a run, rendered from the engine's [`Record`](ksim_engine::Record)s alone, so a
+//! saved event log re-renders without re-running.
+//!
+//! Lifecycle: make a [`Recorder`] ([`Recorder::to_dir`] streams `placements.csv` as attempts
+//! come; [`Recorder::in_memory`] buffers it), hand it to the engine as its observer (optionally
+//! beside an [`EventLogWriter`]), then call [`Recorder::write_outputs`] with the run directory:
+//!
+//! | file | what |
+//! |---|---|
+//! | `pods.csv` | one row per `PodCreated`, in creation order (see [`PODS_HEADER`]) |
+//! | `placements.csv` | every scheduling attempt, in order ([`PLACEMENTS_HEADER`]) |
+//! | `utilization.csv` | requested/allocatable per resource, per pool and cluster-wide, running and pending pods, on a grid of at most 2,001 samples ([`utilization`] module doc has the rule) |
+//! | `summary.json` | headline figures ([`Summary`]; its module doc has every definition) |
+//! | `utilization.{svg,png}`, `pending.{svg,png}`, `latency_cdf.{svg,png}` | plots |
+//! | `report.html` | one self-contained page: summary, plots, reasons, pending pods |
+//!
+//! [`summary_table`] is the terminal table printed after a run; [`render_event_log`] re-renders
+//! a run directory from an event log; [`compare`] reads several runs' `summary.json` back into a
+//! comparison table.
+//!
+//! **Architecture invariant:** the same records give byte-identical `pods.csv`,
+//! `placements.csv`, `utilization.csv` and `summary.json`: times are integer microseconds printed
+//! as decimal seconds, floats are rounded to 6 decimals, and every map is ordered.
+
+pub mod compare;
+mod error;
+pub mod eventlog;
+mod fmt;
+mod html;
+mod outputs;
+mod plots;
+mod recorder;
+pub mod summary;
+mod table;
+pub mod utilization;
+
+pub use compare::Comparison;
+pub use error::ReportError;
+pub use eventlog::{render_event_log, EventLogReader, EventLogWriter};
+pub use outputs::{OUTPUT_FILES, PODS_HEADER};
+pub use recorder::{Recorder, PLACEMENTS_HEADER};
+pub use summary::Summary;
+pub use table::summary_table;
+pub use utilization::{ReportOptions, UTILIZATION_HEADER};

@@ -1,0 +1,112 @@
+//! [`Recorder::write_outputs`]: every file of a run directory.
+
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::path::Path;
+
+use crate::error::ReportError;
+use crate::recorder::{secs, Recorder};
+use crate::summary::{self, Summary};
+use crate::utilization::{sweep, UTILIZATION_HEADER};
+use crate::{html, plots};
+
+/// Header of `pods.csv`.
+pub const PODS_HEADER: [&str; 13] = [
+    "namespace",
+    "name",
+    "priority",
+    "created_s",
+    "first_attempt_s",
+    "scheduled_s",
+    "bound_s",
+    "finished_s",
+    "attempts",
+    "node",
+    "outcome",
+    "preempted_by",
+    "last_reason",
+];
+
+/// The files [`Recorder::write_outputs`] writes, in the order it writes them.
+pub const OUTPUT_FILES: [&str; 11] = [
+    "placements.csv",
+    "pods.csv",
+    "utilization.csv",
+    "summary.json",
+    "utilization.svg",
+    "utilization.png",
+    "pending.svg",
+    "pending.png",
+    "latency_cdf.svg",
+    "latency_cdf.png",
+    "report.html",
+];
+
+impl Recorder {
+    /// Writes [`OUTPUT_FILES`] into `dir` (created if missing) and returns the summary.
+    ///
+    /// Pods not ended by a `PodEnded` are reported as running when bound, pending otherwise.
+    /// When the recorder was made with [`Recorder::to_dir`] for another directory, its
+    /// `placements.csv` is copied here.
+    pub fn write_outputs(&mut self, dir: &Path) -> Result<Summary, ReportError> {
+        fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, e))?;
+        self.finish_placements(dir)?;
+        self.write_pods_csv(&dir.join("pods.csv"))?;
+
+        let path = dir.join("utilization.csv");
+        let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
+        let mut w = csv::Writer::from_writer(BufWriter::new(file));
+        w.write_record(UTILIZATION_HEADER)
+            .map_err(|e| ReportError::csv(&path, e))?;
+        let sweep = sweep(self, Some(&mut w)).map_err(|e| ReportError::csv(&path, e))?;
+        w.flush().map_err(|e| ReportError::io(&path, e))?;
+
+        let summary = summary::compute(self, &sweep);
+        let path = dir.join("summary.json");
+        fs::write(&path, summary.to_json()).map_err(|e| ReportError::io(&path, e))?;
+
+        let plots = plots::render_all(self, &sweep, dir)?;
+        let path = dir.join("report.html");
+        fs::write(&path, html::render(&summary, self, &plots))
+            .map_err(|e| ReportError::io(&path, e))?;
+        Ok(summary)
+    }
+
+    /// The summary of what was recorded so far, without writing anything.
+    pub fn summary(&self) -> Result<Summary, ReportError> {
+        let sweep = sweep::<std::io::Sink>(self, None)
+            .map_err(|e| ReportError::csv("utilization.csv", e))?;
+        Ok(summary::compute(self, &sweep))
+    }
+
+    fn write_pods_csv(&self, path: &Path) -> Result<(), ReportError> {
+        let file = File::create(path).map_err(|e| ReportError::io(path, e))?;
+        let mut w = csv::Writer::from_writer(BufWriter::new(file));
+        let err = |e| ReportError::csv(path, e);
+        w.write_record(PODS_HEADER).map_err(err)?;
+        for p in &self.pods {
+            let node = p
+                .node
+                .and_then(|n| self.nodes.get(n as usize))
+                .map(|n| n.name.as_str())
+                .unwrap_or("");
+            w.write_record([
+                p.namespace.as_str(),
+                p.name.as_str(),
+                &p.priority.to_string(),
+                &p.created.secs_string(),
+                &secs(p.first_attempt),
+                &secs(p.scheduled),
+                &secs(p.bound),
+                &secs(p.finished),
+                &p.attempts.to_string(),
+                node,
+                p.outcome().as_str(),
+                p.preempted_by.as_str(),
+                p.last_reason.as_deref().unwrap_or(""),
+            ])
+            .map_err(err)?;
+        }
+        w.flush().map_err(|e| ReportError::io(path, e))
+    }
+}

@@ -1,0 +1,339 @@
+//! Plots (SVG and PNG) with plotters: utilization over time, pending pods over time, latency CDF.
+//!
+//! plotters is built without its `ttf` feature (which needs fontconfig/freetype on the machine);
+//! text is drawn with `ab_glyph` from DejaVu Sans shipped inside the `dejavu` crate, registered
+//! once as the "sans-serif" family, so PNGs render on a bare machine. SVGs carry text as `<text>`
+//! elements (the viewer's sans-serif font draws them); the registered font only sizes the layout.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor;
+use plotters::style::{register_font, FontStyle};
+
+use crate::error::ReportError;
+use crate::recorder::Recorder;
+use crate::summary::latencies;
+use crate::utilization::Sweep;
+
+pub(crate) const WIDTH: u32 = 960;
+pub(crate) const HEIGHT: u32 = 420;
+
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// The SVG text of each plot, for inlining into the HTML page.
+#[derive(Debug, Clone)]
+pub(crate) struct PlotSet {
+    pub utilization: String,
+    pub pending: String,
+    pub latency_cdf: String,
+}
+
+/// Registers the embedded font once per process.
+fn ensure_font() -> Result<(), ReportError> {
+    static FONT: OnceLock<bool> = OnceLock::new();
+    let ok = *FONT.get_or_init(|| {
+        let bytes = dejavu::sans::regular();
+        register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(ReportError::Plot {
+            name: "font".into(),
+            message: "the embedded DejaVu Sans font could not be loaded".into(),
+        })
+    }
+}
+
+/// A named, coloured line.
+type Series = (String, RGBColor, Vec<(f64, f64)>);
+
+/// One line chart: everything the three plots need.
+struct LineChart {
+    name: &'static str,
+    title: String,
+    x_desc: String,
+    y_desc: String,
+    x_max: f64,
+    y_max: f64,
+    series: Vec<Series>,
+    /// Shown in the middle when there is nothing to draw.
+    empty_note: Option<&'static str>,
+    /// The y axis counts things: no fractional ticks.
+    integer_y: bool,
+    legend: SeriesLabelPosition,
+}
+
+/// Tick labels without a useless ".0".
+fn tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        crate::fmt::secs(*v)
+    }
+}
+
+/// The time unit for the x axis, so a week-long run is not labelled in seconds.
+fn time_unit(horizon_s: f64) -> (f64, &'static str) {
+    if horizon_s <= 600.0 {
+        (1.0, "s")
+    } else if horizon_s <= 10.0 * 3600.0 {
+        (60.0, "min")
+    } else if horizon_s <= 10.0 * 86_400.0 {
+        (3600.0, "h")
+    } else {
+        (86_400.0, "d")
+    }
+}
+
+/// Step-shaped points: a sample's value holds until the next sample.
+fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (i, &(x, y)) in points.iter().enumerate() {
+        if i > 0 {
+            out.push((x, points[i - 1].1));
+        }
+        out.push((x, y));
+    }
+    out
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let x_max = if c.x_max > 0.0 && c.x_max.is_finite() {
+        c.x_max
+    } else {
+        1.0
+    };
+    let y_max = if c.y_max > 0.0 && c.y_max.is_finite() {
+        c.y_max
+    } else {
+        1.0
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&c.title, ("sans-serif", 22))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+        .map_err(e)?;
+    // Counts up to 10 get one tick per integer; larger ranges get round steps anyway.
+    let y_labels = if c.integer_y && y_max <= 11.0 {
+        y_max.floor() as usize + 1
+    } else {
+        10
+    };
+    chart
+        .configure_mesh()
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .y_labels(y_labels)
+        .x_desc(c.x_desc.as_str())
+        .y_desc(c.y_desc.as_str())
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(e)?;
+    for (label, color, pts) in &c.series {
+        let color = *color;
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .map_err(e)?
+            .label(label.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    if !c.series.is_empty() {
+        chart
+            .configure_series_labels()
+            .position(c.legend.clone())
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(e)?;
+    }
+    if let Some(note) = c.empty_note {
+        let (w, h) = root.dim_in_pixel();
+        let style = ("sans-serif", 20)
+            .into_font()
+            .color(&RGBColor(120, 120, 120))
+            .pos(text_anchor::Pos::new(
+                text_anchor::HPos::Center,
+                text_anchor::VPos::Center,
+            ));
+        root.draw_text(note, &style, (w as i32 / 2, h as i32 / 2))
+            .map_err(e)?;
+    }
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+fn render(c: &LineChart, dir: &Path) -> Result<String, ReportError> {
+    let err = |message: String| ReportError::Plot {
+        name: c.name.to_string(),
+        message,
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(root, c).map_err(err)?;
+    }
+    std::fs::write(dir.join(format!("{}.svg", c.name)), &svg)
+        .map_err(|e| ReportError::io(dir.join(format!("{}.svg", c.name)), e))?;
+    let png = dir.join(format!("{}.png", c.name));
+    {
+        let root = BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(root, c).map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// Writes the three plots as SVG and PNG into `dir` and returns the SVG texts.
+pub(crate) fn render_all(
+    rec: &Recorder,
+    sweep: &Sweep,
+    dir: &Path,
+) -> Result<PlotSet, ReportError> {
+    ensure_font()?;
+    let horizon_s = rec.horizon().as_secs_f64();
+    let (unit, unit_name) = time_unit(horizon_s);
+    let x_max = horizon_s / unit;
+    let t = |s: &crate::utilization::ClusterSample| s.at.as_secs_f64() / unit;
+
+    // Utilization: requested/allocatable per resource, in percent.
+    let mut series = Vec::new();
+    let mut y_max: f64 = 100.0;
+    for (c, name) in sweep.resources.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = sweep
+            .samples
+            .iter()
+            .filter(|s| s.allocatable[c] > 0)
+            .map(|s| {
+                (
+                    t(s),
+                    100.0 * s.requested[c] as f64 / s.allocatable[c] as f64,
+                )
+            })
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        y_max = pts.iter().map(|p| p.1).fold(y_max, f64::max);
+        series.push((
+            name.clone(),
+            PALETTE[series.len() % PALETTE.len()],
+            steps(&pts),
+        ));
+    }
+    let utilization = LineChart {
+        name: "utilization",
+        title: "Requested / allocatable, whole cluster".into(),
+        x_desc: format!("time ({unit_name})"),
+        y_desc: "% of allocatable".into(),
+        x_max,
+        // Headroom so the legend (upper right) does not hide the lines.
+        y_max: y_max * 1.05 + 8.0 * series.len() as f64,
+        empty_note: series.is_empty().then_some("no allocatable resources"),
+        integer_y: false,
+        legend: SeriesLabelPosition::UpperRight,
+        series,
+    };
+
+    // Pending pods: value at each sample, and the peak reached since the previous sample.
+    let pending_pts: Vec<(f64, f64)> = sweep
+        .samples
+        .iter()
+        .map(|s| (t(s), s.pending as f64))
+        .collect();
+    let peak_pts: Vec<(f64, f64)> = sweep
+        .samples
+        .iter()
+        .map(|s| (t(s), s.pending_peak as f64))
+        .collect();
+    let running_pts: Vec<(f64, f64)> = sweep
+        .samples
+        .iter()
+        .map(|s| (t(s), s.running as f64))
+        .collect();
+    let y_max = peak_pts
+        .iter()
+        .chain(&running_pts)
+        .map(|p| p.1)
+        .fold(1.0, f64::max);
+    let pending = LineChart {
+        name: "pending",
+        title: "Pending and running pods".into(),
+        x_desc: format!("time ({unit_name})"),
+        y_desc: "pods".into(),
+        x_max,
+        y_max: y_max * 1.4,
+        empty_note: None,
+        integer_y: true,
+        legend: SeriesLabelPosition::UpperRight,
+        series: vec![
+            (
+                "pending (peak since previous sample)".into(),
+                RGBColor(250, 180, 170),
+                steps(&peak_pts),
+            ),
+            ("pending".into(), PALETTE[3], steps(&pending_pts)),
+            ("running".into(), PALETTE[0], steps(&running_pts)),
+        ],
+    };
+
+    // Latency CDF, thinned to at most 2,000 points (each an exact point of the CDF).
+    let lat = latencies(rec);
+    let n = lat.len();
+    let mut cdf = Vec::new();
+    if n > 0 {
+        let m = n.min(2000);
+        cdf.push((lat[0] as f64 / 1e6, 0.0));
+        let mut prev_y = 0.0;
+        for j in 1..=m {
+            let idx = (j * n).div_ceil(m) - 1;
+            let x = lat[idx] as f64 / 1e6;
+            let y = (idx + 1) as f64 / n as f64;
+            cdf.push((x, prev_y));
+            cdf.push((x, y));
+            prev_y = y;
+        }
+    }
+    let lat_max = lat.last().map(|&v| v as f64 / 1e6).unwrap_or(0.0);
+    let latency_cdf = LineChart {
+        name: "latency_cdf",
+        title: "Scheduling latency (scheduled − created), CDF".into(),
+        x_desc: "latency (s)".into(),
+        y_desc: "share of scheduled pods".into(),
+        x_max: if lat_max > 0.0 { lat_max * 1.05 } else { 1.0 },
+        y_max: 1.02,
+        empty_note: (n == 0).then_some("no pod was scheduled"),
+        integer_y: false,
+        // A CDF ends high on the right: its lower right corner is free.
+        legend: SeriesLabelPosition::LowerRight,
+        series: if n > 0 {
+            vec![(format!("{n} scheduled pods"), PALETTE[0], cdf)]
+        } else {
+            Vec::new()
+        },
+    };
+
+    Ok(PlotSet {
+        utilization: render(&utilization, dir)?,
+        pending: render(&pending, dir)?,
+        latency_cdf: render(&latency_cdf, dir)?,
+    })
+}
