@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::defaults::{default_node, default_pod};
+use ksim_api::storage;
 use ksim_api::{Namespace, Node, Pod, PodDisruptionBudget, Service, WorkloadSet};
 use ksim_scheduler::framework::{
     build_framework, CycleState, NodeToStatus, NominatedPods, PostFilterContext, Registry,
@@ -37,6 +38,13 @@ struct Input {
     stateful_sets: Vec<WorkloadSet>,
     pdbs: Vec<PodDisruptionBudget>,
     namespaces: Vec<Namespace>,
+    persistent_volumes: Vec<storage::PersistentVolume>,
+    persistent_volume_claims: Vec<storage::PersistentVolumeClaim>,
+    storage_classes: Vec<storage::StorageClass>,
+    csi_nodes: Vec<storage::CsiNode>,
+    csi_drivers: Vec<storage::CsiDriver>,
+    csi_storage_capacities: Vec<storage::CsiStorageCapacity>,
+    volume_attachments: Vec<storage::VolumeAttachment>,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -61,12 +69,30 @@ struct Expected {
     preemption: Option<ExpectedPreemption>,
     unschedulable_plugins: Option<Vec<String>>,
     pre_filter_result: Option<Vec<String>>,
+    volume_bindings: Option<BTreeMap<String, ExpectedVolumeBinding>>,
+}
+
+/// What VolumeBinding's Reserve + PreBind would write if the pod went to a node.
+#[derive(Deserialize, Default, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+struct ExpectedVolumeBinding {
+    all_bound: bool,
+    static_bindings: Vec<ExpectedStaticBinding>,
+    provisioned_claims: Vec<String>,
+}
+
+#[derive(Deserialize, Default, Debug, PartialEq, PartialOrd, Eq, Ord, Clone)]
+#[serde(default)]
+struct ExpectedStaticBinding {
+    pvc: String,
+    pv: String,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 struct ExpectedPreemption {
     eligible: bool,
+    ineligible_reason: String,
     status_code: String,
     status_message: String,
     candidates: Vec<ExpectedCandidate>,
@@ -79,6 +105,8 @@ struct ExpectedPreemption {
 struct ExpectedCandidate {
     node: String,
     victims: Vec<String>,
+    #[serde(rename = "numPDBViolations")]
+    num_pdb_violations: i64,
 }
 
 /// Nominated pods read from `existingPods` without a node.
@@ -134,6 +162,15 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
         replica_sets: input.replica_sets,
         stateful_sets: input.stateful_sets,
         pdbs: input.pdbs,
+        storage: storage_objects(
+            input.persistent_volumes,
+            input.persistent_volume_claims,
+            input.storage_classes,
+            input.csi_nodes,
+            input.csi_drivers,
+            input.csi_storage_capacities,
+            input.volume_attachments,
+        ),
         ..Default::default()
     };
     let snapshot = Snapshot::build(nodes, bound, Arc::new(objects));
@@ -268,7 +305,9 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                     diffs.push(format!("plugin {p}: upstream scored it, ksim skipped it"));
                 }
             }
-            for (k, &i) in feasible.iter().enumerate() {
+            // With no score plugin at all upstream records no totals.
+            let compare_totals = !(expected.total_scores.is_empty() && table.plugins.is_empty());
+            for (k, &i) in feasible.iter().enumerate().filter(|_| compare_totals) {
                 let e = expected.total_scores.get(names[i]).copied();
                 if e != Some(table.totals[k]) {
                     diffs.push(format!(
@@ -278,6 +317,10 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                 }
             }
         }
+    }
+
+    if let Some(exp) = &expected.volume_bindings {
+        compare_volume_bindings(exp, &feasible, &snapshot, &pod, &mut diffs);
     }
 
     // ---- the real decision ---------------------------------------------------------------
@@ -323,6 +366,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
             let mut nominated = String::new();
             let mut victims: Vec<String> = Vec::new();
             let mut pf_status = Status::success();
+            let mut preemption_view: Option<PreemptionView> = None;
             if fwk.has_post_filter_plugins() {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
                 let statuses: &NodeToStatus = &fit.diagnosis.node_to_status;
@@ -340,6 +384,8 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                 }
                 fit.diagnosis.post_filter_msg = s.message();
                 pf_status = s;
+                preemption_view =
+                    preemption_view_of(&fwk, &profile, &state, &pod, statuses, &mut ctx);
             }
             if let Some(exp) = &expected.fit_error {
                 let got = fit.message();
@@ -384,10 +430,217 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                         ));
                     }
                 }
-                let _ = p.eligible;
+                if let Some(view) = &preemption_view {
+                    compare_preemption_view(p, view, &mut diffs);
+                }
             }
         }
         Err(e) => diffs.push(format!("SchedulePod error: {}", e.message())),
     }
     Ok(diffs)
+}
+
+/// What DefaultPreemption decides besides the PostFilter result: eligibility and every
+/// candidate as `(node, sorted victims, numPDBViolations)`.
+struct PreemptionView {
+    eligibility: Result<(), String>,
+    /// `None` when the candidate search itself failed with an error.
+    candidates: Option<BTreeSet<(String, Vec<String>, i64)>>,
+}
+
+/// Runs DefaultPreemption's eligibility check and candidate search on their own, when the
+/// profile has it as a PostFilter plugin.
+fn preemption_view_of(
+    fwk: &ksim_scheduler::Framework,
+    profile: &ksim_api::config::Profile,
+    state: &CycleState,
+    pod: &PodInfo,
+    statuses: &NodeToStatus,
+    ctx: &mut PostFilterContext<'_>,
+) -> Option<PreemptionView> {
+    use ksim_scheduler::plugins::default_preemption::{self as dp, DefaultPreemption};
+    if !fwk.post_filter.iter().any(|p| p.name() == dp::NAME) {
+        return None;
+    }
+    let args = ksim_api::config::decode_args(dp::NAME, profile.args_of(dp::NAME)).ok()?;
+    let pl = DefaultPreemption::with_args(args).ok()?;
+    let eligibility = pl.eligibility(pod, ctx.snapshot, statuses);
+    let candidates = pl.candidates(state, pod, statuses, ctx).ok().map(|c| {
+        c.unwrap_or_default()
+            .into_iter()
+            .map(|c| {
+                let mut v: Vec<String> = c.victims.iter().map(|p| p.name().to_string()).collect();
+                v.sort();
+                (c.name, v, c.num_pdb_violations)
+            })
+            .collect()
+    });
+    Some(PreemptionView {
+        eligibility,
+        candidates,
+    })
+}
+
+fn compare_preemption_view(p: &ExpectedPreemption, view: &PreemptionView, diffs: &mut Vec<String>) {
+    let got_eligible = view.eligibility.is_ok();
+    let got_reason = view.eligibility.clone().err().unwrap_or_default();
+    if got_eligible != p.eligible || got_reason != p.ineligible_reason {
+        diffs.push(format!(
+            "preemption eligibility: expected {} {:?}, got {} {:?}",
+            p.eligible, p.ineligible_reason, got_eligible, got_reason
+        ));
+    }
+    // The oracle lists candidates only when DefaultPreemption ran its search; an Error from an
+    // earlier PostFilter plugin stops before it.
+    if p.status_code == "Error" {
+        return;
+    }
+    let exp: BTreeSet<(String, Vec<String>, i64)> = p
+        .candidates
+        .iter()
+        .map(|c| {
+            let mut v = c.victims.clone();
+            v.sort();
+            (c.node.clone(), v, c.num_pdb_violations)
+        })
+        .collect();
+    match &view.candidates {
+        Some(got) if *got == exp => {}
+        got => diffs.push(format!(
+            "preemption candidates: expected {exp:?}, got {got:?}"
+        )),
+    }
+}
+
+/// The storage objects of a case, with the API server's defaulting applied.
+fn storage_objects(
+    pvs: Vec<storage::PersistentVolume>,
+    pvcs: Vec<storage::PersistentVolumeClaim>,
+    classes: Vec<storage::StorageClass>,
+    csi_nodes: Vec<storage::CsiNode>,
+    csi_drivers: Vec<storage::CsiDriver>,
+    capacities: Vec<storage::CsiStorageCapacity>,
+    attachments: Vec<storage::VolumeAttachment>,
+) -> ksim_scheduler::node_info::StorageObjects {
+    let mut st = ksim_scheduler::node_info::StorageObjects::default();
+    for mut pv in pvs {
+        storage::default_persistent_volume(&mut pv);
+        st.persistent_volumes
+            .insert(pv.metadata.name.clone(), Arc::new(pv));
+    }
+    for mut pvc in pvcs {
+        storage::default_persistent_volume_claim(&mut pvc);
+        st.persistent_volume_claims.insert(pvc.key(), Arc::new(pvc));
+    }
+    for mut sc in classes {
+        storage::default_storage_class(&mut sc);
+        st.storage_classes
+            .insert(sc.metadata.name.clone(), Arc::new(sc));
+    }
+    for n in csi_nodes {
+        st.csi_nodes.insert(n.metadata.name.clone(), Arc::new(n));
+    }
+    for d in csi_drivers {
+        st.csi_drivers.insert(d.metadata.name.clone(), Arc::new(d));
+    }
+    for mut c in capacities {
+        storage::default_csi_storage_capacity(&mut c);
+        st.csi_storage_capacities.insert(
+            format!("{}/{}", c.metadata.namespace, c.metadata.name),
+            Arc::new(c),
+        );
+    }
+    for va in attachments {
+        st.volume_attachments
+            .insert(va.metadata.name.clone(), Arc::new(va));
+    }
+    st
+}
+
+/// For every feasible node, runs a fresh VolumeBinding's PreFilter, Filter, Reserve and
+/// PreBind for that node (its own assume cache, so nothing leaks between nodes) and compares
+/// the recorded decision with `volumeBindings`.
+fn compare_volume_bindings(
+    exp: &BTreeMap<String, ExpectedVolumeBinding>,
+    feasible: &[usize],
+    snapshot: &Snapshot,
+    pod: &PodInfo,
+    diffs: &mut Vec<String>,
+) {
+    use ksim_scheduler::framework::{FilterPlugin, PreBindPlugin, PreFilterPlugin, ReservePlugin};
+    use ksim_scheduler::plugins::volume_binding::{self, VolumeBinding};
+    let mut got_nodes: BTreeSet<&str> = BTreeSet::new();
+    for &i in feasible {
+        let node = &snapshot.nodes[i];
+        got_nodes.insert(node.name());
+        let vb = VolumeBinding::new();
+        let mut state = CycleState::new();
+        let (_, s) = vb.pre_filter(&mut state, pod, snapshot);
+        let mut run = || -> Result<ExpectedVolumeBinding, String> {
+            if !s.is_success() && !s.is_skip() {
+                return Err(format!("PreFilter: {s}"));
+            }
+            if s.is_success() {
+                let f = vb.filter(&state, pod, node);
+                if !f.is_success() {
+                    return Err(format!("Filter: {f}"));
+                }
+            }
+            let r = vb.reserve(&mut state, pod, node.name());
+            if !r.is_success() {
+                return Err(format!("Reserve: {r}"));
+            }
+            let b = vb.pre_bind(&state, pod, node.name());
+            if !b.is_success() {
+                return Err(format!("PreBind: {b}"));
+            }
+            let d = volume_binding::decision(&state).ok_or("no decision recorded")?;
+            let mut static_bindings: Vec<ExpectedStaticBinding> = d
+                .static_bindings
+                .iter()
+                .map(|b| ExpectedStaticBinding {
+                    pvc: b.pvc.clone(),
+                    pv: b.pv.clone(),
+                })
+                .collect();
+            static_bindings.sort();
+            let mut provisioned_claims: Vec<String> =
+                d.provisioned_claims.iter().map(|p| p.pvc.clone()).collect();
+            provisioned_claims.sort();
+            Ok(ExpectedVolumeBinding {
+                all_bound: d.all_bound,
+                static_bindings,
+                provisioned_claims,
+            })
+        };
+        let got = run();
+        let Some(e) = exp.get(node.name()) else {
+            diffs.push(format!(
+                "volumeBindings: node {} is feasible but has no expected entry",
+                node.name()
+            ));
+            continue;
+        };
+        let mut e_sorted = ExpectedVolumeBinding {
+            all_bound: e.all_bound,
+            static_bindings: e.static_bindings.clone(),
+            provisioned_claims: e.provisioned_claims.clone(),
+        };
+        e_sorted.static_bindings.sort();
+        e_sorted.provisioned_claims.sort();
+        match got {
+            Ok(g) if g == e_sorted => {}
+            got => diffs.push(format!(
+                "volumeBindings node {}: expected {e_sorted:?}, got {got:?}",
+                node.name()
+            )),
+        }
+    }
+    for n in exp.keys() {
+        if !got_nodes.contains(n.as_str()) {
+            diffs.push(format!(
+                "volumeBindings: expected an entry for {n}, which ksim found infeasible"
+            ));
+        }
+    }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub mod decision;
+pub mod timeline;
 
 /// A case file could not be run at all.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -57,9 +58,7 @@ pub fn kind_of(case: &Value) -> Option<CaseKind> {
 pub fn run_case(case: &Value) -> Result<Vec<String>, CaseError> {
     match kind_of(case) {
         Some(CaseKind::Decision) => decision::run(case),
-        Some(CaseKind::Timeline) => Err(CaseError::Format(
-            "timeline cases are run by the engine's runner".into(),
-        )),
+        Some(CaseKind::Timeline) => timeline::run(case),
         None => Err(CaseError::Format(
             "neither a decision case (input.pod, input.nodes) nor a timeline case (input.events, input.until)".into(),
         )),

@@ -1,5 +1,4 @@
-//! Every recorded decision case in `tests/conformance/cases` (except the `volume` family until
-//! volume scheduling lands) must reach upstream's verdict.
+//! Every recorded decision case in `tests/conformance/cases` must reach upstream's verdict.
 
 use std::path::PathBuf;
 
@@ -52,4 +51,5 @@ family! {
     config => "config-",
     preempt => "preempt-",
     mixed => "mixed-",
+    volume => "volume-",
 }

@@ -14,9 +14,11 @@
 pub mod config;
 pub mod input;
 pub mod record;
+pub mod sim;
 pub mod time;
 
 pub use config::{CostModels, EngineConfig};
 pub use input::{EventSource, InputEvent, SourceError, TimedEvent, VecSource};
 pub use record::{AttemptResult, Observer, Outcome, Record};
+pub use sim::{PodId, PodPhase, SimError, Simulation};
 pub use time::{SimDuration, SimTime};

@@ -14,8 +14,11 @@ pub mod framework;
 pub mod node_info;
 pub mod plugins;
 pub mod pod_info;
+pub mod preemption;
 pub mod resource;
+pub mod queue;
 pub mod schedule;
+pub mod volume;
 
 pub use framework::{Framework, Registry, Status};
 pub use node_info::{ClusterObjects, NodeInfo, Snapshot};

@@ -142,6 +142,31 @@ pub struct ClusterObjects {
     pub replica_sets: Vec<WorkloadSet>,
     pub stateful_sets: Vec<WorkloadSet>,
     pub pdbs: Vec<PodDisruptionBudget>,
+    /// Storage objects read by the volume plugins, keyed for lookup and iterated in key order.
+    pub storage: StorageObjects,
+}
+
+/// The storage objects the volume plugins read through listers (see [`crate::volume`]).
+///
+/// Every collection is ordered (by name, or `namespace/name` for namespaced objects) so that
+/// iteration never depends on hashing. Objects are behind `Arc` because a scheduling cycle
+/// keeps references to them in its `CycleState`.
+#[derive(Debug, Clone, Default)]
+pub struct StorageObjects {
+    /// PersistentVolumes by name.
+    pub persistent_volumes: BTreeMap<String, Arc<ksim_api::storage::PersistentVolume>>,
+    /// PersistentVolumeClaims by `namespace/name`.
+    pub persistent_volume_claims: BTreeMap<String, Arc<ksim_api::storage::PersistentVolumeClaim>>,
+    /// StorageClasses by name.
+    pub storage_classes: BTreeMap<String, Arc<ksim_api::storage::StorageClass>>,
+    /// CSINodes by name (the node's name).
+    pub csi_nodes: BTreeMap<String, Arc<ksim_api::storage::CsiNode>>,
+    /// CSIDrivers by name.
+    pub csi_drivers: BTreeMap<String, Arc<ksim_api::storage::CsiDriver>>,
+    /// CSIStorageCapacities by `namespace/name`.
+    pub csi_storage_capacities: BTreeMap<String, Arc<ksim_api::storage::CsiStorageCapacity>>,
+    /// VolumeAttachments by name.
+    pub volume_attachments: BTreeMap<String, Arc<ksim_api::storage::VolumeAttachment>>,
 }
 
 impl ClusterObjects {
@@ -252,12 +277,123 @@ impl Snapshot {
         self.index.get(name).map(|&i| &self.nodes[i])
     }
 
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut NodeInfo> {
+        match self.index.get(name) {
+            Some(&i) => Some(&mut self.nodes[i]),
+            None => None,
+        }
+    }
+
+    /// Re-orders the nodes into node-tree order (zones interleaved, zones and nodes in the order
+    /// they were added) after a node was added, removed or changed zone. `order` is the node
+    /// names in insertion order.
+    fn reorder(&mut self, order: &[String]) {
+        let mut by_name: FxHashMap<String, NodeInfo> = self
+            .nodes
+            .drain(..)
+            .map(|n| (n.name().to_string(), n))
+            .collect();
+        let nodes: Vec<Arc<Node>> = order
+            .iter()
+            .filter_map(|n| by_name.get(n).map(|i| i.node.clone()))
+            .collect();
+        for node in node_tree_order(nodes) {
+            if let Some(info) = by_name.remove(node.metadata.name.as_str()) {
+                self.nodes.push(info);
+            }
+        }
+        self.index = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name().to_string(), i))
+            .collect();
+    }
+
+    /// Adds a node (or restores `info` with its pods, for a node re-added after removal).
+    /// `order` is the insertion order of all nodes including this one.
+    pub fn add_node(&mut self, info: NodeInfo, order: &[String]) {
+        self.nodes.push(info);
+        self.reorder(order);
+        self.refresh_derived();
+    }
+
+    /// Removes a node, returning its NodeInfo (with its pods).
+    pub fn remove_node(&mut self, name: &str, order: &[String]) -> Option<NodeInfo> {
+        let i = *self.index.get(name)?;
+        let info = self.nodes.remove(i);
+        self.reorder(order);
+        self.refresh_derived();
+        Some(info)
+    }
+
+    /// Replaces a node object, keeping its pods.
+    pub fn update_node(&mut self, node: Arc<Node>, order: &[String]) -> bool {
+        let Some(&i) = self.index.get(node.metadata.name.as_str()) else {
+            return false;
+        };
+        let zone_changed = zone_key(&self.nodes[i].node) != zone_key(&node);
+        let images_changed = self.nodes[i].node.status.images != node.status.images;
+        self.nodes[i].set_node(node);
+        if zone_changed {
+            self.reorder(order);
+        }
+        if zone_changed || images_changed {
+            self.refresh_derived();
+        }
+        true
+    }
+
+    /// Places a pod on its node (`spec.nodeName`), keeping the affinity node lists current.
+    pub fn add_pod(&mut self, pod: Arc<PodInfo>) -> bool {
+        let Some(&i) = self.index.get(pod.pod.spec.node_name.as_str()) else {
+            return false;
+        };
+        let had_aff = !self.nodes[i].pods_with_affinity.is_empty();
+        let had_anti = !self.nodes[i].pods_with_required_anti_affinity.is_empty();
+        self.nodes[i].add_pod(pod);
+        if !had_aff && !self.nodes[i].pods_with_affinity.is_empty() {
+            insert_sorted(&mut self.have_pods_with_affinity, i);
+        }
+        if !had_anti && !self.nodes[i].pods_with_required_anti_affinity.is_empty() {
+            insert_sorted(&mut self.have_pods_with_required_anti_affinity, i);
+        }
+        true
+    }
+
+    /// Removes a pod (by UID) from a node.
+    pub fn remove_pod(&mut self, node: &str, uid: &str) -> bool {
+        let Some(&i) = self.index.get(node) else {
+            return false;
+        };
+        if !self.nodes[i].remove_pod(uid) {
+            return false;
+        }
+        if self.nodes[i].pods_with_affinity.is_empty() {
+            if let Ok(k) = self.have_pods_with_affinity.binary_search(&i) {
+                self.have_pods_with_affinity.remove(k);
+            }
+        }
+        if self.nodes[i].pods_with_required_anti_affinity.is_empty() {
+            if let Ok(k) = self.have_pods_with_required_anti_affinity.binary_search(&i) {
+                self.have_pods_with_required_anti_affinity.remove(k);
+            }
+        }
+        true
+    }
+
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+}
+
+fn insert_sorted(v: &mut Vec<usize>, x: usize) {
+    if let Err(k) = v.binary_search(&x) {
+        v.insert(k, x);
     }
 }
 

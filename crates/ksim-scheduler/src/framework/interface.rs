@@ -259,14 +259,29 @@ pub enum ClusterEventKind {
     NodeDelete,
     /// Any node update; the hint function gets old and new node to judge.
     NodeUpdate,
+    /// A node update that changed allocatable (upstream `UpdateNodeAllocatable`).
+    NodeUpdateAllocatable,
+    /// A node update that changed labels (`UpdateNodeLabel`).
+    NodeUpdateLabel,
+    /// A node update that changed taints or `spec.unschedulable` (`UpdateNodeTaint`).
+    NodeUpdateTaint,
+    /// A node update that changed conditions (`UpdateNodeCondition`).
+    NodeUpdateCondition,
+    /// A node update that changed annotations (`UpdateNodeAnnotation`).
+    NodeUpdateAnnotation,
     /// A pod was added to the cluster (assigned pods only, for other pods' hints).
     AssignedPodAdd,
     AssignedPodUpdate,
     AssignedPodDelete,
     /// The unscheduled pod itself was updated.
     UnscheduledPodUpdate,
+    /// Another unscheduled pod was deleted (it may have held a nomination).
+    UnscheduledPodDelete,
     /// Anything else (storage objects, PDBs, ...).
     Other,
+    /// The pod's rejection timed out in the unschedulable pool (leftover flush): every plugin
+    /// queues it.
+    UnschedulableTimeout,
 }
 
 /// What a queueing hint says about an event.
@@ -287,6 +302,24 @@ pub enum ClusterEventObjects<'a> {
         new: Option<&'a PodInfo>,
     },
     None,
+}
+
+impl ClusterEventKind {
+    /// Whether a plugin that registered `self` is interested in an event of kind `event`
+    /// (a plain `NodeUpdate` registration covers every kind of node update).
+    pub fn covers(self, event: ClusterEventKind) -> bool {
+        use ClusterEventKind::*;
+        self == event
+            || (self == NodeUpdate
+                && matches!(
+                    event,
+                    NodeUpdateAllocatable
+                        | NodeUpdateLabel
+                        | NodeUpdateTaint
+                        | NodeUpdateCondition
+                        | NodeUpdateAnnotation
+                ))
+    }
 }
 
 pub trait EnqueueExtensions {

@@ -6,32 +6,43 @@ use ksim_api::{
     Labels, Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
 };
 
-/// A parsed `NodeSelectorTerm`. Invalid requirements make their half of the term absent, as
-/// upstream's lazy-error selector does; a term with neither half matches nothing.
+/// A parsed `NodeSelectorTerm`. A term with any invalid requirement (an unknown operator, `In`
+/// without values, a `matchFields` `In` with other than one value, ...) never matches, as
+/// upstream's lazy-error selector; so does a term with neither half.
 #[derive(Debug, Clone)]
 pub struct CompiledTerm {
     labels: Option<Vec<Requirement>>,
-    /// (equal?, node name) pairs on `metadata.name`; other keys never match `In`.
+    /// (equal?, key, value) on node fields; only `metadata.name` exists.
     fields: Option<Vec<(bool, String, String)>>,
+    invalid: bool,
 }
 
 impl CompiledTerm {
     pub fn new(term: &NodeSelectorTerm) -> CompiledTerm {
+        let mut invalid = false;
         let labels = if term.match_expressions.is_empty() {
             None
         } else {
-            label_requirements(&term.match_expressions)
+            let l = label_requirements(&term.match_expressions);
+            invalid |= l.is_none();
+            l
         };
         let fields = if term.match_fields.is_empty() {
             None
         } else {
-            field_requirements(&term.match_fields)
+            let f = field_requirements(&term.match_fields);
+            invalid |= f.is_none();
+            f
         };
-        CompiledTerm { labels, fields }
+        CompiledTerm {
+            labels,
+            fields,
+            invalid,
+        }
     }
 
     pub fn matches(&self, node: &Node) -> bool {
-        if self.labels.is_none() && self.fields.is_none() {
+        if self.invalid || (self.labels.is_none() && self.fields.is_none()) {
             return false;
         }
         if let Some(reqs) = &self.labels {

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use ksim_api::config::{decode_args, NodeAffinityArgs};
 
 use crate::framework::{
-    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, FilterPlugin, Plugin, PluginRef,
-    PreFilterPlugin, PreFilterResult, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
+    ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
+    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, PreScorePlugin,
+    QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::plugins::helper::{
@@ -220,8 +221,38 @@ impl EnqueueExtensions for NodeAffinity {
     fn events(&self) -> &'static [ClusterEventKind] {
         &[
             ClusterEventKind::NodeAdd,
-            ClusterEventKind::NodeUpdate,
+            ClusterEventKind::NodeUpdateLabel,
             ClusterEventKind::UnscheduledPodUpdate,
         ]
+    }
+
+    fn hint(
+        &self,
+        pod: &PodInfo,
+        _: ClusterEventKind,
+        objs: &ClusterEventObjects<'_>,
+    ) -> QueueingHint {
+        match objs {
+            ClusterEventObjects::Node {
+                old,
+                new: Some(new),
+            } => {
+                if let Some(sel) = &self.added_node_selector {
+                    if !sel.matches(new) {
+                        return QueueingHint::Skip;
+                    }
+                }
+                let req = RequiredNodeAffinity::of_pod(&pod.pod);
+                if !req.matches(new) {
+                    return QueueingHint::Skip;
+                }
+                match old {
+                    None => QueueingHint::Queue,
+                    Some(o) if !req.matches(o) => QueueingHint::Queue,
+                    Some(_) => QueueingHint::Skip,
+                }
+            }
+            _ => QueueingHint::Queue,
+        }
     }
 }

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use crate::framework::{
-    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, FilterPlugin, Plugin, PluginRef,
-    Status,
+    ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
+    FilterPlugin, Plugin, PluginRef, QueueingHint, Status,
 };
 use crate::node_info::NodeInfo;
 use crate::pod_info::PodInfo;
@@ -44,5 +44,21 @@ impl FilterPlugin for NodeName {
 impl EnqueueExtensions for NodeName {
     fn events(&self) -> &'static [ClusterEventKind] {
         &[ClusterEventKind::NodeAdd]
+    }
+    fn hint(
+        &self,
+        pod: &PodInfo,
+        _: ClusterEventKind,
+        objs: &ClusterEventObjects<'_>,
+    ) -> QueueingHint {
+        match objs {
+            ClusterEventObjects::Node { new: Some(n), .. }
+                if n.metadata.name == pod.pod.spec.node_name =>
+            {
+                QueueingHint::Queue
+            }
+            ClusterEventObjects::Node { .. } => QueueingHint::Skip,
+            _ => QueueingHint::Queue,
+        }
     }
 }

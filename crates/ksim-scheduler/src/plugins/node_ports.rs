@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::framework::{
-    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, FilterPlugin, Plugin, PluginRef,
-    PreFilterPlugin, PreFilterResult, Status,
+    ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
+    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint, Status,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -62,7 +62,41 @@ impl EnqueueExtensions for NodePorts {
     fn events(&self) -> &'static [ClusterEventKind] {
         &[
             ClusterEventKind::AssignedPodDelete,
+            ClusterEventKind::UnscheduledPodDelete,
             ClusterEventKind::NodeAdd,
         ]
+    }
+    fn hint(
+        &self,
+        pod: &PodInfo,
+        _: ClusterEventKind,
+        objs: &ClusterEventObjects<'_>,
+    ) -> QueueingHint {
+        match objs {
+            ClusterEventObjects::Pod {
+                old: Some(old),
+                new: None,
+            } => {
+                if old.pod.spec.node_name.is_empty()
+                    && old.pod.status.nominated_node_name.is_empty()
+                {
+                    return QueueingHint::Skip;
+                }
+                // Only a deleted pod holding one of our ports can help.
+                let conflicts = old.host_ports.iter().any(|h| {
+                    pod.host_ports.iter().any(|w| {
+                        w.port == h.port
+                            && w.protocol == h.protocol
+                            && (w.ip == "0.0.0.0" || h.ip == "0.0.0.0" || w.ip == h.ip)
+                    })
+                });
+                if conflicts {
+                    QueueingHint::Queue
+                } else {
+                    QueueingHint::Skip
+                }
+            }
+            _ => QueueingHint::Queue,
+        }
     }
 }

@@ -56,7 +56,11 @@ impl FilterPlugin for NodeUnschedulable {
 
 impl EnqueueExtensions for NodeUnschedulable {
     fn events(&self) -> &'static [ClusterEventKind] {
-        &[ClusterEventKind::NodeAdd, ClusterEventKind::NodeUpdate]
+        &[
+            ClusterEventKind::NodeAdd,
+            ClusterEventKind::NodeUpdateTaint,
+            ClusterEventKind::UnscheduledPodUpdate,
+        ]
     }
     fn hint(
         &self,
@@ -64,19 +68,20 @@ impl EnqueueExtensions for NodeUnschedulable {
         _: ClusterEventKind,
         objs: &ClusterEventObjects<'_>,
     ) -> QueueingHint {
-        // Queue when the node is (now) schedulable and was not before.
+        // Queue when a schedulable node is added, or a node goes unschedulable → schedulable.
         match objs {
             ClusterEventObjects::Node {
                 old,
                 new: Some(new),
             } => {
-                let was = old.map(|o| o.spec.unschedulable).unwrap_or(true);
-                if !new.spec.unschedulable && (old.is_none() || was) {
-                    QueueingHint::Queue
-                } else {
-                    QueueingHint::Skip
+                let now_ok = !new.spec.unschedulable;
+                match old {
+                    None if now_ok => QueueingHint::Queue,
+                    Some(o) if o.spec.unschedulable && now_ok => QueueingHint::Queue,
+                    _ => QueueingHint::Skip,
                 }
             }
+            ClusterEventObjects::Pod { .. } => QueueingHint::Queue,
             _ => QueueingHint::Skip,
         }
     }

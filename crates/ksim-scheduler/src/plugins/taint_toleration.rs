@@ -7,8 +7,9 @@ use std::sync::Arc;
 use ksim_api::{Taint, Toleration};
 
 use crate::framework::{
-    ClusterEventKind, CycleState, EnqueueExtensions, FactoryArgs, FilterPlugin, Plugin, PluginRef,
-    PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
+    ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
+    FilterPlugin, Plugin, PluginRef, PreScorePlugin, QueueingHint, ScorePlugin, Status,
+    MAX_NODE_SCORE,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::plugins::helper::{
@@ -127,8 +128,38 @@ impl EnqueueExtensions for TaintToleration {
     fn events(&self) -> &'static [ClusterEventKind] {
         &[
             ClusterEventKind::NodeAdd,
-            ClusterEventKind::NodeUpdate,
+            ClusterEventKind::NodeUpdateTaint,
             ClusterEventKind::UnscheduledPodUpdate,
         ]
+    }
+
+    fn hint(
+        &self,
+        pod: &PodInfo,
+        _: ClusterEventKind,
+        objs: &ClusterEventObjects<'_>,
+    ) -> QueueingHint {
+        match objs {
+            ClusterEventObjects::Node {
+                old,
+                new: Some(new),
+            } => {
+                let untolerated = |n: &ksim_api::Node| {
+                    find_untolerated_taint(
+                        &n.spec.taints,
+                        &pod.pod.spec.tolerations,
+                        do_not_schedule,
+                    )
+                    .is_some()
+                };
+                let was = old.is_none_or(|o| untolerated(o));
+                if was && !untolerated(new) {
+                    QueueingHint::Queue
+                } else {
+                    QueueingHint::Skip
+                }
+            }
+            _ => QueueingHint::Queue,
+        }
     }
 }

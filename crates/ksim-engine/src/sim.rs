@@ -1,0 +1,1246 @@
+//! The simulation: one event heap ordered by (time, class, sequence), the cluster state the API
+//! server would hold, and the scheduler core driven through it.
+//!
+//! Within one instant, input and internal events come first (in the order they were scheduled),
+//! then the queue's periodic flushes, then scheduling cycles: the scheduler is one serial loop
+//! that starts a cycle whenever it is idle, a pod can be popped and no event is left at the
+//! current instant. A cycle decides at its start; its outcome (assume + binding, or failure and
+//! preemption) takes effect when its virtual duration has elapsed, and events that arrive in
+//! between are replayed through the failed pod's queueing hints, as upstream's in-flight events.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::Arc;
+
+use ksim_api::config::KubeSchedulerConfiguration;
+use ksim_api::defaults::{default_node, default_pod};
+use ksim_api::{Node, Pod};
+use ksim_scheduler::framework::{
+    build_frameworks, ClusterEventKind, ClusterEventObjects, CycleState, Framework,
+    PostFilterContext, Registry,
+};
+use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use ksim_scheduler::pod_info::PodInfo;
+use ksim_scheduler::queue::{Location, Nominator, QueueConfig, SchedulingQueue};
+use ksim_scheduler::schedule::{Algorithm, ScheduleError};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rustc_hash::FxHashMap;
+
+use crate::config::{EngineConfig, OnNodeRemoval};
+use crate::input::{EventSource, InputEvent, SourceError, TimedEvent};
+use crate::record::{Amounts, AttemptResult, Observer, Outcome, Record};
+use crate::time::{SimDuration, SimTime};
+
+/// Why a simulation could not be built or run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error("scheduler configuration: {0}")]
+    Config(String),
+    #[error("{0}")]
+    Source(#[from] SourceError),
+    #[error("at {at}: {message}")]
+    Input { at: SimTime, message: String },
+}
+
+/// Dense pod id (index into the pod arena).
+pub type PodId = u32;
+
+/// Where a pod is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodPhase {
+    /// In the scheduling queue (any of its parts) or being scheduled.
+    Pending,
+    /// Assumed on a node; binding in flight.
+    Binding,
+    /// Bound and running (or starting).
+    Bound,
+    /// Gone: completed, deleted, preempted or failed.
+    Ended(Outcome),
+}
+
+/// One pod the API server knows or knew.
+#[derive(Debug, Clone)]
+pub struct PodSlot {
+    pub info: Arc<PodInfo>,
+    pub phase: PodPhase,
+    pub run_for: Option<SimDuration>,
+    /// Bumped whenever the pod's timers become stale (deletion, rebind).
+    pub generation: u32,
+    pub node: String,
+    /// Why it ended ("trace", "completed", "preemption", "node-removed").
+    pub ended_by: &'static str,
+    pub preempted_by: String,
+    /// The pod is terminating (a preemption victim within its grace period).
+    pub terminating: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Ev {
+    Input(usize, InputEvent),
+    CycleEnd,
+    BindDone {
+        pod: PodId,
+        generation: u32,
+    },
+    PodFinish {
+        pod: PodId,
+        generation: u32,
+    },
+    VictimGone {
+        pod: PodId,
+        generation: u32,
+        preemptor: String,
+    },
+    FlushBackoff,
+    FlushLeftover,
+}
+
+/// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
+type Key = (SimTime, u8, u64);
+
+struct Entry {
+    key: Key,
+    ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
+/// A cluster event as it happened, kept while a cycle is in flight.
+enum OwnedEvent {
+    Node {
+        kinds: Vec<ClusterEventKind>,
+        old: Option<Arc<Node>>,
+        new: Option<Arc<Node>>,
+    },
+    Pod {
+        kind: ClusterEventKind,
+        old: Option<Arc<PodInfo>>,
+        new: Option<Arc<PodInfo>>,
+    },
+}
+
+/// The outcome of a cycle, applied when the cycle ends.
+enum CycleOutcome {
+    Scheduled {
+        pod: PodId,
+        node: String,
+        state: CycleState,
+    },
+    Unschedulable {
+        pod: PodId,
+        plugins: Vec<&'static str>,
+        nominated: Option<String>,
+        victims: Vec<PodId>,
+    },
+    Error {
+        pod: PodId,
+    },
+}
+
+/// The discrete-event simulation.
+pub struct Simulation {
+    cfg: EngineConfig,
+    frameworks: Vec<Arc<Framework>>,
+    now: SimTime,
+    seq: u64,
+    /// Sequence of queue actions: every applied event and attempt gets a new one.
+    action_seq: u64,
+    heap: BinaryHeap<Reverse<Entry>>,
+    sources: Vec<Box<dyn EventSource + Send>>,
+    last_source_time: Vec<SimTime>,
+    snapshot: Snapshot,
+    /// Node names in insertion order (the node tree's order of arrival).
+    node_order: Vec<String>,
+    /// Nodes removed while pods were still bound to them (restored if re-added).
+    ghosts: BTreeMap<String, NodeInfo>,
+    pods: Vec<PodSlot>,
+    live: FxHashMap<String, PodId>,
+    queue: SchedulingQueue,
+    nominator: Nominator,
+    alg: Algorithm,
+    preempt_rng: ChaCha8Rng,
+    jitter_rng: ChaCha8Rng,
+    busy: bool,
+    in_flight: Option<PodId>,
+    in_flight_events: Vec<OwnedEvent>,
+    pending_outcome: Option<CycleOutcome>,
+    flushes_started: bool,
+    recreated: u32,
+}
+
+/// Derives an independent ChaCha stream for one purpose from the scenario seed.
+pub fn rng_stream(seed: u64, purpose: u64) -> ChaCha8Rng {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    r.set_stream(purpose);
+    r
+}
+
+impl Simulation {
+    /// Builds a simulation with the initial nodes (present at t=0).
+    pub fn new(
+        cfg: EngineConfig,
+        sched_cfg: &KubeSchedulerConfiguration,
+        registry: &Registry,
+        nodes: Vec<Node>,
+        objects: ClusterObjects,
+    ) -> Result<Simulation, SimError> {
+        let frameworks =
+            build_frameworks(registry, sched_cfg).map_err(|e| SimError::Config(e.to_string()))?;
+        for f in &frameworks {
+            if f.queue_sort.first().map(|p| p.name()) != Some("PrioritySort") {
+                return Err(SimError::Config(format!(
+                    "profile {}: only the PrioritySort queue-sort plugin is supported",
+                    f.profile_name
+                )));
+            }
+        }
+        let qcfg = QueueConfig {
+            initial_backoff_secs: sched_cfg.initial_backoff_seconds(),
+            max_backoff_secs: sched_cfg.max_backoff_seconds(),
+            max_in_unschedulable_us: cfg.max_in_unschedulable.micros(),
+        };
+        let pct = sched_cfg.percentage_of_nodes_to_score.unwrap_or(0);
+        let mut sim = Simulation {
+            alg: Algorithm::new(rng_stream(cfg.seed, 1), pct),
+            preempt_rng: rng_stream(cfg.seed, 2),
+            jitter_rng: rng_stream(cfg.seed, 3),
+            cfg,
+            frameworks,
+            now: SimTime::ZERO,
+            seq: 0,
+            action_seq: 0,
+            heap: BinaryHeap::new(),
+            sources: Vec::new(),
+            last_source_time: Vec::new(),
+            snapshot: Snapshot::build(Vec::new(), Vec::new(), Arc::new(objects)),
+            node_order: Vec::new(),
+            ghosts: BTreeMap::new(),
+            pods: Vec::new(),
+            live: FxHashMap::default(),
+            queue: SchedulingQueue::new(qcfg),
+            nominator: Nominator::default(),
+            busy: false,
+            in_flight: None,
+            in_flight_events: Vec::new(),
+            pending_outcome: None,
+            flushes_started: false,
+            recreated: 0,
+        };
+        let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
+        for mut n in nodes {
+            default_node(&mut n);
+            if sim.node_order.contains(&n.metadata.name) {
+                return Err(SimError::Input {
+                    at: SimTime::ZERO,
+                    message: format!("node {:?} is listed twice", n.metadata.name),
+                });
+            }
+            sim.node_order.push(n.metadata.name.clone());
+            initial.push(Arc::new(n));
+        }
+        let objects = sim.snapshot.objects.clone();
+        sim.snapshot = Snapshot::build(initial, Vec::new(), objects);
+        Ok(sim)
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+    pub fn queue(&self) -> &SchedulingQueue {
+        &self.queue
+    }
+    pub fn pods(&self) -> &[PodSlot] {
+        &self.pods
+    }
+    pub fn nominator(&self) -> &Nominator {
+        &self.nominator
+    }
+    /// The live pod with this `namespace/name`, if any.
+    pub fn pod_id(&self, key: &str) -> Option<PodId> {
+        self.live.get(key).copied()
+    }
+
+    /// Adds a time-ordered event source. Events of different sources at the same instant are
+    /// applied in the order the sources were added.
+    pub fn add_source(&mut self, src: Box<dyn EventSource + Send>) -> Result<(), SimError> {
+        let idx = self.sources.len();
+        self.sources.push(src);
+        self.last_source_time.push(SimTime::ZERO);
+        self.pull(idx)
+    }
+
+    fn pull(&mut self, idx: usize) -> Result<(), SimError> {
+        if let Some(TimedEvent { at, event }) = self.sources[idx].next_event()? {
+            if at < self.last_source_time[idx] {
+                return Err(SimError::Input {
+                    at,
+                    message: format!(
+                        "events out of order: {} at {at} comes after an event at {}",
+                        event.kind(),
+                        self.last_source_time[idx]
+                    ),
+                });
+            }
+            self.last_source_time[idx] = at;
+            // Sources share class 0; the sequence keeps each source's order, and the source
+            // index breaks ties between sources at equal times.
+            self.seq += 1;
+            let key = (at, 0, (idx as u64) << 48 | (self.seq & ((1 << 48) - 1)));
+            self.heap.push(Reverse(Entry {
+                key,
+                ev: Ev::Input(idx, event),
+            }));
+        }
+        Ok(())
+    }
+
+    fn schedule(&mut self, at: SimTime, class: u8, ev: Ev) {
+        self.seq += 1;
+        // Internal events sort after source events scheduled earlier at the same instant.
+        let key = (at, class, (u64::MAX >> 16) + self.seq);
+        self.heap.push(Reverse(Entry { key, ev }));
+    }
+
+    fn next_action(&mut self) -> (i64, u64) {
+        self.action_seq += 1;
+        (self.now.micros(), self.action_seq)
+    }
+
+    fn framework_for(&self, pod: &PodInfo) -> Option<Arc<Framework>> {
+        self.frameworks
+            .iter()
+            .find(|f| f.profile_name == pod.pod.spec.scheduler_name)
+            .cloned()
+    }
+
+    fn fwk0(&self) -> Arc<Framework> {
+        self.frameworks[0].clone()
+    }
+
+    /// Runs until the horizon (inclusive) or until nothing is left to do.
+    pub fn run(&mut self, obs: &mut dyn Observer) -> Result<(), SimError> {
+        for n in &self.snapshot.nodes {
+            obs.record(&Record::NodeAdded {
+                at: SimTime::ZERO,
+                node: n.name().to_string(),
+                pool: pool_of(&n.node),
+                allocatable: amounts(&n.allocatable),
+            });
+        }
+        if !self.flushes_started {
+            self.flushes_started = true;
+            self.schedule(SimTime::ZERO, 1, Ev::FlushLeftover);
+            self.schedule(
+                SimTime::ZERO + self.cfg.backoff_flush_period,
+                1,
+                Ev::FlushBackoff,
+            );
+        }
+        let horizon = self.cfg.horizon.unwrap_or(SimTime::MAX);
+        loop {
+            let next = self.heap.peek().map(|Reverse(e)| e.key.0);
+            // Start a cycle when idle and every event of this instant has been applied.
+            if !self.busy && self.queue.has_poppable() && next.is_none_or(|t| t > self.now) {
+                if self.now > horizon {
+                    break;
+                }
+                self.start_cycle(obs);
+                continue;
+            }
+            let Some(Reverse(entry)) = self.heap.pop() else {
+                break;
+            };
+            let at = entry.key.0;
+            if at > horizon {
+                break;
+            }
+            if self.cfg.horizon.is_none() && self.only_flushes_left(&entry) {
+                break;
+            }
+            self.now = at;
+            self.apply(entry.ev, obs)?;
+        }
+        let end = if self.cfg.horizon.is_some() {
+            horizon
+        } else {
+            self.now
+        };
+        obs.record(&Record::RunEnded { at: end });
+        Ok(())
+    }
+
+    /// Without a horizon the run ends once only periodic flushes remain and nothing can be
+    /// popped: pending pods would otherwise be retried forever.
+    fn only_flushes_left(&self, next: &Entry) -> bool {
+        matches!(next.ev, Ev::FlushBackoff | Ev::FlushLeftover)
+            && !self.busy
+            && self
+                .heap
+                .iter()
+                .all(|Reverse(e)| matches!(e.ev, Ev::FlushBackoff | Ev::FlushLeftover))
+            && self.sources_exhausted()
+            && !self.queue.has_poppable()
+            && {
+                let (_, backoff, err, _, _) = self.queue.sizes();
+                backoff == 0 && err == 0
+            }
+    }
+
+    fn sources_exhausted(&self) -> bool {
+        !self
+            .heap
+            .iter()
+            .any(|Reverse(e)| matches!(e.ev, Ev::Input(..)))
+    }
+
+    fn apply(&mut self, ev: Ev, obs: &mut dyn Observer) -> Result<(), SimError> {
+        match ev {
+            Ev::Input(idx, e) => {
+                self.pull(idx)?;
+                self.apply_input(e, obs)?;
+            }
+            Ev::CycleEnd => self.finish_cycle(obs),
+            Ev::BindDone { pod, generation } => self.bind_done(pod, generation, obs),
+            Ev::PodFinish { pod, generation } => {
+                if self.pods[pod as usize].generation == generation
+                    && self.pods[pod as usize].phase == PodPhase::Bound
+                {
+                    self.end_pod(pod, Outcome::Succeeded, "completed", String::new(), obs);
+                }
+            }
+            Ev::VictimGone {
+                pod,
+                generation,
+                preemptor,
+            } => {
+                if self.pods[pod as usize].generation == generation
+                    && !matches!(self.pods[pod as usize].phase, PodPhase::Ended(_))
+                {
+                    self.end_pod(pod, Outcome::Preempted, "preemption", preemptor, obs);
+                }
+            }
+            Ev::FlushBackoff => {
+                self.queue.flush_backoff_completed(self.now.micros());
+                let next = self.now + self.cfg.backoff_flush_period;
+                self.schedule(next, 1, Ev::FlushBackoff);
+            }
+            Ev::FlushLeftover => {
+                self.queue.flush_unschedulable_leftover(self.now.micros());
+                let next = self.now + self.cfg.leftover_flush_period;
+                self.schedule(next, 1, Ev::FlushLeftover);
+            }
+        }
+        Ok(())
+    }
+
+    fn input_err(&self, message: String) -> SimError {
+        SimError::Input {
+            at: self.now,
+            message,
+        }
+    }
+
+    fn apply_input(&mut self, e: InputEvent, obs: &mut dyn Observer) -> Result<(), SimError> {
+        self.next_action();
+        match e {
+            InputEvent::CreatePod { pod, run_for } => self.create_pod(*pod, run_for, obs),
+            InputEvent::DeletePod { namespace, name } => {
+                self.delete_pod(
+                    &format!("{namespace}/{name}"),
+                    Outcome::Deleted,
+                    "trace",
+                    obs,
+                );
+                Ok(())
+            }
+            InputEvent::CompletePod { namespace, name } => {
+                self.delete_pod(
+                    &format!("{namespace}/{name}"),
+                    Outcome::Succeeded,
+                    "completed",
+                    obs,
+                );
+                Ok(())
+            }
+            InputEvent::UpdatePod { pod } => self.update_pod(*pod),
+            InputEvent::AddNode { node } => self.add_node(*node, obs),
+            InputEvent::UpdateNode { node } => self.update_node(*node, obs),
+            InputEvent::RemoveNode { name } => {
+                self.remove_node(&name, obs);
+                Ok(())
+            }
+        }
+    }
+
+    fn create_pod(
+        &mut self,
+        mut pod: Pod,
+        run_for: Option<SimDuration>,
+        obs: &mut dyn Observer,
+    ) -> Result<(), SimError> {
+        default_pod(&mut pod);
+        let key = pod.key();
+        if self.live.contains_key(&key) {
+            return Err(self.input_err(format!("CreatePod: pod {key} already exists")));
+        }
+        let bound_to = pod.spec.node_name.clone();
+        let info = Arc::new(PodInfo::new(pod));
+        let id = self.pods.len() as PodId;
+        self.pods.push(PodSlot {
+            info: info.clone(),
+            phase: PodPhase::Pending,
+            run_for,
+            generation: 0,
+            node: String::new(),
+            ended_by: "",
+            preempted_by: String::new(),
+            terminating: false,
+        });
+        self.live.insert(key, id);
+        obs.record(&Record::PodCreated {
+            at: self.now,
+            namespace: info.namespace().to_string(),
+            name: info.name().to_string(),
+            priority: info.priority(),
+            requests: amounts(&info.requests),
+        });
+        if !bound_to.is_empty() {
+            // Already running on its node: straight into the cache.
+            self.pods[id as usize].node = bound_to.clone();
+            self.pods[id as usize].phase = PodPhase::Bound;
+            if !self.snapshot.add_pod(info.clone()) {
+                if let Some(g) = self.ghosts.get_mut(&bound_to) {
+                    g.add_pod(info.clone());
+                }
+            }
+            obs.record(&Record::PodBound {
+                at: self.now,
+                namespace: info.namespace().to_string(),
+                name: info.name().to_string(),
+                node: bound_to,
+            });
+            self.start_running(id);
+            self.dispatch(OwnedEvent::Pod {
+                kind: ClusterEventKind::AssignedPodAdd,
+                old: None,
+                new: Some(info),
+            });
+            return Ok(());
+        }
+        if let Some(fwk) = self.framework_for(&info) {
+            let stamp = (self.now.micros(), self.action_seq);
+            self.queue.add(id, info, stamp, &fwk);
+        }
+        Ok(())
+    }
+
+    fn start_running(&mut self, id: PodId) {
+        let slot = &self.pods[id as usize];
+        if let Some(d) = slot.run_for {
+            let at = self.now + self.cfg.costs.pod_startup + d;
+            let generation = slot.generation;
+            self.schedule(
+                at,
+                0,
+                Ev::PodFinish {
+                    pod: id,
+                    generation,
+                },
+            );
+        }
+    }
+
+    fn delete_pod(
+        &mut self,
+        key: &str,
+        outcome: Outcome,
+        by: &'static str,
+        obs: &mut dyn Observer,
+    ) {
+        let Some(&id) = self.live.get(key) else {
+            return; // Deleting a pod that no longer exists does nothing.
+        };
+        self.end_pod(id, outcome, by, String::new(), obs);
+    }
+
+    /// Removes a pod from wherever it is and records its end.
+    fn end_pod(
+        &mut self,
+        id: PodId,
+        outcome: Outcome,
+        by: &'static str,
+        preemptor: String,
+        obs: &mut dyn Observer,
+    ) {
+        let slot = self.pods[id as usize].clone();
+        self.live.remove(&slot.info.key);
+        self.pods[id as usize].generation += 1;
+        self.pods[id as usize].phase = PodPhase::Ended(outcome);
+        self.pods[id as usize].ended_by = by;
+        self.pods[id as usize].preempted_by = preemptor.clone();
+        let had_nomination = self.nominator.remove(slot.info.uid()).is_some();
+        match slot.phase {
+            PodPhase::Pending => {
+                if self.in_flight == Some(id) {
+                    // Its cycle's outcome is dropped when the cycle ends.
+                } else {
+                    self.queue.remove(id);
+                }
+                let kind = ClusterEventKind::UnscheduledPodDelete;
+                let mut old = (*slot.info).clone();
+                if had_nomination && old.pod.status.nominated_node_name.is_empty() {
+                    old.pod.status.nominated_node_name = "nominated".into();
+                }
+                self.dispatch(OwnedEvent::Pod {
+                    kind,
+                    old: Some(Arc::new(old)),
+                    new: None,
+                });
+            }
+            PodPhase::Binding | PodPhase::Bound => {
+                if !self.snapshot.remove_pod(&slot.node, slot.info.uid()) {
+                    if let Some(g) = self.ghosts.get_mut(&slot.node) {
+                        g.remove_pod(slot.info.uid());
+                    }
+                }
+                self.dispatch(OwnedEvent::Pod {
+                    kind: ClusterEventKind::AssignedPodDelete,
+                    old: Some(slot.info.clone()),
+                    new: None,
+                });
+            }
+            PodPhase::Ended(_) => return,
+        }
+        obs.record(&Record::PodEnded {
+            at: self.now,
+            namespace: slot.info.namespace().to_string(),
+            name: slot.info.name().to_string(),
+            outcome,
+            preempted_by: preemptor,
+        });
+    }
+
+    fn update_pod(&mut self, mut pod: Pod) -> Result<(), SimError> {
+        default_pod(&mut pod);
+        let key = pod.key();
+        let Some(&id) = self.live.get(&key) else {
+            return Err(self.input_err(format!("UpdatePod: pod {key} does not exist")));
+        };
+        let old = self.pods[id as usize].info.clone();
+        // spec.nodeName and status are kept from the current object.
+        pod.spec.node_name = old.pod.spec.node_name.clone();
+        pod.status = old.pod.status.clone();
+        let info = Arc::new(PodInfo::new(pod));
+        self.pods[id as usize].info = info.clone();
+        match self.pods[id as usize].phase {
+            PodPhase::Pending => {
+                if self.in_flight != Some(id) {
+                    let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
+                    self.queue.update(id, info.clone(), self.now.micros(), &fwk);
+                }
+                self.nominator.update(info);
+            }
+            PodPhase::Binding | PodPhase::Bound => {
+                let node = self.pods[id as usize].node.clone();
+                self.snapshot.remove_pod(&node, old.uid());
+                self.snapshot.add_pod(info.clone());
+                self.dispatch(OwnedEvent::Pod {
+                    kind: ClusterEventKind::AssignedPodUpdate,
+                    old: Some(old),
+                    new: Some(info),
+                });
+            }
+            PodPhase::Ended(_) => {}
+        }
+        Ok(())
+    }
+
+    fn add_node(&mut self, mut node: Node, obs: &mut dyn Observer) -> Result<(), SimError> {
+        default_node(&mut node);
+        let name = node.metadata.name.clone();
+        if self.snapshot.index.contains_key(&name) {
+            return Err(self.input_err(format!("AddNode: node {name} already exists")));
+        }
+        let node = Arc::new(node);
+        self.node_order.retain(|n| n != &name);
+        self.node_order.push(name.clone());
+        let info = match self.ghosts.remove(&name) {
+            Some(mut g) => {
+                g.set_node(node.clone());
+                g
+            }
+            None => NodeInfo::new(node.clone()),
+        };
+        obs.record(&Record::NodeAdded {
+            at: self.now,
+            node: name,
+            pool: pool_of(&node),
+            allocatable: amounts(&info.allocatable),
+        });
+        let order = self.node_order.clone();
+        self.snapshot.add_node(info, &order);
+        self.dispatch(OwnedEvent::Node {
+            kinds: vec![ClusterEventKind::NodeAdd],
+            old: None,
+            new: Some(node),
+        });
+        Ok(())
+    }
+
+    fn update_node(&mut self, mut node: Node, obs: &mut dyn Observer) -> Result<(), SimError> {
+        default_node(&mut node);
+        let name = node.metadata.name.clone();
+        let Some(old) = self.snapshot.get(&name).map(|n| n.node.clone()) else {
+            return Err(self.input_err(format!("UpdateNode: node {name} does not exist")));
+        };
+        let node = Arc::new(node);
+        let kinds = node_change_kinds(&old, &node);
+        let order = self.node_order.clone();
+        self.snapshot.update_node(node.clone(), &order);
+        if let Some(n) = self.snapshot.get(&name) {
+            obs.record(&Record::NodeUpdated {
+                at: self.now,
+                node: name,
+                allocatable: amounts(&n.allocatable),
+                unschedulable: node.spec.unschedulable,
+            });
+        }
+        if !kinds.is_empty() {
+            self.dispatch(OwnedEvent::Node {
+                kinds,
+                old: Some(old),
+                new: Some(node),
+            });
+        }
+        Ok(())
+    }
+
+    fn remove_node(&mut self, name: &str, obs: &mut dyn Observer) {
+        let order: Vec<String> = self
+            .node_order
+            .iter()
+            .filter(|n| *n != name)
+            .cloned()
+            .collect();
+        let Some(info) = self.snapshot.remove_node(name, &order) else {
+            return;
+        };
+        self.node_order = order;
+        obs.record(&Record::NodeRemoved {
+            at: self.now,
+            node: name.to_string(),
+        });
+        let old = info.node.clone();
+        match self.cfg.on_node_removal {
+            OnNodeRemoval::KeepBound => {
+                if !info.pods.is_empty() {
+                    self.ghosts.insert(name.to_string(), info);
+                }
+            }
+            mode => {
+                let victims: Vec<PodId> = info
+                    .pods
+                    .iter()
+                    .filter_map(|p| self.live.get(&p.key).copied())
+                    .collect();
+                for id in victims {
+                    let slot = self.pods[id as usize].clone();
+                    self.live.remove(&slot.info.key);
+                    self.pods[id as usize].generation += 1;
+                    self.pods[id as usize].phase = PodPhase::Ended(Outcome::Failed);
+                    self.pods[id as usize].ended_by = "node-removed";
+                    obs.record(&Record::PodEnded {
+                        at: self.now,
+                        namespace: slot.info.namespace().to_string(),
+                        name: slot.info.name().to_string(),
+                        outcome: Outcome::Failed,
+                        preempted_by: String::new(),
+                    });
+                    let owned = slot
+                        .info
+                        .pod
+                        .metadata
+                        .owner_references
+                        .iter()
+                        .any(|o| o.controller == Some(true));
+                    if mode == OnNodeRemoval::FailAndRecreateOwned && owned {
+                        self.recreated += 1;
+                        let mut p = slot.info.pod.clone();
+                        p.metadata.name = format!("{}-r{}", p.metadata.name, self.recreated);
+                        p.metadata.uid = String::new();
+                        p.spec.node_name = String::new();
+                        p.status = Default::default();
+                        // A re-created pod is a new pod; the engine cannot fail here because
+                        // the name is fresh.
+                        let _ = self.create_pod(p, slot.run_for, obs);
+                    }
+                }
+            }
+        }
+        self.dispatch(OwnedEvent::Node {
+            kinds: vec![ClusterEventKind::NodeDelete],
+            old: Some(old),
+            new: None,
+        });
+    }
+
+    /// Offers a cluster event to the queue (and remembers it while a cycle is in flight).
+    fn dispatch(&mut self, ev: OwnedEvent) {
+        let now = self.now.micros();
+        let fwk = self.fwk0();
+        match &ev {
+            OwnedEvent::Node { kinds, old, new } => {
+                let objs = ClusterEventObjects::Node {
+                    old: old.as_deref(),
+                    new: new.as_deref(),
+                };
+                self.queue.on_event(kinds, &objs, now, &fwk);
+            }
+            OwnedEvent::Pod { kind, old, new } => {
+                let objs = ClusterEventObjects::Pod {
+                    old: old.as_deref(),
+                    new: new.as_deref(),
+                };
+                self.queue.on_event(&[*kind], &objs, now, &fwk);
+            }
+        }
+        if self.busy {
+            self.in_flight_events.push(ev);
+        }
+    }
+
+    // ---- scheduling cycles --------------------------------------------------------------
+
+    fn start_cycle(&mut self, obs: &mut dyn Observer) {
+        let Some((id, info, attempt)) = self.queue.pop() else {
+            return;
+        };
+        self.next_action();
+        let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
+        let mut state = CycleState::new();
+        let res = self
+            .alg
+            .schedule_pod(&fwk, &mut state, &info, &self.snapshot, &self.nominator);
+        let (outcome, record, evaluated) = match res {
+            Ok(r) => {
+                let node = self.snapshot.nodes[r.suggested_host].name().to_string();
+                // Reserve and Permit run in the scheduling cycle.
+                let mut s = fwk.run_reserve(&mut state, &info, &node);
+                if s.is_success() {
+                    s = fwk.run_permit(&state, &info, &node);
+                    if !s.is_success() {
+                        fwk.run_unreserve(&mut state, &info, &node);
+                    }
+                } else {
+                    fwk.run_unreserve(&mut state, &info, &node);
+                }
+                if s.is_success() {
+                    let rec = attempt_record(
+                        self.now,
+                        &info,
+                        attempt,
+                        AttemptResult::Scheduled,
+                        &node,
+                        "",
+                        String::new(),
+                        r.feasible_nodes,
+                        r.evaluated_nodes,
+                    );
+                    (
+                        CycleOutcome::Scheduled {
+                            pod: id,
+                            node,
+                            state,
+                        },
+                        rec,
+                        r.evaluated_nodes,
+                    )
+                } else {
+                    let msg = format!("0/1 nodes are available: 1 {}.", s.message());
+                    let rec = attempt_record(
+                        self.now,
+                        &info,
+                        attempt,
+                        AttemptResult::Unschedulable,
+                        "",
+                        "",
+                        msg,
+                        0,
+                        1,
+                    );
+                    let plugins = if s.plugin.is_empty() {
+                        vec![]
+                    } else {
+                        vec![s.plugin]
+                    };
+                    (
+                        CycleOutcome::Unschedulable {
+                            pod: id,
+                            plugins,
+                            nominated: None,
+                            victims: vec![],
+                        },
+                        rec,
+                        1,
+                    )
+                }
+            }
+            Err(ScheduleError::Fit(mut fit)) => {
+                let mut nominated = None;
+                let mut victims = Vec::new();
+                if fwk.has_post_filter_plugins() {
+                    let mut ctx = PostFilterContext {
+                        framework: &fwk,
+                        snapshot: &self.snapshot,
+                        nominated: &self.nominator,
+                        rng: &mut self.preempt_rng,
+                    };
+                    let (r, s) =
+                        fwk.run_post_filter(&state, &info, &fit.diagnosis.node_to_status, &mut ctx);
+                    if let Some(r) = r {
+                        nominated = r.nominated_node.filter(|n| !n.is_empty());
+                        victims = r
+                            .victims
+                            .iter()
+                            .filter_map(|v| self.live.get(&v.key).copied())
+                            .collect();
+                    }
+                    fit.diagnosis.post_filter_msg = s.message();
+                    if s.is_success() {
+                        fit.diagnosis.post_filter_msg.clear();
+                    }
+                }
+                let msg = fit.message();
+                let evaluated = fit.num_all_nodes;
+                let rec = attempt_record(
+                    self.now,
+                    &info,
+                    attempt,
+                    AttemptResult::Unschedulable,
+                    "",
+                    nominated.as_deref().unwrap_or(""),
+                    msg,
+                    0,
+                    evaluated,
+                );
+                let plugins = fit.diagnosis.unschedulable_plugins.clone();
+                (
+                    CycleOutcome::Unschedulable {
+                        pod: id,
+                        plugins,
+                        nominated,
+                        victims,
+                    },
+                    rec,
+                    evaluated,
+                )
+            }
+            Err(e) => {
+                // "no nodes available" and plugin errors: the error-backoff path. Upstream
+                // reports "no nodes available" as Unschedulable.
+                let result = if matches!(e, ScheduleError::NoNodesAvailable) {
+                    AttemptResult::Unschedulable
+                } else {
+                    AttemptResult::Error
+                };
+                let rec =
+                    attempt_record(self.now, &info, attempt, result, "", "", e.message(), 0, 0);
+                (CycleOutcome::Error { pod: id }, rec, 0)
+            }
+        };
+        obs.record(&record);
+        self.busy = true;
+        self.in_flight = Some(id);
+        self.pending_outcome = Some(outcome);
+        let cost = self.cfg.costs.scheduling_cycle.of(evaluated);
+        if cost.micros() == 0 {
+            self.finish_cycle(obs);
+        } else {
+            let at = self.now + cost;
+            self.schedule(at, 0, Ev::CycleEnd);
+        }
+    }
+
+    fn finish_cycle(&mut self, obs: &mut dyn Observer) {
+        let Some(outcome) = self.pending_outcome.take() else {
+            return;
+        };
+        self.busy = false;
+        self.in_flight = None;
+        let events = std::mem::take(&mut self.in_flight_events);
+        let stamp = self.next_action();
+        match outcome {
+            CycleOutcome::Scheduled { pod, node, state } => {
+                if matches!(self.pods[pod as usize].phase, PodPhase::Ended(_)) {
+                    return;
+                }
+                if self.snapshot.get(&node).is_none() {
+                    // The node disappeared during the cycle: the assume fails.
+                    self.queue.failed_error(pod, stamp);
+                    return;
+                }
+                self.queue.remove(pod);
+                self.nominator.remove(self.pods[pod as usize].info.uid());
+                let mut p = self.pods[pod as usize].info.pod.clone();
+                p.spec.node_name = node.clone();
+                p.status.nominated_node_name.clear();
+                let info = Arc::new(PodInfo::new(p));
+                self.pods[pod as usize].info = info.clone();
+                self.pods[pod as usize].node = node.clone();
+                self.pods[pod as usize].phase = PodPhase::Binding;
+                self.snapshot.add_pod(info.clone());
+                let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
+                let _ = fwk.run_pre_bind(&state, &info, &node);
+                let _ = fwk.run_bind(&state, &info, &node);
+                let mut lat = self.cfg.costs.bind_latency;
+                if self.cfg.costs.bind_jitter.micros() > 0 {
+                    lat = SimDuration(
+                        lat.micros()
+                            + self
+                                .jitter_rng
+                                .random_range(0..=self.cfg.costs.bind_jitter.micros()),
+                    );
+                }
+                let generation = self.pods[pod as usize].generation;
+                let at = self.now + lat;
+                if lat.micros() == 0 {
+                    self.bind_done(pod, generation, obs);
+                } else {
+                    self.schedule(at, 0, Ev::BindDone { pod, generation });
+                }
+            }
+            CycleOutcome::Unschedulable {
+                pod,
+                plugins,
+                nominated,
+                victims,
+            } => {
+                if matches!(self.pods[pod as usize].phase, PodPhase::Ended(_)) {
+                    return;
+                }
+                let fwk = self.fwk0();
+                let q = self.queue.get(pod).cloned();
+                let requeue = q.is_some_and(|q| {
+                    let mut q = q;
+                    q.unschedulable_plugins = plugins.clone();
+                    events.iter().any(|e| event_queues(&fwk, &q, e))
+                });
+                self.queue
+                    .failed_unschedulable(pod, stamp, plugins, requeue);
+                if let Some(node) = nominated {
+                    let mut p = self.pods[pod as usize].info.pod.clone();
+                    p.status.nominated_node_name = node.clone();
+                    let info = Arc::new(PodInfo::new(p));
+                    self.pods[pod as usize].info = info.clone();
+                    self.queue.set_pod(pod, info.clone());
+                    self.nominator.add(info.clone(), &node);
+                    let preemptor = info.key.clone();
+                    // Victims terminate after their grace period; upstream deletes them in
+                    // victim-name order.
+                    let mut vs = victims;
+                    vs.sort_by(|a, b| {
+                        self.pods[*a as usize]
+                            .info
+                            .name()
+                            .cmp(self.pods[*b as usize].info.name())
+                    });
+                    for v in vs {
+                        self.pods[v as usize].terminating = true;
+                        let generation = self.pods[v as usize].generation;
+                        if self.cfg.costs.victim_grace.micros() == 0 {
+                            self.next_action();
+                            self.end_pod(
+                                v,
+                                Outcome::Preempted,
+                                "preemption",
+                                preemptor.clone(),
+                                obs,
+                            );
+                        } else {
+                            let at = self.now + self.cfg.costs.victim_grace;
+                            self.schedule(
+                                at,
+                                0,
+                                Ev::VictimGone {
+                                    pod: v,
+                                    generation,
+                                    preemptor: preemptor.clone(),
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+            CycleOutcome::Error { pod } => {
+                if matches!(self.pods[pod as usize].phase, PodPhase::Ended(_)) {
+                    return;
+                }
+                self.queue.failed_error(pod, stamp);
+            }
+        }
+    }
+
+    fn bind_done(&mut self, pod: PodId, generation: u32, obs: &mut dyn Observer) {
+        let slot = &self.pods[pod as usize];
+        if slot.generation != generation || slot.phase != PodPhase::Binding {
+            return;
+        }
+        self.next_action();
+        self.pods[pod as usize].phase = PodPhase::Bound;
+        let info = self.pods[pod as usize].info.clone();
+        obs.record(&Record::PodBound {
+            at: self.now,
+            namespace: info.namespace().to_string(),
+            name: info.name().to_string(),
+            node: self.pods[pod as usize].node.clone(),
+        });
+        self.start_running(pod);
+        self.dispatch(OwnedEvent::Pod {
+            kind: ClusterEventKind::AssignedPodAdd,
+            old: None,
+            new: Some(info),
+        });
+    }
+
+    /// Where a pending pod is in the queue (for reports and the timeline runner).
+    pub fn queue_location(&self, id: PodId) -> Option<Location> {
+        self.queue.get(id).map(|q| q.location)
+    }
+}
+
+fn event_queues(fwk: &Framework, q: &ksim_scheduler::queue::QueuedPod, e: &OwnedEvent) -> bool {
+    let mut tmp = SchedulingQueue::default();
+    let _ = &mut tmp;
+    match e {
+        OwnedEvent::Node { kinds, old, new } => {
+            let objs = ClusterEventObjects::Node {
+                old: old.as_deref(),
+                new: new.as_deref(),
+            };
+            kinds.iter().any(|k| hint_queue(fwk, q, *k, &objs))
+        }
+        OwnedEvent::Pod { kind, old, new } => {
+            let objs = ClusterEventObjects::Pod {
+                old: old.as_deref(),
+                new: new.as_deref(),
+            };
+            hint_queue(fwk, q, *kind, &objs)
+        }
+    }
+}
+
+fn hint_queue(
+    fwk: &Framework,
+    q: &ksim_scheduler::queue::QueuedPod,
+    kind: ClusterEventKind,
+    objs: &ClusterEventObjects<'_>,
+) -> bool {
+    if q.unschedulable_plugins.is_empty() {
+        return true;
+    }
+    q.unschedulable_plugins.iter().any(|name| {
+        fwk.plugin(name)
+            .is_some_and(|p| match p.as_enqueue_extensions() {
+                None => true,
+                Some(ext) => {
+                    ext.events().iter().any(|e| e.covers(kind))
+                        && ext.hint(&q.pod, kind, objs)
+                            == ksim_scheduler::framework::QueueingHint::Queue
+                }
+            })
+    })
+}
+
+/// The kinds of change between two versions of a node (upstream `NodeSchedulingPropertiesChange`).
+pub fn node_change_kinds(old: &Node, new: &Node) -> Vec<ClusterEventKind> {
+    let mut k = Vec::new();
+    if old.spec.unschedulable != new.spec.unschedulable {
+        k.push(ClusterEventKind::NodeUpdateTaint);
+    }
+    if old.status.allocatable != new.status.allocatable {
+        k.push(ClusterEventKind::NodeUpdateAllocatable);
+    }
+    if old.metadata.labels != new.metadata.labels {
+        k.push(ClusterEventKind::NodeUpdateLabel);
+    }
+    if old.spec.taints != new.spec.taints && !k.contains(&ClusterEventKind::NodeUpdateTaint) {
+        k.push(ClusterEventKind::NodeUpdateTaint);
+    }
+    if old.status.conditions != new.status.conditions {
+        k.push(ClusterEventKind::NodeUpdateCondition);
+    }
+    if old.metadata.annotations != new.metadata.annotations {
+        k.push(ClusterEventKind::NodeUpdateAnnotation);
+    }
+    k
+}
+
+#[allow(clippy::too_many_arguments)]
+fn attempt_record(
+    at: SimTime,
+    info: &PodInfo,
+    attempt: u32,
+    result: AttemptResult,
+    node: &str,
+    nominated: &str,
+    message: String,
+    feasible: usize,
+    evaluated: usize,
+) -> Record {
+    Record::Attempt {
+        at,
+        namespace: info.namespace().to_string(),
+        name: info.name().to_string(),
+        attempt,
+        result,
+        node: node.to_string(),
+        nominated_node: nominated.to_string(),
+        message,
+        feasible_nodes: feasible as u32,
+        evaluated_nodes: evaluated as u32,
+    }
+}
+
+/// The node's pool label (`ksim.io/pool`), or "".
+pub fn pool_of(node: &Node) -> String {
+    node.metadata
+        .labels
+        .get("ksim.io/pool")
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A `Resource` as name → amount pairs.
+pub fn amounts(r: &ksim_scheduler::resource::Resource) -> Amounts {
+    let mut v: Amounts = vec![("cpu".into(), r.milli_cpu), ("memory".into(), r.memory)];
+    if r.ephemeral_storage != 0 {
+        v.push(("ephemeral-storage".into(), r.ephemeral_storage));
+    }
+    if r.allowed_pod_number != 0 {
+        v.push(("pods".into(), r.allowed_pod_number));
+    }
+    for (n, a) in &r.scalar {
+        v.push((n.clone(), *a));
+    }
+    v.sort();
+    v
+}

@@ -1,0 +1,581 @@
+//! The scheduling queue, as upstream's `PriorityQueue` in virtual time: activeQ ordered by
+//! PrioritySort, backoffQ ordered by backoff expiry, the error-backoff queue, the unschedulable
+//! pool with its maximum stay, gated pods (PreEnqueue), queueing hints deciding which cluster
+//! events move which pods back, and the nominator.
+//!
+//! Time is an argument (`now`, microseconds) and every action carries a sequence number from the
+//! caller, so a pod's queue timestamp is the pair (time, sequence): pods of equal priority pop
+//! in the order their timestamps were set, exactly as upstream's clock ticks would order them.
+//!
+//! Upstream v1.35.4 behaviours reproduced here (see tests/conformance/timelines/README.md):
+//! - `SchedulerPopFromBackoffQ`: when activeQ is empty, `pop` takes the head of backoffQ even
+//!   if its backoff has not expired (never from the error-backoff queue).
+//! - Backoff expiry is window-aligned: `E = floor_sec(timestamp) + backoff`, a pod is backing
+//!   off at `now` iff `E >= floor_sec(now)`, and the backoff flush at `now` releases `E < now`.
+//! - Queueing hints: an event moves a pool pod only if a plugin that rejected it registered the
+//!   event and its hint says Queue; a skipped event leaves the timestamp unchanged.
+//! - The leftover flush moves pool pods with `now - timestamp > maxStay` (strict); gated pods
+//!   are never flushed.
+//!
+//! Deliberate difference: the queue-sort order is PrioritySort's (the only in-tree QueueSort
+//! plugin); a profile naming another QueueSort plugin is rejected by the engine.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::framework::{ClusterEventKind, ClusterEventObjects, Framework, QueueingHint};
+use crate::pod_info::PodInfo;
+
+pub mod nominator;
+
+pub use nominator::Nominator;
+
+/// Dense id of a pod in the queue (the engine's pod id).
+pub type QPodId = u32;
+
+const MICROS: i64 = 1_000_000;
+
+/// A queue timestamp: (virtual time in µs, action sequence number).
+pub type Stamp = (i64, u64);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueConfig {
+    /// `podInitialBackoffSeconds`.
+    pub initial_backoff_secs: i64,
+    /// `podMaxBackoffSeconds`.
+    pub max_backoff_secs: i64,
+    /// `podMaxInUnschedulablePodsDuration`, µs.
+    pub max_in_unschedulable_us: i64,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            initial_backoff_secs: 1,
+            max_backoff_secs: 10,
+            max_in_unschedulable_us: 300 * MICROS,
+        }
+    }
+}
+
+/// Where a pod currently is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    Active,
+    Backoff,
+    ErrorBackoff,
+    Unschedulable,
+    /// Blocked by a PreEnqueue plugin (scheduling gates).
+    Gated,
+    /// Popped and being scheduled.
+    InFlight,
+}
+
+impl Location {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Location::Active => "activeQ",
+            Location::Backoff => "backoffQ",
+            Location::ErrorBackoff => "errorBackoffQ",
+            Location::Unschedulable => "unschedulable",
+            Location::Gated => "gated",
+            Location::InFlight => "inFlight",
+        }
+    }
+}
+
+/// `QueuedPodInfo`.
+#[derive(Debug, Clone)]
+pub struct QueuedPod {
+    pub pod: Arc<PodInfo>,
+    pub timestamp: Stamp,
+    /// Pops so far.
+    pub attempts: u32,
+    pub unschedulable_count: u32,
+    pub consecutive_errors: u32,
+    /// Plugins that rejected the pod in its last attempt (sorted).
+    pub unschedulable_plugins: Vec<&'static str>,
+    /// The PreEnqueue plugin that gates the pod, if any.
+    pub gated_by: Option<&'static str>,
+    pub location: Location,
+}
+
+type ActiveKey = (i64, Stamp, QPodId);
+type BackoffKey = (i64, i64, Stamp, QPodId);
+
+/// The priority queue.
+#[derive(Debug, Clone, Default)]
+pub struct SchedulingQueue {
+    cfg: QueueConfig,
+    pods: BTreeMap<QPodId, QueuedPod>,
+    active: BTreeSet<ActiveKey>,
+    backoff: BTreeSet<BackoffKey>,
+    error_backoff: BTreeSet<BackoffKey>,
+    /// Pool pods by (timestamp, id): the leftover flush scans the oldest first.
+    unschedulable: BTreeSet<(Stamp, QPodId)>,
+    gated: BTreeSet<QPodId>,
+}
+
+/// What happened to a pod when an event was offered to the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    ToActive,
+    ToBackoff,
+}
+
+impl SchedulingQueue {
+    pub fn new(cfg: QueueConfig) -> SchedulingQueue {
+        SchedulingQueue {
+            cfg,
+            ..Default::default()
+        }
+    }
+
+    pub fn config(&self) -> &QueueConfig {
+        &self.cfg
+    }
+
+    pub fn len(&self) -> usize {
+        self.pods.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pods.is_empty()
+    }
+
+    pub fn get(&self, id: QPodId) -> Option<&QueuedPod> {
+        self.pods.get(&id)
+    }
+
+    /// Every queued pod with its id, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (QPodId, &QueuedPod)> {
+        self.pods.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// Sizes of (activeQ, backoffQ, errorBackoffQ, unschedulable pool, gated).
+    pub fn sizes(&self) -> (usize, usize, usize, usize, usize) {
+        (
+            self.active.len(),
+            self.backoff.len(),
+            self.error_backoff.len(),
+            self.unschedulable.len(),
+            self.gated.len(),
+        )
+    }
+
+    fn active_key(q: &QueuedPod, id: QPodId) -> ActiveKey {
+        (-(q.pod.priority() as i64), q.timestamp, id)
+    }
+
+    /// The backoff duration in whole seconds for the pod's failure count.
+    pub fn backoff_secs(&self, q: &QueuedPod) -> i64 {
+        let count = if q.consecutive_errors > 0 {
+            q.consecutive_errors
+        } else {
+            q.unschedulable_count
+        };
+        if count == 0 {
+            return 0;
+        }
+        let mut d = self.cfg.initial_backoff_secs;
+        for _ in 1..count {
+            d = d.saturating_mul(2);
+            if d >= self.cfg.max_backoff_secs {
+                return self.cfg.max_backoff_secs;
+            }
+        }
+        d.min(self.cfg.max_backoff_secs)
+    }
+
+    /// Whole second at which the pod's backoff expires (window-aligned).
+    pub fn backoff_expiry_sec(&self, q: &QueuedPod) -> i64 {
+        q.timestamp.0.div_euclid(MICROS) + self.backoff_secs(q)
+    }
+
+    fn is_backing_off(&self, q: &QueuedPod, now: i64) -> bool {
+        q.gated_by.is_none()
+            && self.backoff_secs(q) > 0
+            && self.backoff_expiry_sec(q) >= now.div_euclid(MICROS)
+    }
+
+    fn backoff_key(&self, q: &QueuedPod, id: QPodId) -> BackoffKey {
+        (
+            self.backoff_expiry_sec(q),
+            -(q.pod.priority() as i64),
+            q.timestamp,
+            id,
+        )
+    }
+
+    /// Removes the pod from whatever structure holds it (not from `pods`).
+    fn unlink(&mut self, id: QPodId) {
+        let Some(q) = self.pods.get(&id) else {
+            return;
+        };
+        match q.location {
+            Location::Active => {
+                let k = Self::active_key(q, id);
+                self.active.remove(&k);
+            }
+            Location::Backoff => {
+                let k = self.backoff_key(q, id);
+                self.backoff.remove(&k);
+            }
+            Location::ErrorBackoff => {
+                let k = self.backoff_key(q, id);
+                self.error_backoff.remove(&k);
+            }
+            Location::Unschedulable => {
+                self.unschedulable.remove(&(q.timestamp, id));
+            }
+            Location::Gated => {
+                self.gated.remove(&id);
+            }
+            Location::InFlight => {}
+        }
+    }
+
+    fn place(&mut self, id: QPodId, loc: Location) {
+        let Some(q) = self.pods.get_mut(&id) else {
+            return;
+        };
+        q.location = loc;
+        let q = q.clone();
+        match loc {
+            Location::Active => {
+                self.active.insert(Self::active_key(&q, id));
+            }
+            Location::Backoff => {
+                let k = self.backoff_key(&q, id);
+                self.backoff.insert(k);
+            }
+            Location::ErrorBackoff => {
+                let k = self.backoff_key(&q, id);
+                self.error_backoff.insert(k);
+            }
+            Location::Unschedulable => {
+                self.unschedulable.insert((q.timestamp, id));
+            }
+            Location::Gated => {
+                self.gated.insert(id);
+            }
+            Location::InFlight => {}
+        }
+    }
+
+    /// A new pod: PreEnqueue decides between activeQ and the gated set.
+    pub fn add(
+        &mut self,
+        id: QPodId,
+        pod: Arc<PodInfo>,
+        stamp: Stamp,
+        fwk: &Framework,
+    ) -> Location {
+        let gate = fwk.run_pre_enqueue(&pod);
+        let q = QueuedPod {
+            pod,
+            timestamp: stamp,
+            attempts: 0,
+            unschedulable_count: 0,
+            consecutive_errors: 0,
+            unschedulable_plugins: Vec::new(),
+            gated_by: if gate.is_success() {
+                None
+            } else {
+                Some(gate.plugin)
+            },
+            location: Location::Gated,
+        };
+        let loc = if q.gated_by.is_some() {
+            Location::Gated
+        } else {
+            Location::Active
+        };
+        self.pods.insert(id, q);
+        self.place(id, loc);
+        loc
+    }
+
+    /// Whether `pop` would return a pod (activeQ or backoffQ non-empty).
+    pub fn has_poppable(&self) -> bool {
+        !self.active.is_empty() || !self.backoff.is_empty()
+    }
+
+    /// Pops the next pod to schedule: activeQ's head, else backoffQ's head. Returns the pod and
+    /// its attempt number (pops so far, including this one).
+    pub fn pop(&mut self) -> Option<(QPodId, Arc<PodInfo>, u32)> {
+        let id = if let Some(&(_, _, id)) = self.active.iter().next() {
+            id
+        } else if let Some(&(_, _, _, id)) = self.backoff.iter().next() {
+            id
+        } else {
+            return None;
+        };
+        self.unlink(id);
+        let q = self.pods.get_mut(&id)?;
+        q.location = Location::InFlight;
+        q.attempts += 1;
+        Some((id, q.pod.clone(), q.attempts))
+    }
+
+    /// The popped pod failed as Unschedulable: it goes to the pool with a new timestamp, unless
+    /// an event that arrived while it was in flight makes one of its rejectors say Queue (then
+    /// backoffQ / activeQ).
+    pub fn failed_unschedulable(
+        &mut self,
+        id: QPodId,
+        stamp: Stamp,
+        plugins: Vec<&'static str>,
+        requeue_now: bool,
+    ) -> Location {
+        let now = stamp.0;
+        let Some(q) = self.pods.get_mut(&id) else {
+            return Location::Unschedulable;
+        };
+        q.unschedulable_count += 1;
+        q.consecutive_errors = 0;
+        q.timestamp = stamp;
+        q.unschedulable_plugins = plugins;
+        let q = q.clone();
+        let loc = if requeue_now {
+            if self.is_backing_off(&q, now) {
+                Location::Backoff
+            } else {
+                Location::Active
+            }
+        } else {
+            Location::Unschedulable
+        };
+        self.place(id, loc);
+        loc
+    }
+
+    /// The popped pod failed with an error (including "no nodes available"): error backoff.
+    pub fn failed_error(&mut self, id: QPodId, stamp: Stamp) -> Location {
+        let Some(q) = self.pods.get_mut(&id) else {
+            return Location::ErrorBackoff;
+        };
+        q.consecutive_errors += 1;
+        q.timestamp = stamp;
+        q.unschedulable_plugins.clear();
+        self.place(id, Location::ErrorBackoff);
+        Location::ErrorBackoff
+    }
+
+    /// Replaces the pod object of a queued pod without moving it (e.g. its nominated node was
+    /// set). The priority must be unchanged.
+    pub fn set_pod(&mut self, id: QPodId, pod: Arc<PodInfo>) {
+        let Some(loc) = self.pods.get(&id).map(|q| q.location) else {
+            return;
+        };
+        self.unlink(id);
+        if let Some(q) = self.pods.get_mut(&id) {
+            q.pod = pod;
+        }
+        self.place(id, loc);
+    }
+
+    /// The pod was scheduled (or deleted): it leaves the queue.
+    pub fn remove(&mut self, id: QPodId) -> Option<QueuedPod> {
+        self.unlink(id);
+        self.pods.remove(&id)
+    }
+
+    /// The pending pod's object changed (`UpdatePod`). Gated pods are re-checked by PreEnqueue
+    /// (ungating keeps the timestamp); pool pods are moved if a rejector's hint says Queue.
+    pub fn update(
+        &mut self,
+        id: QPodId,
+        pod: Arc<PodInfo>,
+        now: i64,
+        fwk: &Framework,
+    ) -> Option<Location> {
+        let q = self.pods.get(&id)?.clone();
+        self.unlink(id);
+        let old = q.pod.clone();
+        if let Some(e) = self.pods.get_mut(&id) {
+            e.pod = pod.clone();
+        }
+        let loc = match q.location {
+            Location::Gated => {
+                let gate = fwk.run_pre_enqueue(&pod);
+                if gate.is_success() {
+                    if let Some(e) = self.pods.get_mut(&id) {
+                        e.gated_by = None;
+                    }
+                    Location::Active
+                } else {
+                    Location::Gated
+                }
+            }
+            Location::Unschedulable => {
+                let objs = ClusterEventObjects::Pod {
+                    old: Some(&old),
+                    new: Some(&pod),
+                };
+                let e = self.pods.get(&id)?.clone();
+                if hints_say_queue(fwk, &e, ClusterEventKind::UnscheduledPodUpdate, &objs) {
+                    if self.is_backing_off(&e, now) {
+                        Location::Backoff
+                    } else {
+                        Location::Active
+                    }
+                } else {
+                    Location::Unschedulable
+                }
+            }
+            other => other,
+        };
+        self.place(id, loc);
+        Some(loc)
+    }
+
+    /// Offers a cluster event to every pool pod; returns the pods moved, in pool order.
+    pub fn on_event(
+        &mut self,
+        kinds: &[ClusterEventKind],
+        objs: &ClusterEventObjects<'_>,
+        now: i64,
+        fwk: &Framework,
+    ) -> Vec<(QPodId, Moved)> {
+        let candidates: Vec<(Stamp, QPodId)> = self.unschedulable.iter().copied().collect();
+        let mut moved = Vec::new();
+        for (_, id) in candidates {
+            let Some(q) = self.pods.get(&id) else {
+                continue;
+            };
+            let q = q.clone();
+            if !kinds.iter().any(|k| hints_say_queue(fwk, &q, *k, objs)) {
+                continue;
+            }
+            self.unlink(id);
+            if self.is_backing_off(&q, now) {
+                self.place(id, Location::Backoff);
+                moved.push((id, Moved::ToBackoff));
+            } else {
+                self.place(id, Location::Active);
+                moved.push((id, Moved::ToActive));
+            }
+        }
+        moved
+    }
+
+    /// `flushBackoffQCompleted`: backoffQ and error-backoff pods whose expiry is before `now`'s
+    /// second move to activeQ.
+    pub fn flush_backoff_completed(&mut self, now: i64) -> usize {
+        let sec = now.div_euclid(MICROS);
+        let mut n = 0;
+        for set in [0, 1] {
+            loop {
+                let head = if set == 0 {
+                    self.backoff.iter().next().copied()
+                } else {
+                    self.error_backoff.iter().next().copied()
+                };
+                let Some((exp, _, _, id)) = head else {
+                    break;
+                };
+                if exp >= sec {
+                    break;
+                }
+                self.unlink(id);
+                self.place(id, Location::Active);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// `flushUnschedulablePodsLeftover`: pool pods that stayed longer than the maximum move back
+    /// (to backoffQ if still backing off, else activeQ).
+    pub fn flush_unschedulable_leftover(&mut self, now: i64) -> Vec<(QPodId, Moved)> {
+        let max = self.cfg.max_in_unschedulable_us;
+        let expired: Vec<QPodId> = self
+            .unschedulable
+            .iter()
+            .take_while(|((t, _), _)| now - *t > max)
+            .map(|(_, id)| *id)
+            .collect();
+        let mut out = Vec::new();
+        for id in expired {
+            let Some(q) = self.pods.get(&id).cloned() else {
+                continue;
+            };
+            self.unlink(id);
+            if self.is_backing_off(&q, now) {
+                self.place(id, Location::Backoff);
+                out.push((id, Moved::ToBackoff));
+            } else {
+                self.place(id, Location::Active);
+                out.push((id, Moved::ToActive));
+            }
+        }
+        out
+    }
+
+    /// Checks the structural invariants (for tests and debug assertions): every pod is in
+    /// exactly the structure its location names.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut count = 0;
+        for (id, q) in &self.pods {
+            let present = match q.location {
+                Location::Active => self.active.contains(&Self::active_key(q, *id)),
+                Location::Backoff => self.backoff.contains(&self.backoff_key(q, *id)),
+                Location::ErrorBackoff => self.error_backoff.contains(&self.backoff_key(q, *id)),
+                Location::Unschedulable => self.unschedulable.contains(&(q.timestamp, *id)),
+                Location::Gated => self.gated.contains(id),
+                Location::InFlight => true,
+            };
+            if !present {
+                return Err(format!("pod {id} is not in its {:?} structure", q.location));
+            }
+            if q.location != Location::InFlight {
+                count += 1;
+            }
+            let b = self.backoff_secs(q);
+            if b > self.cfg.max_backoff_secs {
+                return Err(format!("pod {id} backoff {b}s exceeds the maximum"));
+            }
+        }
+        let total = self.active.len()
+            + self.backoff.len()
+            + self.error_backoff.len()
+            + self.unschedulable.len()
+            + self.gated.len();
+        if total != count {
+            return Err(format!("{total} structure entries for {count} queued pods"));
+        }
+        Ok(())
+    }
+}
+
+/// Whether any plugin that rejected the pod registered `kind` and its hint says Queue. A pod
+/// rejected by no plugin is moved by any event.
+fn hints_say_queue(
+    fwk: &Framework,
+    q: &QueuedPod,
+    kind: ClusterEventKind,
+    objs: &ClusterEventObjects<'_>,
+) -> bool {
+    if kind == ClusterEventKind::UnschedulableTimeout {
+        return true;
+    }
+    if q.unschedulable_plugins.is_empty() {
+        return true;
+    }
+    for name in &q.unschedulable_plugins {
+        let Some(p) = fwk.plugin(name) else {
+            continue;
+        };
+        let Some(ext) = p.as_enqueue_extensions() else {
+            // A plugin without registrations is woken by every event, as upstream.
+            return true;
+        };
+        if ext.events().iter().any(|e| e.covers(kind))
+            && ext.hint(&q.pod, kind, objs) == QueueingHint::Queue
+        {
+            return true;
+        }
+    }
+    false
+}
