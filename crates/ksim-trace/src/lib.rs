@@ -13,14 +13,18 @@ pub mod check;
 pub mod csv_trace;
 pub mod error;
 pub mod generator;
+pub mod import;
 pub mod io;
 pub mod merge;
 pub mod native;
 pub mod nodes;
 pub mod scenario;
+pub mod validate;
 
 pub use error::{Location, TraceError};
+pub use import::{import, ImportFormat, ImportOptions, ImportSummary, MachineShape};
 pub use merge::{BoxedSource, MergedSource};
 pub use native::{NativeReader, NativeWriter};
 pub use nodes::{load_nodes, write_nodes};
 pub use scenario::{load_scenario, open_trace, parse_scenario, Scenario, ScenarioPlan};
+pub use validate::{validate_trace, validate_trace_with, ValidateOptions, ValidationReport};

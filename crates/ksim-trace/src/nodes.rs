@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use ksim_api::load::{flatten_items, kind_of, parse_documents};
+use ksim_api::load::{flatten_items, kind_of};
 use ksim_api::Node;
 use serde::Serialize;
 use serde_json::Value;
@@ -27,10 +27,32 @@ pub fn load_nodes(path: &Path) -> Result<Vec<Node>, TraceError> {
 
 /// Parses nodes from JSON or YAML text; `source` names the file in errors.
 pub fn parse_nodes(source: &str, text: &str) -> Result<Vec<Node>, TraceError> {
-    let docs = parse_documents(source, text)
-        .map_err(|e| TraceError::at_field(source, "", e.to_string()))?;
-    let items = flatten_items(docs);
+    let items = flatten_items(parse_documents(source, text)?);
     nodes_from_values(source, &items)
+}
+
+/// Parses JSON or YAML text into one value per document, like `ksim_api::load::parse_documents`
+/// but with serde-saphyr's resource budget scaled to the text: its defaults (1,024 documents,
+/// 250,000 nodes) refuse real inputs such as the openb node YAML (1,213 documents) or a
+/// 10,000-node `kubectl get nodes -o yaml`. The text is in memory already, so limits
+/// proportional to its length still bound the work.
+pub fn parse_documents(source: &str, text: &str) -> Result<Vec<Value>, TraceError> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| TraceError::at_field(source, "", format!("not valid JSON: {e}")))?;
+        return Ok(vec![v]);
+    }
+    let n = text.len();
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_documents = budget.max_documents.max(n / 4);
+    budget.max_nodes = budget.max_nodes.max(n);
+    budget.max_events = budget.max_events.max(2 * n);
+    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(n);
+    let opts = serde_saphyr::options! { budget: Some(budget) };
+    let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, opts)
+        .map_err(|e| TraceError::at_field(source, "", format!("not valid YAML: {e}")))?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
 /// Decodes generic values into nodes, naming `items[i]` in errors.

@@ -40,7 +40,7 @@
 use std::path::{Path, PathBuf};
 
 use ksim_api::config::KubeSchedulerConfiguration;
-use ksim_api::load::{flatten_items, parse_documents};
+use ksim_api::load::flatten_items;
 use ksim_api::Node;
 use ksim_engine::config::OnNodeRemoval;
 use ksim_engine::{CostModels, EngineConfig, SimDuration, SimTime};
@@ -53,7 +53,7 @@ use crate::generator::{Generator, GeneratorSpec};
 use crate::io::{display_name, is_csv, read_text};
 use crate::merge::{BoxedSource, MergedSource};
 use crate::native::{decode_node, NativeReader};
-use crate::nodes::load_nodes;
+use crate::nodes::{load_nodes, parse_documents};
 
 /// A scenario file as written.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -159,8 +159,7 @@ impl std::fmt::Debug for ScenarioPlan {
 
 /// Parses scenario text (YAML or JSON); `source` names the file in errors.
 pub fn parse_scenario(source: &str, text: &str) -> Result<Scenario, TraceError> {
-    let docs = parse_documents(source, text)
-        .map_err(|e| TraceError::at_field(source, "", e.to_string()))?;
+    let docs = parse_documents(source, text)?;
     let [doc] = <[Value; 1]>::try_from(docs).map_err(|d| {
         TraceError::at_field(
             source,
@@ -236,8 +235,7 @@ pub fn pool_nodes(pool: &NodePool, path: &str) -> Result<Vec<Node>, (String, Str
 pub fn load_scheduler_config(path: &Path) -> Result<KubeSchedulerConfiguration, TraceError> {
     let name = display_name(path);
     let text = read_text(path)?;
-    let docs = parse_documents(&name, &text)
-        .map_err(|e| TraceError::at_field(&name, "", e.to_string()))?;
+    let docs = parse_documents(&name, &text)?;
     let items = flatten_items(docs);
     let [doc] = <[Value; 1]>::try_from(items).map_err(|d| {
         TraceError::at_field(
