@@ -16,6 +16,7 @@ pub mod defaults;
 pub mod load;
 pub mod meta;
 pub mod quantity;
+pub mod storage;
 
 pub use crate::core::*;
 pub use crate::meta::{LabelSelector, Labels, ObjectMeta, Selector};
