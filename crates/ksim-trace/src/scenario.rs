@@ -8,6 +8,7 @@
 //! horizon: 24h                  # optional: the run stops after this instant
 //! cluster:
 //!   nodesFiles: [nodes.yaml]    # Kubernetes node Lists (kubectl get nodes -o yaml)
+//!   objectsFiles: [objects.yaml] # PDBs, Namespaces, Services, ReplicaSets... (a List)
 //!   pools:                      # template × count; names <pool>-<i>, i from 0
 //!     - name: cpu
 //!       count: 10
@@ -44,6 +45,7 @@ use ksim_api::load::flatten_items;
 use ksim_api::Node;
 use ksim_engine::config::OnNodeRemoval;
 use ksim_engine::{CostModels, EngineConfig, SimDuration, SimTime};
+use ksim_scheduler::ClusterObjects;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -89,6 +91,10 @@ pub struct ClusterSpec {
     pub nodes_files: Vec<String>,
     #[serde(default)]
     pub pools: Vec<NodePool>,
+    /// Lists of PodDisruptionBudgets, Namespaces, Services, ReplicaSets, StatefulSets and
+    /// ReplicationControllers (e.g. the `objects.yaml` of `ksim import kube-dump`).
+    #[serde(default)]
+    pub objects_files: Vec<String>,
 }
 
 /// `count` nodes made from one template.
@@ -139,6 +145,8 @@ pub struct ScenarioPlan {
     pub scheduler: KubeSchedulerConfiguration,
     /// The nodes present at time 0: files first, in order, then pools.
     pub nodes: Vec<Node>,
+    /// PDBs, namespaces, services and workload sets the plugins and preemption read.
+    pub objects: ClusterObjects,
     /// All traces and generators, merged in time order.
     pub events: MergedSource,
     /// Resolved output directory, when the scenario names one.
@@ -193,6 +201,47 @@ pub fn open_trace(path: &Path) -> Result<BoxedSource, TraceError> {
     } else {
         Ok(Box::new(NativeReader::open(path)?))
     }
+}
+
+/// Reads a List of cluster objects (see [`ClusterSpec::objects_files`]) into `into`.
+pub fn load_objects_into(path: &Path, into: &mut ClusterObjects) -> Result<(), TraceError> {
+    let name = display_name(path);
+    let text = read_text(path)?;
+    let items = flatten_items(parse_documents(&name, &text)?);
+    for (i, v) in items.iter().enumerate() {
+        let field = |f: String| format!("items[{i}]: {f}");
+        let err = |e: ksim_api::load::LoadError| match e {
+            ksim_api::load::LoadError::Field { path, message, .. } => {
+                TraceError::at_field(&name, field(path), message)
+            }
+            other => TraceError::at_field(&name, format!("items[{i}]"), other.to_string()),
+        };
+        match ksim_api::load::kind_of(v) {
+            "Namespace" => {
+                let ns: ksim_api::Namespace = ksim_api::load::decode(&name, v).map_err(err)?;
+                into.namespaces.insert(ns.metadata.name.clone(), ns);
+            }
+            "Service" => into.services.push(ksim_api::load::decode(&name, v).map_err(err)?),
+            "ReplicationController" => into
+                .replication_controllers
+                .push(ksim_api::load::decode(&name, v).map_err(err)?),
+            "ReplicaSet" => into
+                .replica_sets
+                .push(ksim_api::load::decode(&name, v).map_err(err)?),
+            "StatefulSet" => into
+                .stateful_sets
+                .push(ksim_api::load::decode(&name, v).map_err(err)?),
+            "PodDisruptionBudget" => into.pdbs.push(ksim_api::load::decode(&name, v).map_err(err)?),
+            other => {
+                return Err(TraceError::at_field(
+                    &name,
+                    field("kind".into()),
+                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, PodDisruptionBudget)"),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Builds the nodes of a pool.
@@ -350,6 +399,11 @@ impl Scenario {
             }
         }
 
+        let mut objects = ClusterObjects::default();
+        for f in &self.cluster.objects_files {
+            load_objects_into(&resolve(f), &mut objects)?;
+        }
+
         let mut sources: Vec<BoxedSource> = Vec::new();
         for t in &self.workload.traces {
             sources.push(open_trace(&resolve(t))?);
@@ -375,6 +429,7 @@ impl Scenario {
             engine,
             scheduler,
             nodes,
+            objects,
             events: MergedSource::new(sources),
             output_dir: self.output.as_deref().map(resolve),
         })

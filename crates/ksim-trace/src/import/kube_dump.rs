@@ -1,17 +1,165 @@
-//! kube dump (in progress).
+//! Kubernetes cluster dumps: `kubectl get nodes,pods,pdb,priorityclasses -A -o json|yaml` (a
+//! `kind: List`, several files, or multi-document YAML) → the cluster at t=0.
+//!
+//! - Nodes go to `nodes.yaml` as they are (with defaulting).
+//! - Pods bound to a node (`spec.nodeName`) become CreatePod at t=0 with `spec.nodeName` kept:
+//!   they are already running there. They come first, so the cluster is full before anything
+//!   is scheduled. Pending pods follow, also at t=0, in `creationTimestamp` order (then file
+//!   order). Neither gets a `runFor`: a snapshot says nothing of how long pods will live.
+//! - Pods that are `Succeeded` or `Failed` are skipped (they hold no resources); so are pods
+//!   being deleted (`metadata.deletionTimestamp` set), counted with that reason.
+//! - PriorityClasses are honoured as the Priority admission plugin does: a pod without
+//!   `spec.priority` gets its class's value, or the `globalDefault` class's value when it names
+//!   none. A class missing from the dump leaves the priority unset (counted, not an error: the
+//!   dump may simply not include classes).
+//! - PodDisruptionBudgets, Namespaces, Services, ReplicaSets, StatefulSets and
+//!   ReplicationControllers (which preemption and spreading read) are written to `objects.yaml`
+//!   as a List, for the scenario's `cluster.objectsFiles`.
+//! - Other kinds are counted as skipped.
+
 use std::path::{Path, PathBuf};
 
+use ksim_api::load::{flatten_items, kind_of};
+use ksim_api::{Pod, PriorityClass};
+use serde_json::Value;
+
+use super::build;
 use super::ImportContext;
 use crate::error::TraceError;
+use crate::io::{display_name, read_text};
+use crate::native::{decode_node, decode_pod};
+use crate::nodes::parse_documents;
+
+/// The kinds written to `objects.yaml`.
+pub const OBJECT_KINDS: [&str; 6] = [
+    "PodDisruptionBudget",
+    "Namespace",
+    "Service",
+    "ReplicaSet",
+    "StatefulSet",
+    "ReplicationController",
+];
 
 pub fn import(
-    _cx: &mut ImportContext<'_>,
-    _inputs: &[PathBuf],
-    _out: &Path,
+    cx: &mut ImportContext<'_>,
+    inputs: &[PathBuf],
+    out_dir: &Path,
 ) -> Result<(), TraceError> {
-    Err(TraceError::at_field(
-        "kube-dump",
-        "",
-        "importer not written yet",
-    ))
+    let mut items: Vec<(String, usize, Value)> = Vec::new();
+    for p in inputs {
+        let name = display_name(p);
+        let text = read_text(p)?;
+        let list = flatten_items(parse_documents(&name, &text)?);
+        cx.summary.read.insert(name.clone(), list.len() as u64);
+        items.extend(
+            list.into_iter()
+                .enumerate()
+                .map(|(i, v)| (name.clone(), i, v)),
+        );
+    }
+    // Priority classes first: pods need them.
+    let mut classes = std::collections::BTreeMap::new();
+    let mut global_default: Option<i32> = None;
+    for (file, i, v) in &items {
+        if kind_of(v) == "PriorityClass" {
+            let pc: PriorityClass = ksim_api::load::decode(file, v)
+                .map_err(|e| TraceError::at_field(file, format!("items[{i}]"), e.to_string()))?;
+            if pc.global_default {
+                global_default = Some(pc.value);
+            }
+            classes.insert(pc.metadata.name.clone(), pc.value);
+        }
+    }
+    let mut bound = Vec::new();
+    let mut pending: Vec<(String, usize, Pod)> = Vec::new();
+    let mut objects = Vec::new();
+    let mut missing_class = 0;
+    for (file, i, v) in items {
+        let at = |f: String| {
+            if f.is_empty() {
+                format!("items[{i}]")
+            } else {
+                format!("items[{i}]: {f}")
+            }
+        };
+        match kind_of(&v) {
+            "Node" => {
+                let n =
+                    decode_node(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
+                cx.nodes.push(n);
+            }
+            "Pod" => {
+                let mut pod =
+                    decode_pod(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
+                match pod.status.phase.as_str() {
+                    "Succeeded" | "Failed" => {
+                        cx.summary.skip("pod already finished (Succeeded/Failed)");
+                        continue;
+                    }
+                    _ => {}
+                }
+                if pod.metadata.deletion_timestamp.is_some() {
+                    cx.summary.skip("pod being deleted (deletionTimestamp set)");
+                    continue;
+                }
+                if pod.spec.priority.is_none() {
+                    if pod.spec.priority_class_name.is_empty() {
+                        pod.spec.priority = global_default;
+                    } else if let Some(v) = classes.get(&pod.spec.priority_class_name) {
+                        pod.spec.priority = Some(*v);
+                    } else {
+                        missing_class += 1;
+                    }
+                }
+                if pod.spec.node_name.is_empty() {
+                    pending.push((
+                        pod.metadata.creation_timestamp.clone().unwrap_or_default(),
+                        pending.len(),
+                        pod,
+                    ));
+                } else {
+                    bound.push(pod);
+                }
+            }
+            "PriorityClass" => {}
+            k if OBJECT_KINDS.contains(&k) => objects.push(v),
+            "" => {
+                return Err(TraceError::at_field(
+                    &file,
+                    at("kind".into()),
+                    "missing kind",
+                ))
+            }
+            other => cx.summary.skip(format!("kind {other} is not used")),
+        }
+    }
+    if missing_class > 0 {
+        cx.summary.note(format!(
+            "{missing_class} pods name a priorityClassName missing from the dump; their priority is unset"
+        ));
+    }
+    // RFC 3339 timestamps in UTC sort as text.
+    pending.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    for pod in bound
+        .into_iter()
+        .chain(pending.into_iter().map(|(_, _, p)| p))
+    {
+        let key = pod.key();
+        build::create(cx, 0, pod, None, |m| {
+            TraceError::at_field("kube-dump", key.clone(), m)
+        })?;
+    }
+    if !objects.is_empty() {
+        let path = out_dir.join("objects.yaml");
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects});
+        let text = serde_saphyr::to_string(&list)
+            .map_err(|e| TraceError::at_field(&display_name(&path), "", e.to_string()))?;
+        std::fs::write(&path, text).map_err(|e| TraceError::io(&path, e))?;
+        cx.summary.other_files.push(path);
+        cx.summary.note(format!(
+            "{} PodDisruptionBudgets/Namespaces/Services/workload sets written to objects.yaml (scenario cluster.objectsFiles)",
+            objects.len()
+        ));
+    }
+    Ok(())
 }
