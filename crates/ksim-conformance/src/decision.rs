@@ -567,53 +567,31 @@ fn compare_volume_bindings(
     pod: &PodInfo,
     diffs: &mut Vec<String>,
 ) {
-    use ksim_scheduler::framework::{FilterPlugin, PreBindPlugin, PreFilterPlugin, ReservePlugin};
-    use ksim_scheduler::plugins::volume_binding::{self, VolumeBinding};
     let mut got_nodes: BTreeSet<&str> = BTreeSet::new();
     for &i in feasible {
         let node = &snapshot.nodes[i];
         got_nodes.insert(node.name());
-        let vb = VolumeBinding::new();
-        let mut state = CycleState::new();
-        let (_, s) = vb.pre_filter(&mut state, pod, snapshot);
-        let mut run = || -> Result<ExpectedVolumeBinding, String> {
-            if !s.is_success() && !s.is_skip() {
-                return Err(format!("PreFilter: {s}"));
-            }
-            if s.is_success() {
-                let f = vb.filter(&state, pod, node);
-                if !f.is_success() {
-                    return Err(format!("Filter: {f}"));
+        let got = ksim_scheduler::plugins::volume_binding::decide_for_node(pod, node, snapshot)
+            .map(|d| {
+                let mut static_bindings: Vec<ExpectedStaticBinding> = d
+                    .static_bindings
+                    .iter()
+                    .map(|b| ExpectedStaticBinding {
+                        pvc: b.pvc.clone(),
+                        pv: b.pv.clone(),
+                    })
+                    .collect();
+                static_bindings.sort();
+                let mut provisioned_claims: Vec<String> =
+                    d.provisioned_claims.iter().map(|p| p.pvc.clone()).collect();
+                provisioned_claims.sort();
+                ExpectedVolumeBinding {
+                    all_bound: d.all_bound,
+                    static_bindings,
+                    provisioned_claims,
                 }
-            }
-            let r = vb.reserve(&mut state, pod, node.name());
-            if !r.is_success() {
-                return Err(format!("Reserve: {r}"));
-            }
-            let b = vb.pre_bind(&state, pod, node.name());
-            if !b.is_success() {
-                return Err(format!("PreBind: {b}"));
-            }
-            let d = volume_binding::decision(&state).ok_or("no decision recorded")?;
-            let mut static_bindings: Vec<ExpectedStaticBinding> = d
-                .static_bindings
-                .iter()
-                .map(|b| ExpectedStaticBinding {
-                    pvc: b.pvc.clone(),
-                    pv: b.pv.clone(),
-                })
-                .collect();
-            static_bindings.sort();
-            let mut provisioned_claims: Vec<String> =
-                d.provisioned_claims.iter().map(|p| p.pvc.clone()).collect();
-            provisioned_claims.sort();
-            Ok(ExpectedVolumeBinding {
-                all_bound: d.all_bound,
-                static_bindings,
-                provisioned_claims,
             })
-        };
-        let got = run();
+            .map_err(|s| s.to_string());
         let Some(e) = exp.get(node.name()) else {
             diffs.push(format!(
                 "volumeBindings: node {} is feasible but has no expected entry",

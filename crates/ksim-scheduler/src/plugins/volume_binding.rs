@@ -96,6 +96,38 @@ pub fn decision(state: &CycleState) -> Option<&VolumeBindingDecision> {
     state.read::<VolumeBindingDecision>(DECISION_KEY)
 }
 
+/// What VolumeBinding's Reserve + PreBind would do if `pod` went to `node`, judged by a fresh
+/// instance (its own empty assume cache): PreFilter, Filter on that node, Reserve, PreBind.
+/// `Err` is the first non-success status (a rejected pod or node, or an internal error).
+pub fn decide_for_node(
+    pod: &PodInfo,
+    node: &NodeInfo,
+    snapshot: &Snapshot,
+) -> Result<VolumeBindingDecision, Status> {
+    let vb = VolumeBinding::new();
+    let mut state = CycleState::new();
+    let (_, s) = vb.pre_filter(&mut state, pod, snapshot);
+    if s.is_success() {
+        let f = vb.filter(&state, pod, node);
+        if !f.is_success() {
+            return Err(f);
+        }
+    } else if !s.is_skip() {
+        return Err(s);
+    }
+    let r = vb.reserve(&mut state, pod, node.name());
+    if !r.is_success() {
+        return Err(r);
+    }
+    let b = vb.pre_bind(&state, pod, node.name());
+    if !b.is_success() {
+        return Err(b);
+    }
+    decision(&state)
+        .cloned()
+        .ok_or_else(|| Status::error("VolumeBinding recorded no decision"))
+}
+
 /// Per-cycle state. Shared (not deep-copied) by `CycleState` clones, as upstream's
 /// `stateData.Clone` returns the same pointer: Filter records each node's result in it.
 #[derive(Clone)]
