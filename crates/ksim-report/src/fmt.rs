@@ -12,6 +12,28 @@ pub(crate) fn secs(s: f64) -> String {
     }
 }
 
+/// A long span for people: "19d 16h 2m", "1h 5m 3s"; empty under a minute (the seconds say it).
+pub(crate) fn human(s: f64) -> String {
+    if !s.is_finite() || s < 60.0 {
+        return String::new();
+    }
+    let total = s.round() as u64;
+    let (d, h, m, sec) = (
+        total / 86_400,
+        total / 3600 % 24,
+        total / 60 % 60,
+        total % 60,
+    );
+    let parts = [(d, "d"), (h, "h"), (m, "m"), (sec, "s")];
+    let first = parts.iter().position(|p| p.0 > 0).unwrap_or(3);
+    // The three most significant units are enough to read.
+    parts[first..(first + 3).min(4)]
+        .iter()
+        .map(|(v, u)| format!("{v}{u}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub(crate) fn opt_secs(s: Option<f64>) -> String {
     s.map(|s| format!("{} s", secs(s)))
         .unwrap_or_else(|| "–".to_string())
@@ -51,5 +73,8 @@ mod tests {
         assert_eq!(count(1234567), "1,234,567");
         assert_eq!(count(12), "12");
         assert_eq!(opt_pct(Some(0.5)), "50.0%");
+        assert_eq!(human(59.0), "");
+        assert_eq!(human(3903.0), "1h 5m 3s");
+        assert_eq!(human(1_699_349.59), "19d 16h 2m");
     }
 }

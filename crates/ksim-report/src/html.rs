@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use ksim_engine::record::Outcome;
 
-use crate::fmt::{count, opt_pct, opt_secs, secs};
+use crate::fmt::{count, human, opt_pct, opt_secs, secs};
 use crate::plots::PlotSet;
 use crate::recorder::Recorder;
 use crate::summary::{waited, ReasonCount, Summary};
@@ -97,8 +97,12 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
     h.push_str("<h1>ksim run report</h1>");
     let _ = write!(
         h,
-        "<div class=\"sub\">Horizon {} s · {} nodes at end ({} added, {} removed) · {} pods created · {} scheduling attempts</div>",
+        "<div class=\"sub\">Horizon {} s{} · {} nodes at end ({} added, {} removed) · {} pods created · {} scheduling attempts</div>",
         secs(s.horizon_s),
+        match human(s.horizon_s) {
+            h if h.is_empty() => h,
+            h => format!(" ({h})"),
+        },
         s.nodes.at_end,
         s.nodes.added,
         s.nodes.removed,

@@ -10,7 +10,14 @@ use crate::summary::{self, Summary};
 use crate::utilization::{sweep, UTILIZATION_HEADER};
 use crate::{html, plots};
 
-/// Header of `pods.csv`.
+/// Header of `pods.csv`. One row per `PodCreated`, in creation order (a pod re-created under the
+/// same name is a new row). Times are seconds with up to 6 decimals, empty when it never
+/// happened: `first_attempt_s` the first scheduling attempt, `scheduled_s` the last `Scheduled`
+/// attempt, `bound_s` the end of binding, `finished_s` when the pod left the cluster (succeeded,
+/// deleted, preempted, failed). `node` is the bound node, or the node of a `Scheduled` attempt
+/// whose binding had not finished. `outcome` is the `PodEnded` outcome, else running when bound
+/// and pending when not. `last_reason` is the message of the pod's last failed attempt (FitError
+/// text, or the error of an `Error` attempt), kept after a later success.
 pub const PODS_HEADER: [&str; 13] = [
     "namespace",
     "name",

@@ -96,14 +96,25 @@ fn time_unit(horizon_s: f64) -> (f64, &'static str) {
     }
 }
 
-/// Step-shaped points: a sample's value holds until the next sample.
+/// Step-shaped points: a sample's value holds until the next sample. Runs of equal values are
+/// drawn as one segment, which keeps the SVGs small.
 fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(points.len() * 2);
-    for (i, &(x, y)) in points.iter().enumerate() {
-        if i > 0 {
-            out.push((x, points[i - 1].1));
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    let mut last_y: Option<f64> = None;
+    for &(x, y) in points {
+        match last_y {
+            Some(prev) if prev == y => continue,
+            Some(prev) => out.push((x, prev)),
+            None => {}
         }
         out.push((x, y));
+        last_y = Some(y);
+    }
+    // Carry the last value to the last sample.
+    if let (Some(&(x, y)), Some(&(lx, _))) = (points.last(), out.last()) {
+        if x != lx {
+            out.push((x, y));
+        }
     }
     out
 }
@@ -336,4 +347,20 @@ pub(crate) fn render_all(
         pending: render(&pending, dir)?,
         latency_cdf: render(&latency_cdf, dir)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::steps;
+
+    #[test]
+    fn steps_merge_equal_runs() {
+        let pts = [(0.0, 1.0), (1.0, 1.0), (2.0, 3.0), (3.0, 3.0), (4.0, 3.0)];
+        assert_eq!(
+            steps(&pts),
+            vec![(0.0, 1.0), (2.0, 1.0), (2.0, 3.0), (4.0, 3.0)]
+        );
+        assert_eq!(steps(&[(0.0, 2.0)]), vec![(0.0, 2.0)]);
+        assert!(steps(&[]).is_empty());
+    }
 }

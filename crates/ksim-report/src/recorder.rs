@@ -156,8 +156,9 @@ pub struct Recorder {
     pub(crate) nodes_added: u64,
     pub(crate) nodes_removed: u64,
     pub(crate) pods: Vec<PodRow>,
-    /// (namespace, name) → the latest pod row created under that name.
-    pod_index: FxHashMap<(String, String), u32>,
+    /// namespace → name → the latest pod row created under that name (nested so lookups by
+    /// `&str` need no allocation).
+    pod_index: FxHashMap<String, FxHashMap<String, u32>>,
     placements: PlacementSink,
     pub(crate) attempts_total: u64,
     pub(crate) nominations: u64,
@@ -251,13 +252,14 @@ impl Recorder {
             .collect()
     }
 
+    fn pod_row(&self, namespace: &str, name: &str) -> Option<usize> {
+        let i = *self.pod_index.get(namespace)?.get(name)?;
+        Some(i as usize)
+    }
+
     fn pod_mut(&mut self, namespace: &str, name: &str) -> Option<&mut PodRow> {
-        // Lookups with a borrowed key would need a custom map; two Strings per lookup are
-        // cheap next to the rest of a record's handling.
-        let i = *self
-            .pod_index
-            .get(&(namespace.to_string(), name.to_string()))?;
-        self.pods.get_mut(i as usize)
+        let i = self.pod_row(namespace, name)?;
+        self.pods.get_mut(i)
     }
 
     /// Removes a pod's requests from the node it holds (when it ends or is bound elsewhere).
@@ -446,7 +448,16 @@ impl Observer for Recorder {
                 });
                 // A re-created pod (same name after the first ended) is a new row; later
                 // records under that name belong to it.
-                self.pod_index.insert((namespace.clone(), name.clone()), i);
+                match self.pod_index.get_mut(namespace.as_str()) {
+                    Some(names) => {
+                        names.insert(name.clone(), i);
+                    }
+                    None => {
+                        let mut names = FxHashMap::default();
+                        names.insert(name.clone(), i);
+                        self.pod_index.insert(namespace.clone(), names);
+                    }
+                }
             }
             Record::Attempt {
                 at,
@@ -499,6 +510,11 @@ impl Observer for Recorder {
                         pod.node = node_idx;
                     }
                     AttemptResult::Unschedulable | AttemptResult::Error => {
+                        // A failure after a Scheduled attempt (binding failed, pod requeued)
+                        // means the assumed node no longer holds.
+                        if pod.bound.is_none() {
+                            pod.node = None;
+                        }
                         if !message.is_empty() {
                             pod.last_reason = Some(message.clone());
                         }
@@ -512,15 +528,11 @@ impl Observer for Recorder {
                 node,
             } => {
                 let node_idx = self.node_index.get(node.as_str()).copied();
-                let Some(i) = self
-                    .pod_index
-                    .get(&(namespace.clone(), name.clone()))
-                    .copied()
-                else {
+                let Some(i) = self.pod_row(namespace, name) else {
                     self.unmatched += 1;
                     return;
                 };
-                let pod = &mut self.pods[i as usize];
+                let pod = &mut self.pods[i];
                 Recorder::release(&mut self.nodes, pod);
                 pod.bound = Some(*at);
                 pod.node = node_idx;
@@ -542,15 +554,11 @@ impl Observer for Recorder {
                 outcome,
                 preempted_by,
             } => {
-                let Some(i) = self
-                    .pod_index
-                    .get(&(namespace.clone(), name.clone()))
-                    .copied()
-                else {
+                let Some(i) = self.pod_row(namespace, name) else {
                     self.unmatched += 1;
                     return;
                 };
-                let pod = &mut self.pods[i as usize];
+                let pod = &mut self.pods[i];
                 if pod.finished.is_some() {
                     // Already left the cluster: a second end changes nothing.
                     self.unmatched += 1;

@@ -613,3 +613,41 @@ fn summary_reads_back_and_compares() {
         other => panic!("expected an I/O error, got {other:?}"),
     }
 }
+
+/// Scale check, run by hand: `cargo test -p ksim-report --test report scale -- --ignored
+/// --nocapture`. 200,000 pods, ~500,000 attempts.
+#[test]
+#[ignore]
+fn scale_two_hundred_thousand_pods() {
+    let start = std::time::Instant::now();
+    let records = random_run(42, 200_000);
+    let attempts = records
+        .iter()
+        .filter(|r| matches!(r, Record::Attempt { .. }))
+        .count();
+    let made = start.elapsed();
+    let dir = out_dir("scale");
+    let start = std::time::Instant::now();
+    let mut rec = Recorder::to_dir(&dir).unwrap();
+    for r in &records {
+        rec.record(r);
+    }
+    let recorded = start.elapsed();
+    let s = rec.write_outputs(&dir).unwrap();
+    let written = start.elapsed() - recorded;
+    eprintln!(
+        "{} records ({} pods, {attempts} attempts) made in {made:?}; recorded in {recorded:?}; outputs written in {written:?}; scheduled {:?}",
+        records.len(),
+        s.pods.created,
+        s.scheduled_share
+    );
+}
+
+/// Sweeps run simulations on several threads, so the recorder must be `Send`.
+#[test]
+fn recorder_and_log_writer_are_send() {
+    fn send<T: Send>() {}
+    send::<Recorder>();
+    send::<EventLogWriter<std::io::BufWriter<fs::File>>>();
+    send::<Summary>();
+}
