@@ -1,0 +1,163 @@
+//! `ksim run [SCENARIO] [--nodes FILE] [--trace FILE]... [--scheduler-config FILE] [--seed N]
+//! [--until DURATION] [--out DIR]`: flags override the scenario; with `--nodes` and `--trace`
+//! no scenario file is needed.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use ksim_engine::{EngineConfig, Record, SimDuration, SimTime, Simulation};
+use ksim_scheduler::framework::Registry;
+use ksim_scheduler::node_info::ClusterObjects;
+use ksim_trace::scenario::load_scheduler_config;
+use ksim_trace::{load_nodes, load_scenario, open_trace, MergedSource, ScenarioPlan};
+
+use crate::progress::VirtualTimeProgress;
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Scenario file (YAML or JSON).
+    pub scenario: Option<PathBuf>,
+    /// Nodes present at time 0 (a Kubernetes List, JSON or YAML); replaces the scenario's.
+    #[arg(long)]
+    pub nodes: Option<PathBuf>,
+    /// Native traces (JSON Lines, or CSV by extension); replace the scenario's workload.
+    #[arg(long = "trace")]
+    pub traces: Vec<PathBuf>,
+    /// A KubeSchedulerConfiguration file; replaces the scenario's.
+    #[arg(long)]
+    pub scheduler_config: Option<PathBuf>,
+    /// Seed of every random choice (tie-breaks, generators, jitter).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stop after this virtual time (e.g. "2h", "90m", "3600").
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Output directory (default results/<scenario name>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also write the event log (events.jsonl) that `ksim report` re-renders.
+    #[arg(long)]
+    pub event_log: bool,
+    /// Do not print the summary table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
+    let mut plan = match &a.scenario {
+        Some(p) => load_scenario(p)?,
+        None => {
+            if a.nodes.is_none() || a.traces.is_empty() {
+                bail!("give a scenario file, or both --nodes and --trace");
+            }
+            ScenarioPlan {
+                name: a
+                    .traces
+                    .first()
+                    .and_then(|t| t.file_stem())
+                    .map(|s| s.to_string_lossy().trim_end_matches(".jsonl").to_string())
+                    .unwrap_or_else(|| "run".into()),
+                source: "<command line>".into(),
+                engine: EngineConfig::default(),
+                scheduler: Default::default(),
+                nodes: Vec::new(),
+                objects: ClusterObjects::default(),
+                events: MergedSource::new(Vec::new()),
+                output_dir: None,
+            }
+        }
+    };
+    if let Some(n) = &a.nodes {
+        plan.nodes = load_nodes(n)?;
+    }
+    if !a.traces.is_empty() {
+        let sources = a
+            .traces
+            .iter()
+            .map(|t| open_trace(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        plan.events = MergedSource::new(sources);
+    }
+    if let Some(c) = &a.scheduler_config {
+        plan.scheduler = load_scheduler_config(c)?;
+    }
+    if let Some(s) = a.seed {
+        plan.engine.seed = s;
+    }
+    if let Some(u) = &a.until {
+        let d = SimDuration::parse(u).map_err(|e| anyhow::anyhow!("--until: {e}"))?;
+        plan.engine.horizon = Some(SimTime(d.micros()));
+    }
+    Ok(plan)
+}
+
+pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let plan = plan_from(&a)?;
+    let out = a
+        .out
+        .clone()
+        .or_else(|| plan.output_dir.clone())
+        .unwrap_or_else(|| Path::new("results").join(&plan.name));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let started = Instant::now();
+    let horizon = plan.engine.horizon;
+    let summary = run_plan(plan, &out, a.event_log)?;
+    let wall = started.elapsed();
+    if !a.quiet {
+        println!("{}", ksim_report::summary_table(&summary));
+        println!(
+            "reports written to {} ({:.2} s wall)",
+            out.display(),
+            wall.as_secs_f64()
+        );
+    }
+    let _ = horizon;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a plan and writes every output into `out`. Used by `run` and by sweeps.
+pub fn run_plan(
+    plan: ScenarioPlan,
+    out: &Path,
+    event_log: bool,
+) -> anyhow::Result<ksim_report::Summary> {
+    let name = plan.name.clone();
+    let horizon = plan.engine.horizon;
+    let mut sim = Simulation::new(
+        plan.engine,
+        &plan.scheduler,
+        &Registry::in_tree(),
+        plan.nodes,
+        plan.objects,
+    )
+    .with_context(|| format!("scenario {}", plan.source))?;
+    sim.add_source(Box::new(plan.events))?;
+    let mut recorder = ksim_report::Recorder::to_dir(out)?;
+    let mut log = if event_log {
+        Some(ksim_report::EventLogWriter::create(
+            &out.join("events.jsonl"),
+        )?)
+    } else {
+        None
+    };
+    let mut progress = VirtualTimeProgress::new(&name, horizon);
+    {
+        let mut obs = |r: &Record| {
+            progress.update(r.at());
+            ksim_engine::Observer::record(&mut recorder, r);
+            if let Some(l) = log.as_mut() {
+                ksim_engine::Observer::record(l, r);
+            }
+        };
+        sim.run(&mut obs)?;
+    }
+    progress.finish();
+    if let Some(l) = log {
+        l.finish()?;
+    }
+    let summary = recorder.write_outputs(out)?;
+    Ok(summary)
+}

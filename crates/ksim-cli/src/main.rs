@@ -1,0 +1,57 @@
+//! The `ksim` binary: a thin layer over the library crates. Arguments are parsed in two steps
+//! (clap → a validated plan), errors surface through `anyhow` with context, and exit codes are
+//! 0 (success), 1 (a check failed: conformance differences, validation problems) and 2 (bad
+//! input or I/O error).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+mod progress;
+
+#[derive(Parser)]
+#[command(
+    name = "ksim",
+    version,
+    about = "Discrete-event simulator of Kubernetes scheduling (kube-scheduler v1.35.4 core)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario (or nodes + traces) and write the reports.
+    Run(commands::run::RunArgs),
+    /// Run recorded kube-scheduler conformance cases (decision and timeline) in directories.
+    Conformance(commands::conformance::ConformanceArgs),
+    /// Check a native trace and report every problem with its line.
+    Validate(commands::validate::ValidateArgs),
+    /// Convert a public trace, cluster dump or audit log into a native trace and nodes file.
+    Import(commands::import::ImportArgs),
+    /// Re-render the reports of a run from its event log.
+    Report(commands::report::ReportArgs),
+    /// Compare runs side by side (their summary.json), best value per column marked.
+    Compare(commands::compare::CompareArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => commands::run::run(a),
+        Command::Conformance(a) => commands::conformance::run(a),
+        Command::Validate(a) => commands::validate::run(a),
+        Command::Import(a) => commands::import::run(a),
+        Command::Report(a) => commands::report::run(a),
+        Command::Compare(a) => commands::compare::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
