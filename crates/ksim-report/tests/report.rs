@@ -651,3 +651,31 @@ fn recorder_and_log_writer_are_send() {
     send::<EventLogWriter<std::io::BufWriter<fs::File>>>();
     send::<Summary>();
 }
+
+#[test]
+fn streamed_placements_are_copied_when_writing_elsewhere() {
+    let records = fixture();
+    let stream = out_dir("stream");
+    let other = out_dir("stream-other");
+    let mut rec = Recorder::to_dir(&stream).unwrap();
+    for r in &records {
+        rec.record(r);
+    }
+    rec.write_outputs(&other).unwrap();
+    assert_eq!(
+        read(&stream, "placements.csv"),
+        read(&other, "placements.csv")
+    );
+    assert_eq!(read(&other, "placements.csv").lines().count(), 14);
+}
+
+#[test]
+fn golden_comparison_table_and_csv() {
+    let a = out_dir("golden-cmp-a");
+    let b = out_dir("golden-cmp-b");
+    let sa = run_into(&fixture(), &a, ReportOptions::default());
+    let sb = run_into(&random_run(7, 80), &b, ReportOptions::default());
+    let cmp = Comparison::new(vec![("fixture".into(), sa), ("random-7".into(), sb)]);
+    insta::assert_snapshot!("comparison_table", cmp.table());
+    insta::assert_snapshot!("comparison_csv", cmp.to_csv());
+}
