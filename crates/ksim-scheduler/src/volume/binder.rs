@@ -863,3 +863,128 @@ pub fn assume_pod_volumes(
     }
     Ok(decision)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::volume::controller;
+
+    fn pv(name: &str, size: &str) -> PersistentVolume {
+        serde_json::from_str(&format!(
+            r#"{{"metadata":{{"name":"{name}"}},"spec":{{"capacity":{{"storage":"{size}"}},
+            "accessModes":["ReadWriteOnce"],"storageClassName":"wffc","volumeMode":"Filesystem"}},
+            "status":{{"phase":"Available"}}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn pvc(name: &str, size: &str) -> PersistentVolumeClaim {
+        serde_json::from_str(&format!(
+            r#"{{"metadata":{{"name":"{name}","namespace":"default","uid":"uid-{name}"}},
+            "spec":{{"accessModes":["ReadWriteOnce"],"storageClassName":"wffc","volumeMode":"Filesystem",
+            "resources":{{"requests":{{"storage":"{size}"}}}}}}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn pod(claim: &str) -> Pod {
+        serde_json::from_str(&format!(
+            r#"{{"metadata":{{"name":"p-{claim}","namespace":"default"}},"spec":{{"containers":[],
+            "volumes":[{{"name":"v","persistentVolumeClaim":{{"claimName":"{claim}"}}}}]}}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn objects() -> StorageObjects {
+        let mut st = StorageObjects::default();
+        for p in [pv("pv-10", "10Gi"), pv("pv-20", "20Gi")] {
+            st.persistent_volumes
+                .insert(p.metadata.name.clone(), Arc::new(p));
+        }
+        for c in [pvc("a", "5Gi"), pvc("b", "5Gi")] {
+            st.persistent_volume_claims.insert(c.key(), Arc::new(c));
+        }
+        let sc: StorageClass = serde_json::from_str(
+            r#"{"metadata":{"name":"wffc"},"provisioner":"kubernetes.io/no-provisioner",
+            "volumeBindingMode":"WaitForFirstConsumer"}"#,
+        )
+        .unwrap();
+        st.storage_classes.insert("wffc".into(), Arc::new(sc));
+        st
+    }
+
+    fn node() -> Node {
+        serde_json::from_str(r#"{"metadata":{"name":"n1"}}"#).unwrap()
+    }
+
+    /// Reserve for `claim`: the PV chosen.
+    fn reserve(st: &StorageObjects, cache: &mut AssumeCache, claim: &str) -> VolumeBindingDecision {
+        let p = pod(claim);
+        let claims = get_pod_volume_claims(&p, st, cache).unwrap();
+        let (vols, reasons) = find_pod_volumes(&claims, &node(), None).unwrap();
+        assert!(!reasons.any());
+        assume_pod_volumes(&p, "n1", &claims, &vols, st, cache).unwrap()
+    }
+
+    #[test]
+    fn assumed_pv_is_taken_until_api_changes() {
+        let mut st = objects();
+        let mut cache = AssumeCache::new();
+        let d = reserve(&st, &mut cache, "a");
+        assert_eq!(d.static_bindings[0].pv, "pv-10");
+        // The next claim no longer sees pv-10 as free.
+        let d2 = reserve(&st, &mut cache, "b");
+        assert_eq!(d2.static_bindings[0].pv, "pv-20");
+        // PreBind's writes and the PV controller: claim a becomes fully bound.
+        d.apply_prebind(&mut st);
+        controller::bind_claim(&mut st, "default/a", "pv-10").unwrap();
+        cache.prune(&st);
+        let p = pod("a");
+        assert!(are_pod_volumes_bound(&p, &st, &cache));
+        let claims = get_pod_volume_claims(&p, &st, &cache).unwrap();
+        assert_eq!(claims.bound.len(), 1);
+        // Reverting b's reservation frees pv-20 again.
+        d2.revert(&mut cache);
+        assert!(cache.pv(&st, "pv-20").unwrap().spec.claim_ref.is_none());
+    }
+
+    #[test]
+    fn pre_bound_pv_keeps_its_annotation_free() {
+        let mut v = pv("pv-10", "10Gi");
+        let c = pvc("a", "5Gi");
+        let (out, dirty) = bind_volume_to_claim(&v, &c);
+        assert!(dirty);
+        assert_eq!(out.metadata.annotations[ANN_BOUND_BY_CONTROLLER], "yes");
+        v.spec.claim_ref = Some(ObjectReference {
+            namespace: "default".into(),
+            name: "a".into(),
+            ..Default::default()
+        });
+        let (out, dirty) = bind_volume_to_claim(&v, &c);
+        // The UID is filled in, but a pre-bound PV is not marked as bound by the controller.
+        assert!(dirty);
+        assert!(!out
+            .metadata
+            .annotations
+            .contains_key(ANN_BOUND_BY_CONTROLLER));
+        assert_eq!(out.spec.claim_ref.unwrap().uid, "uid-a");
+    }
+
+    #[test]
+    fn reasons_keep_upstream_order() {
+        let r = ConflictReasons {
+            node_conflict: true,
+            bind_conflict: true,
+            not_enough_space: true,
+            pv_not_exist: false,
+        };
+        assert_eq!(
+            r.texts(),
+            vec![
+                REASON_NODE_CONFLICT,
+                REASON_BIND_CONFLICT,
+                REASON_NOT_ENOUGH_SPACE
+            ]
+        );
+    }
+}
