@@ -538,6 +538,7 @@ impl Simulation {
                 name: info.name().to_string(),
                 node: bound_to,
             });
+            self.set_started(id);
             self.start_running(id);
             self.dispatch(OwnedEvent::Pod {
                 kind: ClusterEventKind::AssignedPodAdd,
@@ -551,6 +552,25 @@ impl Simulation {
             self.queue.add(id, info, stamp, &fwk);
         }
         Ok(())
+    }
+
+    /// The kubelet reports the pod running: `status.phase` and `status.startTime` (which
+    /// preemption's "latest start time" criterion reads).
+    fn set_started(&mut self, id: PodId) {
+        let slot = &self.pods[id as usize];
+        if slot.info.pod.status.start_time.is_some() {
+            return;
+        }
+        let mut p = slot.info.pod.clone();
+        p.status.phase = "Running".into();
+        p.status.start_time = Some(crate::time::rfc3339(self.now + self.cfg.costs.pod_startup));
+        let info = Arc::new(PodInfo::new(p));
+        let node = slot.node.clone();
+        let old_uid = slot.info.uid().to_string();
+        self.pods[id as usize].info = info.clone();
+        if self.snapshot.remove_pod(&node, &old_uid) {
+            self.snapshot.add_pod(info);
+        }
     }
 
     fn start_running(&mut self, id: PodId) {
@@ -917,7 +937,8 @@ impl Simulation {
                     let (r, s) =
                         fwk.run_post_filter(&state, &info, &fit.diagnosis.node_to_status, &mut ctx);
                     if let Some(r) = r {
-                        nominated = r.nominated_node.filter(|n| !n.is_empty());
+                        // Some("") clears an earlier nomination (upstream ModeOverride "").
+                        nominated = r.nominated_node;
                         victims = r
                             .victims
                             .iter()
@@ -1046,14 +1067,24 @@ impl Simulation {
                 });
                 self.queue
                     .failed_unschedulable(pod, stamp, plugins, requeue);
-                if let Some(node) = nominated {
-                    let mut p = self.pods[pod as usize].info.pod.clone();
-                    p.status.nominated_node_name = node.clone();
-                    let info = Arc::new(PodInfo::new(p));
-                    self.pods[pod as usize].info = info.clone();
-                    self.queue.set_pod(pod, info.clone());
-                    self.nominator.add(info.clone(), &node);
-                    let preemptor = info.key.clone();
+                if nominated.as_deref() == Some("") {
+                    self.set_nomination(pod, None);
+                }
+                if let Some(node) = nominated.filter(|n| !n.is_empty()) {
+                    // Lower-priority pods nominated to this node lose their nomination.
+                    let me = self.pods[pod as usize].info.clone();
+                    let lower = ksim_scheduler::preemption::lower_priority_nominated_pods(
+                        &self.nominator,
+                        &me,
+                        &node,
+                    );
+                    for other in lower {
+                        if let Some(&oid) = self.live.get(&other.key) {
+                            self.set_nomination(oid, None);
+                        }
+                    }
+                    self.set_nomination(pod, Some(&node));
+                    let preemptor = self.pods[pod as usize].info.key.clone();
                     // Victims terminate after their grace period; upstream deletes them in
                     // victim-name order.
                     let mut vs = victims;
@@ -1065,6 +1096,9 @@ impl Simulation {
                     });
                     for v in vs {
                         self.pods[v as usize].terminating = true;
+                        if self.cfg.costs.victim_grace.micros() > 0 {
+                            self.mark_terminating(v);
+                        }
                         let generation = self.pods[v as usize].generation;
                         if self.cfg.costs.victim_grace.micros() == 0 {
                             self.next_action();
@@ -1106,6 +1140,7 @@ impl Simulation {
         }
         self.next_action();
         self.pods[pod as usize].phase = PodPhase::Bound;
+        self.set_started(pod);
         let info = self.pods[pod as usize].info.clone();
         obs.record(&Record::PodBound {
             at: self.now,
@@ -1119,6 +1154,50 @@ impl Simulation {
             old: None,
             new: Some(info),
         });
+    }
+
+    /// Sets or clears a pending pod's nominated node (object, queue entry and nominator).
+    fn set_nomination(&mut self, id: PodId, node: Option<&str>) {
+        let slot = &self.pods[id as usize];
+        if slot.phase != PodPhase::Pending {
+            return;
+        }
+        let current = slot.info.pod.status.nominated_node_name.as_str();
+        if current == node.unwrap_or("") && self.nominator.node_of(slot.info.uid()) == node {
+            return;
+        }
+        let mut p = slot.info.pod.clone();
+        p.status.nominated_node_name = node.unwrap_or("").to_string();
+        let info = Arc::new(PodInfo::new(p));
+        self.pods[id as usize].info = info.clone();
+        self.queue.set_pod(id, info.clone());
+        match node {
+            Some(n) => self.nominator.add(info, n),
+            None => {
+                self.nominator.remove(info.uid());
+            }
+        }
+    }
+
+    /// A preemption victim starts terminating: its object gets a deletion timestamp and the
+    /// DisruptionTarget condition, which filters and preemption read, while it still holds its
+    /// resources until its grace period ends.
+    fn mark_terminating(&mut self, id: PodId) {
+        let slot = self.pods[id as usize].clone();
+        let mut p = slot.info.pod.clone();
+        p.metadata.deletion_timestamp = Some(crate::time::rfc3339(self.now));
+        p.status.conditions.push(ksim_api::Condition {
+            type_: "DisruptionTarget".into(),
+            status: "True".into(),
+            reason: "PreemptionByScheduler".into(),
+            message: String::new(),
+        });
+        let info = Arc::new(PodInfo::new(p));
+        self.pods[id as usize].info = info.clone();
+        if matches!(slot.phase, PodPhase::Binding | PodPhase::Bound) {
+            self.snapshot.remove_pod(&slot.node, slot.info.uid());
+            self.snapshot.add_pod(info);
+        }
     }
 
     /// Where a pending pod is in the queue (for reports and the timeline runner).

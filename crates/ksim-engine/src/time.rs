@@ -106,20 +106,21 @@ impl SimDuration {
                 i += 1;
             }
             let unit = &t[ustart..i];
-            let per_unit: i128 =
-                match unit {
-                    "ns" => 0, // handled below
-                    "us" | "µs" | "μs" => 1,
-                    "ms" => 1_000,
-                    "s" => 1_000_000,
-                    "m" => 60_000_000,
-                    "h" => 3_600_000_000,
-                    "d" => 86_400_000_000,
-                    "" => return Err(format!("invalid duration {s:?}: missing unit after {num}")),
-                    other => return Err(format!(
+            let per_unit: i128 = match unit {
+                "ns" => 0, // handled below
+                "us" | "µs" | "μs" => 1,
+                "ms" => 1_000,
+                "s" => 1_000_000,
+                "m" => 60_000_000,
+                "h" => 3_600_000_000,
+                "d" => 86_400_000_000,
+                "" => return Err(format!("invalid duration {s:?}: missing unit after {num}")),
+                other => {
+                    return Err(format!(
                         "invalid duration {s:?}: unknown unit {other:?} (use ns, us, ms, s, m, h)"
-                    )),
-                };
+                    ))
+                }
+            };
             let v: f64 = num
                 .parse()
                 .map_err(|_| format!("invalid duration {s:?}: bad number {num:?}"))?;
@@ -162,6 +163,37 @@ pub fn format_micros(us: i64) -> String {
         out.push_str(f.trim_end_matches('0'));
     }
     out
+}
+
+/// RFC 3339 text of a virtual time, counting from 1970-01-01T00:00:00Z (used for the
+/// timestamps the API server would write: `status.startTime`, `deletionTimestamp`).
+pub fn rfc3339(t: SimTime) -> String {
+    let secs = t.0.div_euclid(MICROS_PER_SECOND);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    let micros = t.0.rem_euclid(MICROS_PER_SECOND);
+    let frac = if micros == 0 {
+        String::new()
+    } else {
+        format!(".{micros:06}")
+    };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
 }
 
 impl fmt::Display for SimTime {
@@ -238,6 +270,16 @@ mod tests {
             }
             assert!(SimDuration::parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(SimTime(0)), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339(SimTime::from_secs(86_400 * 365 + 61)),
+            "1971-01-01T00:01:01Z"
+        );
+        assert_eq!(rfc3339(SimTime(1_500_000)), "1970-01-01T00:00:01.500000Z");
     }
 
     #[test]
