@@ -194,7 +194,7 @@ fn default_cpu_mem() -> Vec<ResourceSpec> {
     ]
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeResourcesFitArgs {
     pub ignored_resources: Vec<String>,
@@ -202,15 +202,7 @@ pub struct NodeResourcesFitArgs {
     pub scoring_strategy: ScoringStrategy,
 }
 
-impl Default for NodeResourcesFitArgs {
-    fn default() -> Self {
-        NodeResourcesFitArgs {
-            ignored_resources: Vec::new(),
-            ignored_resource_groups: Vec::new(),
-            scoring_strategy: ScoringStrategy::default(),
-        }
-    }
-}
+
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

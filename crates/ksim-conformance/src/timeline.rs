@@ -240,8 +240,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                 if let Some(end) = ended_at.get(key) {
                     if let Some((_, _, label)) = late_labels
                         .iter()
-                        .filter(|(k, at, _)| k == key && at > end)
-                        .last()
+                        .rfind(|(k, at, _)| k == key && at > end)
                     {
                         by = label;
                     }

@@ -169,8 +169,11 @@ impl Algorithm {
         n.max(MIN_FEASIBLE_NODES_TO_FIND)
     }
 
-    /// `SchedulePod`. `state` must be fresh for this pod; on success it holds the plugins'
+        /// `SchedulePod`. `state` must be fresh for this pod; on success it holds the plugins'
     /// cycle data for Reserve/PreBind.
+    // An unschedulable pod is an ordinary outcome carrying its diagnosis, not a rare error:
+    // boxing it would only add an allocation to every failed cycle.
+    #[allow(clippy::result_large_err)]
     pub fn schedule_pod(
         &mut self,
         fwk: &Framework,

@@ -152,7 +152,7 @@ impl EnqueueExtensions for TaintToleration {
                     )
                     .is_some()
                 };
-                let was = old.is_none_or(|o| untolerated(o));
+                let was = old.is_none_or(untolerated);
                 if was && !untolerated(new) {
                     QueueingHint::Queue
                 } else {
