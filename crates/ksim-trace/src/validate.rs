@@ -199,7 +199,7 @@ pub fn validate_stream(
                 }
                 pods.insert(key, PodState::Live(line));
                 let nn = &pod.spec.node_name;
-                if !nn.is_empty() && !matches!(nodes.get(nn), Some(_)) {
+                if !nn.is_empty() && !nodes.contains_key(nn) {
                     let msg = format!("pod is bound to node {nn:?}, which does not exist");
                     push(&mut rep, Some(line), "pod.spec.nodeName", msg);
                 }

@@ -88,7 +88,7 @@ fn v2017_servers_and_tasks() {
     std::fs::write(&bad, "0,1,add,,64,0.69,1\n0,2,add,,sixty,0.69,1\n").unwrap();
     let err = import(
         ImportFormat::AlibabaV2017,
-        &[bad.clone()],
+        std::slice::from_ref(&bad),
         &out.path().join("o"),
         &opts,
     )
@@ -104,7 +104,7 @@ fn v2017_servers_and_tasks() {
     std::fs::write(&bad, "0,1,add,,64,0.69,1\n5,1,reboot,,0,0,0\n").unwrap();
     let err = import(
         ImportFormat::AlibabaV2017,
-        &[bad.clone()],
+        std::slice::from_ref(&bad),
         &out.path().join("o"),
         &opts,
     )
@@ -170,7 +170,7 @@ fn v2025_dlrm_with_a_node_pool() {
     .unwrap();
     let err = import(
         ImportFormat::AlibabaV2025Dlrm,
-        &[bad.clone()],
+        std::slice::from_ref(&bad),
         &out.path().join("o"),
         &opts,
     )

@@ -100,7 +100,7 @@ fn borg_2011() {
     std::fs::write(&tasks, "1000000,,77,0,,0,u,2,9,lots,0.0625,0.001,1\n").unwrap();
     let err = import(
         ImportFormat::Borg2011,
-        &[tasks.clone()],
+        std::slice::from_ref(&tasks),
         dir.path(),
         &opts(),
     )
@@ -116,7 +116,7 @@ fn borg_2011() {
     std::fs::write(&tasks, "1000000,,77,0,,0,u,2,9,0.5\n").unwrap();
     let err = import(
         ImportFormat::Borg2011,
-        &[tasks.clone()],
+        std::slice::from_ref(&tasks),
         dir.path(),
         &opts(),
     )
@@ -139,7 +139,13 @@ fn borg_2019_json_lines() {
 "#,
     )
     .unwrap();
-    let sum = import(ImportFormat::Borg2019, &[p.clone()], dir.path(), &opts()).unwrap();
+    let sum = import(
+        ImportFormat::Borg2019,
+        std::slice::from_ref(&p),
+        dir.path(),
+        &opts(),
+    )
+    .unwrap();
     assert_eq!(sum.nodes, 1);
     assert_eq!(
         summary(&events(&sum.trace_file)),
@@ -153,9 +159,14 @@ fn borg_2019_json_lines() {
         "{\"time\": 5, \"type\": \"EXPLODE\", \"collection_id\": 1}\n",
     )
     .unwrap();
-    let err = import(ImportFormat::Borg2019, &[p.clone()], dir.path(), &opts())
-        .unwrap_err()
-        .to_string();
+    let err = import(
+        ImportFormat::Borg2019,
+        std::slice::from_ref(&p),
+        dir.path(),
+        &opts(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         err.starts_with(&format!(
             "{}:1: type: unknown instance event type",
@@ -204,7 +215,7 @@ fn alibaba_2018() {
     std::fs::write(&b, "M1,three,j_1,1,Terminated,100,160,50,0.39\n").unwrap();
     let err = import(
         ImportFormat::AlibabaV2018,
-        &[b.clone()],
+        std::slice::from_ref(&b),
         dir.path(),
         &opts(),
     )

@@ -194,7 +194,7 @@ fn audit_log_to_native_events() {
     std::fs::write(&p, lines.join("\n")).unwrap();
     let sum = import(
         ImportFormat::AuditLog,
-        &[p.clone()],
+        std::slice::from_ref(&p),
         &dir.path().join("out"),
         &ImportOptions::default(),
     )
@@ -241,7 +241,7 @@ fn audit_log_to_native_events() {
     std::fs::write(&p, format!("{}\nnot json\n", lines[0])).unwrap();
     let err = import(
         ImportFormat::AuditLog,
-        &[p.clone()],
+        std::slice::from_ref(&p),
         &dir.path().join("out"),
         &ImportOptions::default(),
     )
@@ -258,7 +258,7 @@ fn audit_log_to_native_events() {
     .unwrap();
     let err = import(
         ImportFormat::AuditLog,
-        &[p.clone()],
+        std::slice::from_ref(&p),
         &dir.path().join("out"),
         &ImportOptions::default(),
     )

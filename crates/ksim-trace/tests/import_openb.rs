@@ -201,7 +201,7 @@ fn malformed_rows_name_file_line_and_column() {
         std::fs::write(&p, format!("{header}{good}{row}")).unwrap();
         let err = import(
             ImportFormat::Openb,
-            &[p.clone()],
+            std::slice::from_ref(&p),
             &dir.path().join("out"),
             &ImportOptions::default(),
         )
