@@ -1,0 +1,617 @@
+//! Capacity planning (`ksim plan`): the smallest count of one node pool whose run meets an SLO,
+//! found by bisection over runs.
+//!
+//! An SLO is one or more conditions on headline figures, e.g. `scheduled>=99.9%` and
+//! `p99<=30s` (see [`parse_slo`]). The search assumes that more nodes never make a figure worse
+//! and checks it: it first runs the smallest and the largest count; when the largest fails there
+//! is no answer in range, when the smallest passes it is the answer. Otherwise each round runs
+//! `probes` counts evenly spaced strictly inside (failing, passing) in parallel — `probes` is a
+//! setting, not the thread count, so the counts run and the answer do not depend on the
+//! machine — and narrows the bracket to the largest failing and smallest passing count seen.
+//! Every count run is kept as a point of the curve. Afterwards every pair of runs is checked:
+//! a larger count that fails the SLO where a smaller one met it, or whose SLO figure is worse,
+//! is reported (the bisection's answer is then only "a" minimal count, not necessarily the least).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use ksim_engine::SimDuration;
+use ksim_report::compare::{Better, Metric, Unit};
+use ksim_report::Summary;
+use ksim_trace::Scenario;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::SweepError;
+use crate::plots::{pass_color, write_grid, Panel, XAxis};
+use crate::table::headline;
+
+/// A comparison in an SLO condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Cmp {
+    #[serde(rename = ">=")]
+    Ge,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = "<")]
+    Lt,
+}
+
+impl Cmp {
+    fn holds(self, v: f64, t: f64) -> bool {
+        match self {
+            Cmp::Ge => v >= t,
+            Cmp::Gt => v > t,
+            Cmp::Le => v <= t,
+            Cmp::Lt => v < t,
+        }
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            Cmp::Ge => ">=",
+            Cmp::Gt => ">",
+            Cmp::Le => "<=",
+            Cmp::Lt => "<",
+        }
+    }
+}
+
+/// One condition: `figure op threshold`.
+#[derive(Debug, Clone)]
+pub struct Condition {
+    /// As the user wrote it.
+    pub text: String,
+    pub metric: Metric,
+    pub cmp: Cmp,
+    /// In the figure's own unit (shares as fractions, latencies in seconds).
+    pub threshold: f64,
+}
+
+impl Condition {
+    /// Whether a run meets it; a run without the figure (e.g. no pod scheduled, so no p99)
+    /// does not.
+    pub fn holds(&self, s: &Summary) -> bool {
+        (self.metric.get)(s).is_some_and(|v| self.cmp.holds(v, self.threshold))
+    }
+}
+
+/// Figure names an SLO may use: the headline figures (`sweep.csv` columns) and short aliases.
+fn metric_named(name: &str) -> Option<Metric> {
+    let canonical = match name {
+        "scheduled" | "scheduled%" => "scheduled_share",
+        "p50" => "latency_p50_s",
+        "p90" => "latency_p90_s",
+        "p99" => "latency_p99_s",
+        "max" | "max_latency" => "latency_max_s",
+        "pending" => "pending_at_end",
+        "preempted" => "preempted_pods",
+        "cpu" => "cpu_utilization_mean",
+        "memory" => "memory_utilization_mean",
+        other => other,
+    };
+    headline().into_iter().find(|m| m.name == canonical)
+}
+
+/// Parses an SLO: conditions separated by `,` or ` and `, each `FIGURE OP VALUE` with OP one of
+/// `>=`, `≥`, `>`, `<=`, `≤`, `<`. FIGURE is a headline figure (`scheduled_share`,
+/// `latency_p99_s`, `pending_at_end`, ...) or an alias (`scheduled`, `p50`, `p90`, `p99`, `max`,
+/// `pending`, `preempted`, `cpu`, `memory`). Shares take a percentage (`99.9%`) or a fraction
+/// (`0.999`); latencies take a duration (`30s`, `2m`, `500ms`) or seconds.
+pub fn parse_slo(text: &str) -> Result<Vec<Condition>, SweepError> {
+    let mut out = Vec::new();
+    let normalized = text.replace(" and ", ",").replace(" AND ", ",");
+    for part in normalized
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let at = format!("--slo {part:?}");
+        let ops: [(&str, Cmp); 6] = [
+            (">=", Cmp::Ge),
+            ("≥", Cmp::Ge),
+            ("<=", Cmp::Le),
+            ("≤", Cmp::Le),
+            (">", Cmp::Gt),
+            ("<", Cmp::Lt),
+        ];
+        let Some((pos, op, cmp)) = ops
+            .iter()
+            .filter_map(|(op, c)| part.find(op).map(|p| (p, *op, *c)))
+            .min_by_key(|(p, op, _)| (*p, std::cmp::Reverse(op.len())))
+        else {
+            return Err(SweepError::input(
+                at,
+                "expected FIGURE OP VALUE, e.g. scheduled>=99.9% or p99<=30s",
+            ));
+        };
+        let name = part[..pos].trim();
+        let value = part[pos + op.len()..].trim();
+        let metric = metric_named(name).ok_or_else(|| {
+            let names: Vec<&str> = headline().iter().map(|m| m.name).collect();
+            SweepError::input(
+                &at,
+                format!(
+                    "unknown figure {name:?}: use scheduled, p50, p90, p99, max, pending, preempted, cpu, memory or one of {}",
+                    names.join(", ")
+                ),
+            )
+        })?;
+        let threshold = match metric.unit {
+            Unit::Share => {
+                if let Some(p) = value.strip_suffix('%') {
+                    let v: f64 = p.trim().parse().map_err(|_| {
+                        SweepError::input(&at, format!("{value:?} is not a percentage"))
+                    })?;
+                    v / 100.0
+                } else {
+                    let v: f64 = value.parse().map_err(|_| {
+                        SweepError::input(&at, format!("{value:?} is not a share (99.9% or 0.999)"))
+                    })?;
+                    if v > 1.0 {
+                        return Err(SweepError::input(
+                            &at,
+                            format!(
+                                "{value} is more than 1: write a percentage with %, e.g. {value}%"
+                            ),
+                        ));
+                    }
+                    v
+                }
+            }
+            Unit::Seconds => match value.parse::<f64>() {
+                Ok(v) => v,
+                Err(_) => SimDuration::parse(value)
+                    .map_err(|e| SweepError::input(&at, format!("{value:?}: {e}")))?
+                    .as_secs_f64(),
+            },
+            Unit::Count | Unit::Ratio => value
+                .parse()
+                .map_err(|_| SweepError::input(&at, format!("{value:?} is not a number")))?,
+        };
+        if !threshold.is_finite() {
+            return Err(SweepError::input(at, "the value must be finite"));
+        }
+        out.push(Condition {
+            text: part.to_string(),
+            metric,
+            cmp,
+            threshold,
+        });
+    }
+    if out.is_empty() {
+        return Err(SweepError::input(
+            "--slo",
+            "give at least one condition, e.g. scheduled>=99.9%",
+        ));
+    }
+    Ok(out)
+}
+
+/// Settings of a capacity search.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    pub pool: String,
+    pub slo: Vec<Condition>,
+    /// The count range searched (inclusive).
+    pub min: u32,
+    pub max: u32,
+    /// Counts run in parallel per round (≥ 1; 1 is plain bisection).
+    pub probes: usize,
+    /// Runs go to `<out>/runs/count-<N>/`; plan.csv, plan.json and the plot to `<out>`.
+    pub out: PathBuf,
+}
+
+/// One count that was run.
+#[derive(Debug, Clone)]
+pub struct Point {
+    pub count: u32,
+    pub dir: PathBuf,
+    pub summary: Summary,
+    pub pass: bool,
+}
+
+/// What the search found.
+#[derive(Debug, Clone)]
+pub struct PlanResult {
+    /// The smallest count meeting the SLO; `None` when even `max` does not.
+    pub answer: Option<u32>,
+    /// Every count run, in count order.
+    pub points: Vec<Point>,
+    /// Places where a larger count did worse (empty when the runs were monotone).
+    pub violations: Vec<String>,
+}
+
+/// What the plan is told as it goes.
+pub trait PlanProgress: Sync {
+    /// A round of counts is about to run.
+    fn round(&self, counts: &[u32]);
+    /// One count finished.
+    fn done(&self, count: u32, pass: bool);
+}
+
+impl PlanProgress for () {
+    fn round(&self, _: &[u32]) {}
+    fn done(&self, _: u32, _: bool) {}
+}
+
+/// Searches the smallest count of `opts.pool` in the scenario that meets the SLO.
+pub fn plan_capacity(
+    scenario: &Scenario,
+    source: &str,
+    base_dir: &Path,
+    opts: &PlanOptions,
+    progress: &dyn PlanProgress,
+) -> Result<PlanResult, SweepError> {
+    let pool = scenario
+        .cluster
+        .pools
+        .iter()
+        .position(|p| p.name == opts.pool)
+        .ok_or_else(|| {
+            let names: Vec<&str> = scenario
+                .cluster
+                .pools
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect();
+            SweepError::input(
+                format!("--pool {:?}", opts.pool),
+                format!("{source} has no such pool (its pools: {names:?})"),
+            )
+        })?;
+    if opts.min > opts.max {
+        return Err(SweepError::input(
+            "--min/--max",
+            format!("--min {} is more than --max {}", opts.min, opts.max),
+        ));
+    }
+    let probes = opts.probes.max(1);
+    let width = opts.max.to_string().len();
+    let mut seen: BTreeMap<u32, Point> = BTreeMap::new();
+    let run = |counts: &[u32], seen: &mut BTreeMap<u32, Point>| -> Result<(), SweepError> {
+        let todo: Vec<u32> = counts
+            .iter()
+            .copied()
+            .filter(|c| !seen.contains_key(c))
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        progress.round(&todo);
+        let results: Vec<Result<Point, SweepError>> = todo
+            .par_iter()
+            .map(|&count| {
+                let mut s = scenario.clone();
+                s.cluster.pools[pool].count = count;
+                let id = format!("count-{count:0width$}");
+                let dir = opts.out.join("runs").join(&id);
+                let plan =
+                    s.plan(&format!("{source} [{id}]"), base_dir)
+                        .map_err(|e| SweepError::Run {
+                            run: id.clone(),
+                            message: e.to_string(),
+                        })?;
+                let summary = crate::run::run_plan(plan, &dir, false, &mut |_| {})?;
+                // Read back what was written, as sweeps do, so plan.csv matches summary.json.
+                let summary = Summary::read(&dir).unwrap_or(summary);
+                let pass = opts.slo.iter().all(|c| c.holds(&summary));
+                progress.done(count, pass);
+                Ok(Point {
+                    count,
+                    dir,
+                    summary,
+                    pass,
+                })
+            })
+            .collect();
+        for r in results {
+            let p = r?;
+            seen.insert(p.count, p);
+        }
+        Ok(())
+    };
+
+    let passes = |seen: &BTreeMap<u32, Point>, c: u32| seen.get(&c).is_some_and(|p| p.pass);
+    run(&[opts.min, opts.max], &mut seen)?;
+    let answer = if !passes(&seen, opts.max) {
+        None
+    } else if passes(&seen, opts.min) {
+        Some(opts.min)
+    } else {
+        let (mut lo, mut hi) = (opts.min, opts.max);
+        while hi - lo > 1 {
+            let span = u64::from(hi - lo);
+            let mut counts: Vec<u32> = (1..=probes as u64)
+                .map(|j| lo + (span * j / (probes as u64 + 1)) as u32)
+                .filter(|&c| c > lo && c < hi)
+                .collect();
+            counts.dedup();
+            if counts.is_empty() {
+                counts.push(lo + 1);
+            }
+            run(&counts, &mut seen)?;
+            // The smallest passing count in the bracket, then the largest failing one below it.
+            let new_hi = seen
+                .range(lo..=hi)
+                .find(|(_, p)| p.pass)
+                .map(|(c, _)| *c)
+                .unwrap_or(hi);
+            let new_lo = seen
+                .range(lo..new_hi)
+                .filter(|(_, p)| !p.pass)
+                .map(|(c, _)| *c)
+                .next_back()
+                .unwrap_or(lo);
+            lo = new_lo;
+            hi = new_hi;
+        }
+        Some(hi)
+    };
+    let points: Vec<Point> = seen.into_values().collect();
+    let violations = check_monotone(&points, &opts.slo);
+    Ok(PlanResult {
+        answer,
+        points,
+        violations,
+    })
+}
+
+/// Every place a larger count did worse: failed the SLO after a smaller count met it, or had a
+/// worse SLO figure than the next smaller count.
+fn check_monotone(points: &[Point], slo: &[Condition]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            if a.pass && !b.pass {
+                out.push(format!(
+                    "count {} met the SLO but the larger count {} did not",
+                    a.count, b.count
+                ));
+            }
+        }
+    }
+    for w in points.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        for c in slo {
+            let (va, vb) = ((c.metric.get)(&a.summary), (c.metric.get)(&b.summary));
+            let worse = match (va, vb, c.metric.better) {
+                (Some(va), Some(vb), Better::Higher) => vb < va,
+                (Some(va), Some(vb), Better::Lower) => vb > va,
+                (Some(_), None, _) => true,
+                _ => false,
+            };
+            if worse {
+                out.push(format!(
+                    "{} got worse from count {} ({}) to count {} ({})",
+                    c.metric.name,
+                    a.count,
+                    fmt_opt(va),
+                    b.count,
+                    fmt_opt(vb)
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map(|v| format!("{v}")).unwrap_or_else(|| "none".into())
+}
+
+#[derive(Serialize)]
+struct PlanJson<'a> {
+    scenario: &'a str,
+    pool: &'a str,
+    slo: Vec<SloJson<'a>>,
+    min: u32,
+    max: u32,
+    probes: usize,
+    answer: Option<u32>,
+    monotone: bool,
+    violations: &'a [String],
+    counts_run: Vec<u32>,
+}
+
+#[derive(Serialize)]
+struct SloJson<'a> {
+    condition: &'a str,
+    figure: &'a str,
+    op: &'a str,
+    threshold: f64,
+}
+
+impl PlanResult {
+    /// `plan.csv`: one row per count run — `count`, `meets_slo`, then the headline figures.
+    pub fn to_csv(&self) -> String {
+        let metrics = headline();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut header = vec!["count".to_string(), "meets_slo".to_string()];
+        header.extend(metrics.iter().map(|m| m.name.to_string()));
+        let _ = w.write_record(&header);
+        for p in &self.points {
+            let mut rec = vec![p.count.to_string(), p.pass.to_string()];
+            rec.extend(metrics.iter().map(|m| {
+                (m.get)(&p.summary)
+                    .map(|v| format!("{v}"))
+                    .unwrap_or_default()
+            }));
+            let _ = w.write_record(&rec);
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+
+    /// The terminal table: count, verdict and each SLO figure.
+    pub fn terminal(&self, slo: &[Condition]) -> String {
+        let mut t = Table::new();
+        t.load_preset(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled);
+        let mut header = vec!["count".to_string(), "meets SLO".to_string()];
+        header.extend(slo.iter().map(|c| c.text.clone()));
+        t.set_header(header);
+        for p in &self.points {
+            let mut row = vec![
+                if Some(p.count) == self.answer {
+                    format!("{} ←", p.count)
+                } else {
+                    p.count.to_string()
+                },
+                if p.pass { "yes".into() } else { "no".into() },
+            ];
+            for c in slo {
+                let v = (c.metric.get)(&p.summary);
+                let text = match (v, c.metric.unit) {
+                    (None, _) => "–".to_string(),
+                    (Some(v), Unit::Share) => format!("{:.3}%", v * 100.0),
+                    (Some(v), Unit::Seconds) => format!("{v} s"),
+                    (Some(v), _) => format!("{v}"),
+                };
+                let mark = if c.holds(&p.summary) { "" } else { " ✗" };
+                row.push(format!("{text}{mark}"));
+            }
+            t.add_row(row);
+        }
+        for c in 2..2 + slo.len() {
+            if let Some(col) = t.column_mut(c) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        t.to_string()
+    }
+
+    /// Writes plan.csv, plan.json and plan.{svg,png} (each SLO figure against the count, with
+    /// its threshold; green points meet the whole SLO, red ones do not).
+    pub fn write_outputs(
+        &self,
+        out: &Path,
+        scenario: &str,
+        opts: &PlanOptions,
+    ) -> Result<(), SweepError> {
+        std::fs::create_dir_all(out).map_err(|e| SweepError::io(out, e))?;
+        let csv_path = out.join("plan.csv");
+        std::fs::write(&csv_path, self.to_csv()).map_err(|e| SweepError::io(&csv_path, e))?;
+        let json = PlanJson {
+            scenario,
+            pool: &opts.pool,
+            slo: opts
+                .slo
+                .iter()
+                .map(|c| SloJson {
+                    condition: &c.text,
+                    figure: c.metric.name,
+                    op: c.cmp.as_str(),
+                    threshold: c.threshold,
+                })
+                .collect(),
+            min: opts.min,
+            max: opts.max,
+            probes: opts.probes,
+            answer: self.answer,
+            monotone: self.violations.is_empty(),
+            violations: &self.violations,
+            counts_run: self.points.iter().map(|p| p.count).collect(),
+        };
+        let json_path = out.join("plan.json");
+        let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+        std::fs::write(&json_path, text).map_err(|e| SweepError::io(&json_path, e))?;
+        let mut figures: Vec<(Metric, Option<f64>)> = opts
+            .slo
+            .iter()
+            .map(|c| (c.metric, Some(c.threshold)))
+            .collect();
+        for name in ["scheduled_share", "latency_p99_s", "cpu_utilization_mean"] {
+            if !figures.iter().any(|(m, _)| m.name == name) {
+                if let Some(m) = metric_named(name) {
+                    figures.push((m, None));
+                }
+            }
+        }
+        let panels: Vec<Panel> = figures
+            .iter()
+            .map(|(m, threshold)| {
+                let scale = if m.unit == Unit::Share { 100.0 } else { 1.0 };
+                let pts: Vec<(f64, f64)> = self
+                    .points
+                    .iter()
+                    .filter_map(|p| (m.get)(&p.summary).map(|v| (f64::from(p.count), v * scale)))
+                    .collect();
+                Panel {
+                    title: format!(
+                        "{}{}",
+                        m.name,
+                        if m.unit == Unit::Share { " (%)" } else { "" }
+                    ),
+                    x: XAxis::Numeric,
+                    x_desc: format!("nodes in pool {}", opts.pool),
+                    points: self
+                        .points
+                        .iter()
+                        .filter_map(|p| {
+                            (m.get)(&p.summary)
+                                .map(|v| (f64::from(p.count), v * scale, pass_color(p.pass)))
+                        })
+                        .collect(),
+                    line: pts,
+                    hline: threshold.map(|t| t * scale),
+                }
+            })
+            .collect();
+        let title =
+            match self.answer {
+                Some(a) => {
+                    format!(
+                "Capacity plan for pool {}: {a} nodes meet {} (green: meets, red: does not)",
+                opts.pool,
+                opts.slo.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(", ")
+            )
+                }
+                None => format!(
+                    "Capacity plan for pool {}: no count up to {} meets the SLO",
+                    opts.pool, opts.max
+                ),
+            };
+        write_grid(out, "plan", &title, &panels, 2.min(panels.len().max(1)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slo_strings() {
+        let c = parse_slo("scheduled>=99.9%, p99<=30s").unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].metric.name, "scheduled_share");
+        assert_eq!(c[0].cmp, Cmp::Ge);
+        assert!((c[0].threshold - 0.999).abs() < 1e-12);
+        assert_eq!(c[1].metric.name, "latency_p99_s");
+        assert_eq!(c[1].threshold, 30.0);
+        let c = parse_slo("latency_p90_s < 2m and pending_at_end<=0").unwrap();
+        assert_eq!((c[0].cmp, c[0].threshold), (Cmp::Lt, 120.0));
+        assert_eq!((c[1].cmp, c[1].threshold), (Cmp::Le, 0.0));
+        for (s, want) in [
+            ("", "--slo: give at least one condition"),
+            (
+                "scheduled 99%",
+                "--slo \"scheduled 99%\": expected FIGURE OP VALUE",
+            ),
+            ("speed>=3", "--slo \"speed>=3\": unknown figure \"speed\""),
+            (
+                "scheduled>=99.9",
+                "--slo \"scheduled>=99.9\": 99.9 is more than 1",
+            ),
+            ("p99<=soon", "--slo \"p99<=soon\": \"soon\": "),
+            (
+                "scheduled>=lots%",
+                "--slo \"scheduled>=lots%\": \"lots%\" is not a percentage",
+            ),
+        ] {
+            let e = parse_slo(s).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{s}: {e}");
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! Running plans: one run ([`run_plan`], shared with `ksim run`), and a sweep's runs in parallel
+//! ([`run_sweep`]) with rayon. Each run is one single-threaded simulation writing its own
+//! directory, so running in parallel changes nothing in any output.
+
+use std::path::{Path, PathBuf};
+
+use ksim_engine::{Observer, Record, SimTime, Simulation};
+use ksim_report::Summary;
+use ksim_scheduler::framework::Registry;
+use ksim_trace::ScenarioPlan;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::SweepError;
+use crate::spec::{RunPoint, Sweep};
+
+/// Runs a plan and writes every output of a run (pods.csv, placements.csv, utilization.csv,
+/// summary.json, plots, report.html; events.jsonl with `event_log`) into `out`. `progress` is
+/// called with the virtual time of each record.
+pub fn run_plan(
+    plan: ScenarioPlan,
+    out: &Path,
+    event_log: bool,
+    progress: &mut dyn FnMut(SimTime),
+) -> Result<Summary, SweepError> {
+    let source = plan.source.clone();
+    let run_err = |m: String| SweepError::Run {
+        run: source.clone(),
+        message: m,
+    };
+    std::fs::create_dir_all(out).map_err(|e| SweepError::io(out, e))?;
+    let mut sim = Simulation::new(
+        plan.engine,
+        &plan.scheduler,
+        &Registry::in_tree(),
+        plan.nodes,
+        plan.objects,
+    )
+    .map_err(|e| run_err(e.to_string()))?;
+    sim.add_source(Box::new(plan.events))
+        .map_err(|e| run_err(e.to_string()))?;
+    let mut recorder = ksim_report::Recorder::to_dir(out)?;
+    let mut log = if event_log {
+        Some(ksim_report::EventLogWriter::create(
+            &out.join("events.jsonl"),
+        )?)
+    } else {
+        None
+    };
+    {
+        let mut obs = |r: &Record| {
+            progress(r.at());
+            Observer::record(&mut recorder, r);
+            if let Some(l) = log.as_mut() {
+                Observer::record(l, r);
+            }
+        };
+        sim.run(&mut obs).map_err(|e| run_err(e.to_string()))?;
+    }
+    if let Some(l) = log {
+        l.finish()?;
+    }
+    Ok(recorder.write_outputs(out)?)
+}
+
+/// `--shard I/N`: the I-th (0-based) of N disjoint slices of a sweep. Run k belongs to shard
+/// k mod N, so neighbouring (often similar-cost) runs spread over the shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// Parses `I/N` with 0 ≤ I < N.
+    pub fn parse(s: &str) -> Result<Shard, SweepError> {
+        let bad = |m: &str| SweepError::input(format!("--shard {s:?}"), m.to_string());
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| bad("expected I/N, e.g. 0/4 (I counts from 0)"))?;
+        let index: usize = i
+            .trim()
+            .parse()
+            .map_err(|_| bad("I is not a whole number"))?;
+        let count: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| bad("N is not a whole number"))?;
+        if count == 0 {
+            return Err(bad("N must be at least 1"));
+        }
+        if index >= count {
+            return Err(bad("I must be less than N (I counts from 0)"));
+        }
+        Ok(Shard { index, count })
+    }
+
+    pub fn contains(&self, run_index: usize) -> bool {
+        run_index % self.count == self.index
+    }
+
+    pub fn is_whole(&self) -> bool {
+        self.count == 1
+    }
+}
+
+/// One run in a manifest: its index, id and axis labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestRun {
+    pub index: usize,
+    pub id: String,
+    pub values: Vec<String>,
+}
+
+/// What a sweep (or one shard of it) wrote: `sweep.json`, or `shard-I-of-N.json` for a shard.
+/// `ksim merge` reads these to join shards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub sweep: String,
+    /// [`Sweep::fingerprint`]: shards of different sweeps are never joined.
+    pub fingerprint: String,
+    pub axes: Vec<String>,
+    /// Numeric values of each axis' labels, when the axis is numeric (for plots).
+    pub numeric_axes: Vec<bool>,
+    /// How many runs the whole sweep has.
+    pub total_runs: usize,
+    pub shard: Shard,
+    /// The runs of this shard, in index order.
+    pub runs: Vec<ManifestRun>,
+}
+
+impl Manifest {
+    pub fn file_name(shard: Shard) -> String {
+        if shard.is_whole() {
+            "sweep.json".into()
+        } else {
+            format!("shard-{}-of-{}.json", shard.index, shard.count)
+        }
+    }
+
+    pub fn read(path: &Path) -> Result<Manifest, SweepError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SweepError::io(path, e))?;
+        serde_json::from_str(&text)
+            .map_err(|e| SweepError::input(path.display().to_string(), e.to_string()))
+    }
+
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, SweepError> {
+        let path = dir.join(Manifest::file_name(self.shard));
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        std::fs::write(&path, text).map_err(|e| SweepError::io(&path, e))?;
+        Ok(path)
+    }
+}
+
+/// What the caller sees while a sweep runs.
+pub trait SweepProgress: Sync {
+    /// A run finished (called from worker threads, in completion order).
+    fn run_done(&self, id: &str);
+}
+
+impl SweepProgress for () {
+    fn run_done(&self, _: &str) {}
+}
+
+/// Options of [`run_sweep`].
+#[derive(Debug, Clone)]
+pub struct SweepOptions {
+    /// The sweep's directory: runs go to `<out>/runs/<run-id>/`.
+    pub out: PathBuf,
+    pub shard: Shard,
+    pub event_log: bool,
+}
+
+/// Where the runs of a sweep directory live.
+pub fn run_dir(out: &Path, id: &str) -> PathBuf {
+    out.join("runs").join(id)
+}
+
+/// Builds the manifest of a sweep's shard.
+pub fn manifest(sweep: &Sweep, shard: Shard) -> Manifest {
+    let runs = sweep
+        .points()
+        .into_iter()
+        .filter(|p| shard.contains(p.index))
+        .map(|p| ManifestRun {
+            index: p.index,
+            values: sweep.labels(&p),
+            id: p.id,
+        })
+        .collect();
+    Manifest {
+        sweep: sweep.name.clone(),
+        fingerprint: sweep.fingerprint(),
+        axes: sweep.axes.iter().map(|a| a.name.clone()).collect(),
+        numeric_axes: sweep
+            .axes
+            .iter()
+            .map(|a| a.values.iter().all(|v| v.number.is_some()))
+            .collect(),
+        total_runs: sweep.len(),
+        shard,
+        runs,
+    }
+}
+
+/// Runs one point of a sweep into `dir`.
+pub fn run_point(
+    sweep: &Sweep,
+    p: &RunPoint,
+    dir: &Path,
+    event_log: bool,
+) -> Result<Summary, SweepError> {
+    let rs = sweep.scenario_for(p);
+    let source = format!("{} [{}]", sweep.base_source, p.id);
+    let plan = rs
+        .plan(&source, &sweep.base_dir)
+        .map_err(|e| SweepError::Run {
+            run: p.id.clone(),
+            message: e.to_string(),
+        })?;
+    let cfg_text = serde_json::to_string_pretty(&serde_json::json!({
+        "sweep": sweep.name,
+        "run": p.id,
+        "axes": sweep.axes.iter().map(|a| a.name.clone()).collect::<Vec<_>>(),
+        "values": sweep.labels(p),
+        "seed": plan.engine.seed,
+        "scheduler": plan.scheduler,
+    }))
+    .unwrap_or_default();
+    std::fs::create_dir_all(dir).map_err(|e| SweepError::io(dir, e))?;
+    let run_json = dir.join("run.json");
+    std::fs::write(&run_json, cfg_text + "\n").map_err(|e| SweepError::io(&run_json, e))?;
+    run_plan(plan, dir, event_log, &mut |_| {}).map_err(|e| match e {
+        SweepError::Run { message, .. } => SweepError::Run {
+            run: p.id.clone(),
+            message,
+        },
+        other => other,
+    })
+}
+
+/// Runs the sweep's runs of `opts.shard` in parallel on the current rayon pool and writes the
+/// shard's manifest. Returns the manifest; the first failing run's error otherwise (the other
+/// runs still finish).
+pub fn run_sweep(
+    sweep: &Sweep,
+    opts: &SweepOptions,
+    progress: &dyn SweepProgress,
+) -> Result<Manifest, SweepError> {
+    std::fs::create_dir_all(&opts.out).map_err(|e| SweepError::io(&opts.out, e))?;
+    let points: Vec<RunPoint> = sweep
+        .points()
+        .into_iter()
+        .filter(|p| opts.shard.contains(p.index))
+        .collect();
+    let results: Vec<Result<(), SweepError>> = points
+        .par_iter()
+        .map(|p| {
+            let r = run_point(sweep, p, &run_dir(&opts.out, &p.id), opts.event_log).map(|_| ());
+            progress.run_done(&p.id);
+            r
+        })
+        .collect();
+    for r in results {
+        r?;
+    }
+    let m = manifest(sweep, opts.shard);
+    m.write(&opts.out)?;
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_partition() {
+        assert_eq!(Shard::parse("1/3").unwrap(), Shard { index: 1, count: 3 });
+        for (s, want) in [
+            ("3/3", "--shard \"3/3\": I must be less than N"),
+            ("0/0", "--shard \"0/0\": N must be at least 1"),
+            ("x/2", "--shard \"x/2\": I is not a whole number"),
+            ("2", "--shard \"2\": expected I/N"),
+        ] {
+            let e = Shard::parse(s).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{s}: {e}");
+        }
+        let shards: Vec<Shard> = (0..3).map(|i| Shard { index: i, count: 3 }).collect();
+        for k in 0..10 {
+            assert_eq!(shards.iter().filter(|s| s.contains(k)).count(), 1);
+        }
+    }
+}

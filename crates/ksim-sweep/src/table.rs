@@ -1,0 +1,305 @@
+//! The run table behind `sweep.csv`, `ksim compare` and `ksim merge`: one row per run — its id,
+//! its axis values, then the headline figures of its `summary.json` — and the terminal table.
+//!
+//! The figures are always read back from each run's `summary.json` on disk, whether the runs
+//! were just made or made elsewhere (shards, separate `ksim run`s), so the same runs give the
+//! same bytes in `sweep.csv` however they were produced. Numbers are written with Rust's
+//! shortest round-trip formatting (`0.9975`, `400`); a figure a run does not have is empty.
+
+use std::path::{Path, PathBuf};
+
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use ksim_report::compare::{Better, Metric, Unit, METRICS};
+use ksim_report::Summary;
+
+use crate::error::SweepError;
+use crate::run::{run_dir, Manifest};
+
+/// The headline figures, in `sweep.csv` column order: the comparison's columns plus the node
+/// count at the end (which an autoscaler or a pool axis changes).
+pub fn headline() -> Vec<Metric> {
+    let mut m: Vec<Metric> = METRICS.to_vec();
+    m.push(Metric {
+        name: "nodes_at_end",
+        better: Better::Neither,
+        unit: Unit::Count,
+        get: |s| Some(s.nodes.at_end as f64),
+    });
+    m
+}
+
+/// One run of the table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub id: String,
+    /// The run's directory (holds summary.json and pods.csv).
+    pub dir: PathBuf,
+    /// One label per axis.
+    pub values: Vec<String>,
+    pub summary: Summary,
+}
+
+/// Runs side by side.
+#[derive(Debug, Clone)]
+pub struct RunTable {
+    /// The axis columns (empty for `ksim compare`).
+    pub axes: Vec<String>,
+    /// Whether each axis has numeric values (plots use a numeric x axis then).
+    pub numeric_axes: Vec<bool>,
+    pub rows: Vec<Row>,
+}
+
+fn fmt_value(v: Option<f64>) -> String {
+    v.map(|v| format!("{v}")).unwrap_or_default()
+}
+
+impl RunTable {
+    /// The table of a complete sweep from its manifests (one `sweep.json`, or every shard's)
+    /// and the directories holding them: each run's `summary.json` is read from
+    /// `<dir>/runs/<id>/`. Errors unless the manifests are of one sweep and cover every run
+    /// exactly once.
+    pub fn from_manifests(parts: &[(PathBuf, Manifest)]) -> Result<RunTable, SweepError> {
+        let Some((first_dir, first)) = parts.first() else {
+            return Err(SweepError::input(
+                "merge",
+                "no sweep.json or shard manifest found",
+            ));
+        };
+        let mut slots: Vec<Option<Row>> = (0..first.total_runs).map(|_| None).collect();
+        for (dir, m) in parts {
+            if m.fingerprint != first.fingerprint
+                || m.total_runs != first.total_runs
+                || m.axes != first.axes
+            {
+                return Err(SweepError::input(
+                    dir.display().to_string(),
+                    format!(
+                        "shard of sweep {:?} ({}) does not match sweep {:?} ({}) in {}",
+                        m.sweep,
+                        m.fingerprint,
+                        first.sweep,
+                        first.fingerprint,
+                        first_dir.display()
+                    ),
+                ));
+            }
+            for r in &m.runs {
+                let Some(slot) = slots.get_mut(r.index) else {
+                    return Err(SweepError::input(
+                        dir.display().to_string(),
+                        format!(
+                            "run index {} is past the sweep's {} runs",
+                            r.index, m.total_runs
+                        ),
+                    ));
+                };
+                if slot.is_some() {
+                    return Err(SweepError::input(
+                        dir.display().to_string(),
+                        format!("run {} appears in more than one shard", r.id),
+                    ));
+                }
+                let rdir = run_dir(dir, &r.id);
+                *slot = Some(Row {
+                    id: r.id.clone(),
+                    summary: Summary::read(&rdir)?,
+                    dir: rdir,
+                    values: r.values.clone(),
+                });
+            }
+        }
+        let missing: Vec<usize> = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(i, _)| i)
+            .collect();
+        if !missing.is_empty() {
+            let shown: Vec<String> = missing.iter().take(10).map(|i| i.to_string()).collect();
+            return Err(SweepError::input(
+                "merge",
+                format!(
+                    "{} of {} runs of sweep {:?} are missing (indices {}{}); merge every shard",
+                    missing.len(),
+                    first.total_runs,
+                    first.sweep,
+                    shown.join(", "),
+                    if missing.len() > 10 { ", ..." } else { "" }
+                ),
+            ));
+        }
+        Ok(RunTable {
+            axes: first.axes.clone(),
+            numeric_axes: first.numeric_axes.clone(),
+            rows: slots.into_iter().flatten().collect(),
+        })
+    }
+
+    /// Runs made separately: each directory (or summary.json file) is a run named by its
+    /// directory; no axes.
+    pub fn from_dirs(paths: &[PathBuf]) -> Result<RunTable, SweepError> {
+        let mut rows = Vec::new();
+        let mut seen = std::collections::BTreeMap::<String, usize>::new();
+        for p in paths {
+            let dir = if p.file_name().is_some_and(|n| n == "summary.json") {
+                p.parent().unwrap_or(Path::new(".")).to_path_buf()
+            } else {
+                p.clone()
+            };
+            let mut id = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| dir.display().to_string());
+            // Two runs of the same name (a/run, b/run): number the repeats.
+            let n = seen.entry(id.clone()).or_default();
+            *n += 1;
+            if *n > 1 {
+                id = format!("{id}#{n}");
+            }
+            rows.push(Row {
+                summary: Summary::read(&dir)?,
+                id,
+                dir,
+                values: Vec::new(),
+            });
+        }
+        Ok(RunTable {
+            axes: Vec::new(),
+            numeric_axes: Vec::new(),
+            rows,
+        })
+    }
+
+    /// `sweep.csv`: `run`, the axis columns, then [`headline`]'s figures.
+    pub fn to_csv(&self) -> String {
+        let metrics = headline();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut header = vec!["run".to_string()];
+        header.extend(self.axes.iter().cloned());
+        header.extend(metrics.iter().map(|m| m.name.to_string()));
+        // Writing into a Vec cannot fail.
+        let _ = w.write_record(&header);
+        for r in &self.rows {
+            let mut rec = vec![r.id.clone()];
+            rec.extend(r.values.iter().cloned());
+            rec.extend(metrics.iter().map(|m| fmt_value((m.get)(&r.summary))));
+            let _ = w.write_record(&rec);
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+
+    pub fn write_csv(&self, path: &Path) -> Result<(), SweepError> {
+        std::fs::write(path, self.to_csv()).map_err(|e| SweepError::io(path, e))
+    }
+
+    /// Per run, whether its value of `m` is the best (ties all marked; nothing marked when the
+    /// figure has no direction, fewer than two runs have it, or all are equal).
+    pub fn best(&self, m: &Metric) -> Vec<bool> {
+        let values: Vec<Option<f64>> = self.rows.iter().map(|r| (m.get)(&r.summary)).collect();
+        let present: Vec<f64> = values.iter().flatten().copied().collect();
+        if m.better == Better::Neither || present.len() < 2 {
+            return vec![false; values.len()];
+        }
+        let lo = present.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if lo == hi {
+            return vec![false; values.len()];
+        }
+        let target = if m.better == Better::Higher { hi } else { lo };
+        values.iter().map(|v| *v == Some(target)).collect()
+    }
+
+    /// The terminal table. Only figures that differ between runs get a column (the others are
+    /// listed once below the table), the best value of each column is marked `*`, and with
+    /// `baseline` each value that differs from the first run's shows its change (`+12%`).
+    pub fn terminal(&self, baseline: bool) -> String {
+        let metrics = headline();
+        let differs = |m: &Metric| {
+            let mut vals = self.rows.iter().map(|r| (m.get)(&r.summary));
+            match vals.next() {
+                None => false,
+                Some(first) => vals.any(|v| v != first),
+            }
+        };
+        let shown: Vec<&Metric> = metrics.iter().filter(|m| differs(m)).collect();
+        let same: Vec<&Metric> = metrics.iter().filter(|m| !differs(m)).collect();
+        let mut t = Table::new();
+        t.load_preset(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled);
+        let mut header = vec!["run".to_string()];
+        header.extend(self.axes.iter().cloned());
+        header.extend(shown.iter().map(|m| m.name.to_string()));
+        t.set_header(header);
+        let best: Vec<Vec<bool>> = shown.iter().map(|m| self.best(m)).collect();
+        for (i, r) in self.rows.iter().enumerate() {
+            let mut row = vec![r.id.clone()];
+            row.extend(r.values.iter().cloned());
+            for (c, m) in shown.iter().enumerate() {
+                let v = (m.get)(&r.summary);
+                let mut text = display(m, v);
+                if baseline && i > 0 {
+                    let b = self.rows.first().and_then(|r0| (m.get)(&r0.summary));
+                    if let (Some(v), Some(b)) = (v, b) {
+                        if v != b {
+                            text.push_str(&format!(" ({})", change(m, v, b)));
+                        }
+                    }
+                }
+                if best[c][i] {
+                    text.push_str(" *");
+                }
+                row.push(text);
+            }
+            t.add_row(row);
+        }
+        let first_metric = 1 + self.axes.len();
+        for c in first_metric..first_metric + shown.len() {
+            if let Some(col) = t.column_mut(c) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        let mut out = t.to_string();
+        out.push_str("\n* best of the runs in that column");
+        if baseline && self.rows.len() > 1 {
+            out.push_str(&format!(
+                "; (±…) change from the first run, {}",
+                self.rows[0].id
+            ));
+        }
+        out.push('\n');
+        if !same.is_empty() {
+            let r0 = &self.rows[0].summary;
+            let parts: Vec<String> = same
+                .iter()
+                .map(|m| format!("{} {}", m.name, display(m, (m.get)(r0))))
+                .collect();
+            out.push_str(&format!("same in every run: {}\n", parts.join(", ")));
+        }
+        out
+    }
+}
+
+fn display(m: &Metric, v: Option<f64>) -> String {
+    let Some(v) = v else {
+        return "–".into();
+    };
+    match m.unit {
+        Unit::Count => format!("{v}"),
+        Unit::Share => format!("{:.2}%", v * 100.0),
+        Unit::Seconds => {
+            let t = format!("{v:.3}");
+            let t = t.trim_end_matches('0').trim_end_matches('.');
+            format!("{t} s")
+        }
+        Unit::Ratio => format!("{v:.3}"),
+    }
+}
+
+/// The change from the baseline: percentage points for shares, relative change otherwise.
+fn change(m: &Metric, v: f64, b: f64) -> String {
+    match m.unit {
+        Unit::Share => format!("{:+.2} pp", (v - b) * 100.0),
+        _ if b == 0.0 => format!("{:+}", v - b),
+        _ => format!("{:+.1}%", (v - b) / b.abs() * 100.0),
+    }
+}
