@@ -12,6 +12,7 @@
 //! [`record::Observer`] that receives every [`record::Record`].
 
 pub mod config;
+pub mod dump;
 pub mod input;
 pub mod record;
 pub mod sim;
