@@ -11,6 +11,7 @@
 //! and the initial nodes; hand it [`input::EventSource`]s; call [`Simulation::run`] with an
 //! [`record::Observer`] that receives every [`record::Record`].
 
+pub mod autoscale;
 pub mod config;
 pub mod dump;
 pub mod input;
