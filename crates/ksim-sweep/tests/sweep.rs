@@ -242,3 +242,46 @@ fn plan_reports_a_larger_count_doing_worse() {
         r.violations
     );
 }
+
+/// Records which worker thread finished each run.
+struct Threads(std::sync::Mutex<Vec<std::thread::ThreadId>>);
+
+impl ksim_sweep::SweepProgress for Threads {
+    fn run_done(&self, _id: &str) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(std::thread::current().id());
+        }
+    }
+}
+
+#[test]
+fn a_sweep_spreads_its_runs_over_the_pool_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("seeds.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "scenario: {}\naxes: [{{seed: [1, 2, 3, 4, 5, 6]}}]\n",
+            root().join("scenarios/plan-synthetic.yaml").display()
+        ),
+    )
+    .unwrap();
+    let sweep = load_sweep(&file).unwrap();
+    let opts = SweepOptions {
+        out: tmp.path().join("out"),
+        shard: Shard::WHOLE,
+        event_log: false,
+    };
+    let seen = Threads(std::sync::Mutex::new(Vec::new()));
+    pool(2).install(|| run_sweep(&sweep, &opts, &seen)).unwrap();
+    let mut ids = seen.0.into_inner().unwrap();
+    assert_eq!(ids.len(), 6);
+    ids.dedup();
+    let mut distinct: Vec<std::thread::ThreadId> = Vec::new();
+    for id in ids {
+        if !distinct.contains(&id) {
+            distinct.push(id);
+        }
+    }
+    assert_eq!(distinct.len(), 2, "both worker threads ran runs");
+}
