@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use ksim_gpu::experiment::{load_workload, registry, run_one, Policy, RunLimits};
+use ksim_gpu::experiment::{load_workload, registry, run_one, Policy, RunOptions, TieBreak};
 use ksim_gpu::matrix::traces_dir;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,9 +29,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let reg = registry();
     for p in policies {
-        let fw = p.framework(&reg)?;
+        let fw = p.framework(&reg, TieBreak::NodeName)?;
         let t = Instant::now();
-        let o = run_one(&w, p, 42, &fw, RunLimits::default())?;
+        let o = run_one(&w, p, 42, &fw, RunOptions::default())?;
         println!(
             "{:<14} seed 42: {} pods, {} failed, alloc@100 {:.2}%, frag@100 {:.2}%, {:.2} s",
             p.name(),

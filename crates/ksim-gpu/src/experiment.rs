@@ -39,6 +39,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::device::{GpuRequest, GPU_INDEX, GPU_MILLI};
 use crate::error::FgdError;
 use crate::frag::{PodShape, TypicalPods};
+use crate::plugins::node_name_tie_break::select_host;
 use crate::plugins::open_gpu_share::{GpuAssignment, ASSIGNMENT_KEY};
 use crate::state::{GpuCluster, GpuClusterHandle, GpuRngs};
 
@@ -54,6 +55,36 @@ const STREAM_NODES: u64 = 2;
 const STREAM_TIES: u64 = 3;
 const STREAM_RANDOM_SCORE: u64 = 4;
 const STREAM_GPU_CHOICE: u64 = 5;
+
+/// How the host is picked among nodes with the same top score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TieBreak {
+    /// The artifact's patched kube-scheduler: the smallest node name (names carry a seeded
+    /// random prefix). What the paper's numbers were produced with.
+    #[default]
+    NodeName,
+    /// Upstream kube-scheduler (and ksim): uniformly at random, from the seeded stream.
+    Random,
+}
+
+impl TieBreak {
+    pub fn name(self) -> &'static str {
+        match self {
+            TieBreak::NodeName => "node-name",
+            TieBreak::Random => "random",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<TieBreak, FgdError> {
+        match s {
+            "node-name" => Ok(TieBreak::NodeName),
+            "random" => Ok(TieBreak::Random),
+            _ => Err(FgdError::Invalid(format!(
+                "tie break {s:?}: expected \"node-name\" or \"random\""
+            ))),
+        }
+    }
+}
 
 /// The six policies of the paper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -120,12 +151,23 @@ impl Policy {
     }
 
     /// The KubeSchedulerConfiguration of the policy (YAML).
-    pub fn scheduler_config(self) -> String {
+    pub fn scheduler_config(self, tie_break: TieBreak) -> String {
         let score = self.score_plugin();
-        let pre_score = if self == Policy::Random {
-            format!("\n    preScore:\n      enabled:\n      - name: {score}")
-        } else {
+        let mut pre: Vec<&str> = Vec::new();
+        if self == Policy::Random {
+            pre.push(score);
+        }
+        if tie_break == TieBreak::NodeName {
+            pre.push(crate::plugins::node_name_tie_break::NAME);
+        }
+        let pre_score = if pre.is_empty() {
             String::new()
+        } else {
+            let mut t = String::from("\n    preScore:\n      enabled:");
+            for p in pre {
+                t.push_str(&format!("\n      - name: {p}"));
+            }
+            t
         };
         let score_args = if self == Policy::DotProd {
             format!(
@@ -183,12 +225,16 @@ profiles:
     }
 
     /// The framework of the policy, built through the registry as any profile is.
-    pub fn framework(self, registry: &Registry) -> Result<Arc<Framework>, FgdError> {
+    pub fn framework(
+        self,
+        registry: &Registry,
+        tie_break: TieBreak,
+    ) -> Result<Arc<Framework>, FgdError> {
         let err = |message: String| FgdError::Config {
             policy: self.name().to_string(),
             message,
         };
-        let text = self.scheduler_config();
+        let text = self.scheduler_config(tie_break);
         let docs = ksim_api::load::parse_documents("scheduler-config", &text)
             .map_err(|e| err(e.to_string()))?;
         let doc = docs.first().ok_or_else(|| err("empty document".into()))?;
@@ -439,6 +485,19 @@ impl Buckets {
     }
 }
 
+/// Index into [`RunOutcome::failed_by_kind`].
+pub fn kind_index(req: &GpuRequest) -> usize {
+    match (req.count, req.is_share()) {
+        (0, _) => 0,
+        (_, true) => 1,
+        (1, false) => 2,
+        (2, false) => 3,
+        (4, false) => 4,
+        (8, false) => 5,
+        _ => 6,
+    }
+}
+
 /// `round(arrived / capacity × 100)` with Python's half-to-even, in integers.
 pub fn bucket_of(arrived_milli: i64, capacity_milli: i64) -> usize {
     let num = arrived_milli as i128 * 100;
@@ -465,6 +524,13 @@ pub struct RunOutcome {
     pub failed: usize,
     /// GPU milli requested by the failed pods.
     pub failed_milli: i64,
+    /// Failed pods by kind: [CPU-only, GPU share, 1 GPU, 2 GPUs, 4 GPUs, 8 GPUs, other].
+    pub failed_by_kind: [usize; 7],
+    /// Arrived GPU demand (% of capacity, unrounded) when the first pod failed.
+    pub first_failure_pct: Option<f64>,
+    /// Over the scheduled pods that had several feasible nodes: the mean number of feasible
+    /// nodes sharing the top score (the scheduler picks one of them at random).
+    pub mean_top_ties: f64,
     pub arrived_milli: i64,
     pub capacity_milli: i64,
     /// GPU milli allocated at the end.
@@ -474,9 +540,11 @@ pub struct RunOutcome {
 
 /// Settings of a run beyond workload, policy and seed.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RunLimits {
+pub struct RunOptions {
     /// Try only the first this many arrivals (smoke tests; the experiment uses all).
     pub max_pods: Option<usize>,
+    /// Must match the framework's configuration (`NodeNameTieBreak` enabled or not).
+    pub tie_break: TieBreak,
 }
 
 /// One run: schedules the workload's arrivals through the policy's framework.
@@ -485,7 +553,7 @@ pub fn run_one(
     policy: Policy,
     seed: u64,
     fw: &Framework,
-    limits: RunLimits,
+    opts: RunOptions,
 ) -> Result<RunOutcome, FgdError> {
     let sched_err = |pod: &str, message: String| FgdError::Scheduler {
         workload: w.name.clone(),
@@ -495,7 +563,7 @@ pub fn run_one(
         message,
     };
     let mut order = arrivals(w, seed);
-    if let Some(m) = limits.max_pods {
+    if let Some(m) = opts.max_pods {
         order.truncate(m);
     }
 
@@ -550,6 +618,9 @@ pub fn run_one(
     let mut buckets = Buckets::new();
     let (mut arrived, mut used) = (0i64, 0i64);
     let (mut scheduled, mut failed, mut failed_milli) = (0usize, 0usize, 0i64);
+    let mut failed_by_kind = [0usize; 7];
+    let (mut tie_sum, mut tie_cycles) = (0u64, 0u64);
+    let mut first_failure_pct = None;
 
     for a in &order {
         let req = &w.requests[a.pod];
@@ -569,7 +640,26 @@ pub fn run_one(
         handle.attach(&mut state);
         match alg.schedule_pod(fw, &mut state, &pod, &snapshot, &NoNominatedPods) {
             Ok(r) => {
-                let idx = r.suggested_host;
+                if r.feasible_nodes > 1 {
+                    let totals = &alg.last_scores().totals;
+                    let top = totals.iter().copied().max().unwrap_or(0);
+                    tie_sum += totals.iter().filter(|&&t| t == top).count() as u64;
+                    tie_cycles += 1;
+                }
+                let mut idx = r.suggested_host;
+                if opts.tie_break == TieBreak::NodeName && r.feasible_nodes > 1 {
+                    let c = handle.read();
+                    let slot =
+                        select_host(&state, &alg.last_scores().totals, &c).ok_or_else(|| {
+                            sched_err(&pod.key, "NodeNameTieBreak recorded no scored nodes".into())
+                        })?;
+                    idx = *snapshot.index.get(c.name(slot)).ok_or_else(|| {
+                        sched_err(
+                            &pod.key,
+                            format!("node {} not in the snapshot", c.name(slot)),
+                        )
+                    })?;
+                }
                 let node_name = snapshot.nodes[idx].name().to_string();
                 let s = fw.run_reserve(&mut state, &pod, &node_name);
                 if !s.is_success() {
@@ -610,6 +700,10 @@ pub fn run_one(
             Err(ScheduleError::Fit(_)) | Err(ScheduleError::NoNodesAvailable) => {
                 failed += 1;
                 failed_milli += req.total_milli();
+                failed_by_kind[kind_index(req)] += 1;
+                if first_failure_pct.is_none() {
+                    first_failure_pct = Some(100.0 * arrived as f64 / capacity as f64);
+                }
             }
             Err(ScheduleError::Internal(s)) => return Err(sched_err(&pod.key, s.message())),
         }
@@ -639,6 +733,13 @@ pub fn run_one(
         scheduled,
         failed,
         failed_milli,
+        failed_by_kind,
+        first_failure_pct,
+        mean_top_ties: if tie_cycles == 0 {
+            0.0
+        } else {
+            tie_sum as f64 / tie_cycles as f64
+        },
         arrived_milli: arrived,
         capacity_milli: capacity,
         allocated_milli: used,
@@ -686,7 +787,18 @@ mod tests {
         let r = registry();
         for p in Policy::ALL {
             assert_eq!(Policy::parse(&p.name().to_lowercase()).unwrap(), p);
-            let fw = p.framework(&r).unwrap();
+            let plain = p.framework(&r, TieBreak::Random).unwrap();
+            let pre: Vec<&str> = plain.pre_score.iter().map(|x| x.name()).collect();
+            assert_eq!(
+                pre,
+                if p == Policy::Random {
+                    vec!["RandomScore"]
+                } else {
+                    vec![]
+                }
+            );
+            let fw = p.framework(&r, TieBreak::NodeName).unwrap();
+            assert!(fw.pre_score.iter().any(|x| x.name() == "NodeNameTieBreak"));
             let names = |v: &Vec<ksim_scheduler::framework::PluginRef>| {
                 v.iter().map(|x| x.name()).collect::<Vec<_>>()
             };

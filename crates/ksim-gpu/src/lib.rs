@@ -31,6 +31,6 @@ pub mod plugins;
 pub mod state;
 
 pub use error::FgdError;
-pub use experiment::{Policy, RunOutcome, Workload};
+pub use experiment::{Policy, RunOutcome, TieBreak, Workload};
 pub use matrix::{parse_seeds, run_fgd, run_matrix, FgdOptions, FgdSummary, PAPER_WORKLOADS};
 pub use plugins::register;

@@ -15,7 +15,8 @@ use rayon::prelude::*;
 
 use crate::error::FgdError;
 use crate::experiment::{
-    load_workload, registry, run_one, Policy, RunLimits, RunOutcome, Workload, MAX_BUCKET,
+    load_workload, registry, run_one, Policy, RunOptions, RunOutcome, TieBreak, Workload,
+    MAX_BUCKET,
 };
 
 /// The 17 pod lists of the paper's experiments (the artifact's `generate_run_scripts.py`):
@@ -68,6 +69,8 @@ pub struct FgdOptions {
     pub max_pods: Option<usize>,
     /// Write the plots (SVG and PNG).
     pub plots: bool,
+    /// Host choice among equal scores; the default is the artifact's (smallest node name).
+    pub tie_break: TieBreak,
 }
 
 /// Mean and population standard deviation of one cell of the summary table.
@@ -189,15 +192,22 @@ pub fn run_fgd(opts: FgdOptions) -> Result<FgdSummary, FgdError> {
             &workloads,
             &policies,
             &seeds,
-            RunLimits {
+            RunOptions {
                 max_pods: opts.max_pods,
+                tie_break: opts.tie_break,
             },
             opts.progress,
         )
     })?;
     std::fs::create_dir_all(&opts.out).map_err(|e| FgdError::io(&opts.out, e))?;
     let mut files = Vec::new();
-    files.extend(write_outputs(&opts.out, &outcomes, &workloads, &policies)?);
+    files.extend(write_outputs(
+        &opts.out,
+        &outcomes,
+        &workloads,
+        &policies,
+        opts.tie_break,
+    )?);
     if opts.plots {
         files.extend(crate::plot::write_plots(
             &opts.out.join("plots"),
@@ -207,7 +217,13 @@ pub fn run_fgd(opts: FgdOptions) -> Result<FgdSummary, FgdError> {
         )?);
     }
     let unallocated = unallocated_table(&outcomes, &workloads, &policies);
-    let markdown = summary_markdown(&unallocated, &workloads, &policies, seeds.len());
+    let markdown = summary_markdown(
+        &unallocated,
+        &workloads,
+        &policies,
+        seeds.len(),
+        opts.tie_break,
+    );
     let md_path = opts.out.join("summary.md");
     write(&md_path, &markdown)?;
     files.push(md_path);
@@ -231,7 +247,7 @@ pub fn run_matrix(
     workloads: &[String],
     policies: &[Policy],
     seeds: &[u64],
-    limits: RunLimits,
+    run: RunOptions,
     progress: bool,
 ) -> Result<Vec<RunOutcome>, FgdError> {
     let loaded: Vec<Arc<Workload>> = workloads
@@ -241,7 +257,7 @@ pub fn run_matrix(
     let reg = registry();
     let fws = policies
         .iter()
-        .map(|p| p.framework(&reg))
+        .map(|p| p.framework(&reg, run.tie_break))
         .collect::<Result<Vec<_>, _>>()?;
     let mut specs = Vec::new();
     for (wi, _) in loaded.iter().enumerate() {
@@ -257,7 +273,7 @@ pub fn run_matrix(
         .par_iter()
         .map(|&(wi, pi, seed)| {
             let t = Instant::now();
-            let r = run_one(&loaded[wi], policies[pi], seed, &fws[pi], limits);
+            let r = run_one(&loaded[wi], policies[pi], seed, &fws[pi], run);
             if progress {
                 let k = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Ok(o) = &r {
@@ -316,6 +332,7 @@ pub fn write_outputs(
     outcomes: &[RunOutcome],
     workloads: &[String],
     policies: &[Policy],
+    tie_break: TieBreak,
 ) -> Result<Vec<PathBuf>, FgdError> {
     let mut files = Vec::new();
     let mut put = |name: &str, text: String| -> Result<(), FgdError> {
@@ -337,12 +354,13 @@ pub fn write_outputs(
         curves_csv(outcomes, |o| &o.curves.fragmentation_ratio),
     )?;
     let mut runs = String::from(
-        "workload,policy,seed,pods,scheduled,failed,failed_gpu_milli,arrived_gpu_milli,capacity_gpu_milli,allocated_gpu_milli,unallocated_pct_at_100\n",
+        "workload,policy,seed,pods,scheduled,failed,failed_gpu_milli,failed_cpu_only,failed_share,failed_1gpu,failed_2gpu,failed_4gpu,failed_8gpu,failed_other,first_failure_arrived_pct,mean_top_ties,arrived_gpu_milli,capacity_gpu_milli,allocated_gpu_milli,unallocated_pct_at_100\n",
     );
     for o in outcomes {
+        let kinds: Vec<String> = o.failed_by_kind.iter().map(|k| k.to_string()).collect();
         let _ = writeln!(
             runs,
-            "{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{:.2},{},{},{},{}",
             o.workload,
             o.policy.name(),
             o.seed,
@@ -350,6 +368,9 @@ pub fn write_outputs(
             o.scheduled,
             o.failed,
             o.failed_milli,
+            kinds.join(","),
+            cell(o.first_failure_pct),
+            o.mean_top_ties,
             o.arrived_milli,
             o.capacity_milli,
             o.allocated_milli,
@@ -378,7 +399,7 @@ pub fn write_outputs(
     std::fs::create_dir_all(&cfg_dir).map_err(|e| FgdError::io(&cfg_dir, e))?;
     for p in policies {
         let path = cfg_dir.join(format!("{}.yaml", p.name()));
-        write(&path, &p.scheduler_config())?;
+        write(&path, &p.scheduler_config(tie_break))?;
         files.push(path);
     }
     Ok(files)
@@ -415,12 +436,18 @@ pub fn summary_markdown(
     workloads: &[String],
     policies: &[Policy],
     seeds: usize,
+    tie_break: TieBreak,
 ) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "Unallocated GPU (% of cluster GPU capacity) when arrived GPU demand reached 100% of \
-         capacity; mean ± population sd over {seeds} seed(s). Lower is better."
+         capacity; mean ± population sd over {seeds} seed(s); ties between equally scored \
+         nodes broken by {}. Lower is better; the best mean of each row is in bold.",
+        match tie_break {
+            TieBreak::NodeName => "smallest node name (the artifact's scheduler)",
+            TieBreak::Random => "a seeded random draw (upstream kube-scheduler)",
+        }
     );
     s.push('\n');
     s.push_str("| workload |");

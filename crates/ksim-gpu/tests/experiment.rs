@@ -5,7 +5,9 @@
 use std::fs;
 use std::path::Path;
 
-use ksim_gpu::experiment::{arrivals, load_workload, registry, run_one, Policy, RunLimits};
+use ksim_gpu::experiment::{
+    arrivals, load_workload, registry, run_one, Policy, RunOptions, TieBreak,
+};
 use ksim_gpu::{run_fgd, FgdOptions};
 
 const NODES: &str = "sn,cpu_milli,memory_mib,gpu,model
@@ -46,7 +48,7 @@ fn write_traces(dir: &Path) {
 fn the_matrix_is_byte_identical_whatever_the_thread_count() {
     let tmp = tempfile::tempdir().unwrap();
     write_traces(tmp.path());
-    let run = |threads: usize, out: &str| {
+    let run = |threads: usize, tie_break: TieBreak, out: &str| {
         let opts = FgdOptions {
             workloads: vec!["tiny".into()],
             policies: vec![],
@@ -54,14 +56,15 @@ fn the_matrix_is_byte_identical_whatever_the_thread_count() {
             traces: Some(tmp.path().to_path_buf()),
             out: tmp.path().join(out),
             threads: Some(threads),
-            progress: false,
-            max_pods: None,
-            plots: false,
+            tie_break,
+            ..FgdOptions::default()
         };
         run_fgd(opts).unwrap()
     };
-    let one = run(1, "out1");
-    let two = run(2, "out2");
+    let one = run(1, TieBreak::NodeName, "out1");
+    let two = run(2, TieBreak::NodeName, "out2");
+    run(1, TieBreak::Random, "random1");
+    run(2, TieBreak::Random, "random2");
     assert_eq!(one.runs, 18);
     assert_eq!(two.runs, 18);
     for f in [
@@ -72,9 +75,11 @@ fn the_matrix_is_byte_identical_whatever_the_thread_count() {
         "summary.csv",
         "summary.md",
     ] {
-        let a = fs::read(tmp.path().join("out1").join(f)).unwrap();
-        let b = fs::read(tmp.path().join("out2").join(f)).unwrap();
-        assert!(a == b, "{f} differs between 1 and 2 threads");
+        for (a, b) in [("out1", "out2"), ("random1", "random2")] {
+            let a = fs::read(tmp.path().join(a).join(f)).unwrap();
+            let b = fs::read(tmp.path().join(b).join(f)).unwrap();
+            assert!(a == b, "{f} differs between 1 and 2 threads");
+        }
     }
     let alloc = fs::read_to_string(tmp.path().join("out1/allocation.csv")).unwrap();
     let mut lines = alloc.lines();
@@ -113,8 +118,8 @@ fn every_policy_schedules_within_capacity_and_inflates_to_130_percent() {
     assert_ne!(originals, sorted);
     let reg = registry();
     for p in Policy::ALL {
-        let fw = p.framework(&reg).unwrap();
-        let o = run_one(&w, p, 42, &fw, RunLimits::default()).unwrap();
+        let fw = p.framework(&reg, TieBreak::NodeName).unwrap();
+        let o = run_one(&w, p, 42, &fw, RunOptions::default()).unwrap();
         assert_eq!(o.pods, order.len());
         assert_eq!(o.scheduled + o.failed, o.pods);
         assert_eq!(o.arrived_milli, demand);
@@ -137,7 +142,7 @@ fn every_policy_schedules_within_capacity_and_inflates_to_130_percent() {
             }
         }
         // Same seed, same outcome.
-        assert_eq!(run_one(&w, p, 42, &fw, RunLimits::default()).unwrap(), o);
+        assert_eq!(run_one(&w, p, 42, &fw, RunOptions::default()).unwrap(), o);
     }
 }
 
@@ -160,8 +165,18 @@ fn a_share_never_straddles_two_gpus() {
     let w = load_workload(tmp.path(), "three").unwrap();
     let reg = registry();
     for p in Policy::ALL {
-        let fw = p.framework(&reg).unwrap();
-        let o = run_one(&w, p, 7, &fw, RunLimits { max_pods: Some(3) }).unwrap();
+        let fw = p.framework(&reg, TieBreak::NodeName).unwrap();
+        let o = run_one(
+            &w,
+            p,
+            7,
+            &fw,
+            RunOptions {
+                max_pods: Some(3),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
         assert_eq!((o.scheduled, o.failed), (2, 1), "{}", p.name());
         assert_eq!(o.allocated_milli, 1200);
     }

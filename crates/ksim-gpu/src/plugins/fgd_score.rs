@@ -164,6 +164,97 @@ mod tests {
         ]
     }
 
+    /// `calculateGpuShareFragExtendScore` written literally over the reference fragment
+    /// (floating-point frequencies, per typical pod, `Sub` by sorting): the fast path must give
+    /// the same score and GPU.
+    fn literal(
+        t: &crate::frag::TypicalPods,
+        model: Option<&str>,
+        g: &NodeGpus,
+        cpu_left: i64,
+        pod: &PodGpu,
+    ) -> (i64, GpuSet) {
+        use crate::frag::node_frag_reference as frag;
+        let before = frag(t, model, g, cpu_left);
+        let score = |after: f64| (sigmoid((before - after) / 1000.0) * 100.0) as i64;
+        if pod.req.is_share() {
+            let mut best: Option<(i64, usize)> = None;
+            for (i, &l) in g.left().iter().enumerate() {
+                if l >= pod.req.milli {
+                    let s = score(frag(
+                        t,
+                        model,
+                        &g.after(GpuSet::single(i), pod.req.milli),
+                        cpu_left - pod.cpu,
+                    ));
+                    if best.is_none() || s > best.unwrap().0 {
+                        best = Some((s, i));
+                    }
+                }
+            }
+            best.map(|(s, i)| (s, GpuSet::single(i)))
+                .unwrap_or((0, GpuSet::EMPTY))
+        } else {
+            let mut idx: Vec<usize> = (0..g.count()).collect();
+            idx.sort_by_key(|&i| g.left()[i]);
+            let mut set = GpuSet::EMPTY;
+            let mut need = pod.req.count;
+            for i in idx {
+                if need > 0 && pod.req.milli <= g.left()[i] {
+                    set.insert(i);
+                    need -= 1;
+                }
+            }
+            (
+                score(frag(
+                    t,
+                    model,
+                    &g.after(set, pod.req.milli),
+                    cpu_left - pod.cpu,
+                )),
+                set,
+            )
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        #[test]
+        fn fast_fgd_matches_the_literal_artifact_formula(
+            kinds in proptest::collection::vec((0usize..6, 1i64..24), 1..30),
+            left in proptest::collection::vec(0u16..=1000, 1..9),
+            pod_kind in 0usize..6,
+            pod_cpu in 1i64..24,
+            cpu_left in 0i64..64,
+        ) {
+            let reqs = [
+                GpuRequest::none(),
+                GpuRequest::share(250),
+                GpuRequest::share(470),
+                GpuRequest::share(810),
+                GpuRequest::whole(1),
+                GpuRequest::whole(2),
+            ];
+            let shapes: Vec<PodShape> = kinds
+                .iter()
+                .map(|(k, c)| PodShape { cpu: c * 1000, gpu: reqs[*k].clone() })
+                .collect();
+            let t = crate::frag::TypicalPods::from_shapes(&shapes);
+            let table = crate::frag::FragTable::new(&t, &["T4".to_string()]);
+            let g = NodeGpus::with_left(Some(0), &left).unwrap();
+            let pod = PodGpu { req: reqs[pod_kind].clone(), cpu: pod_cpu * 1000, model_mask: u64::MAX };
+            proptest::prop_assume!(g.fits(&pod.req) && cpu_left * 1000 >= pod.cpu);
+            let before = table.node_frag(&g, cpu_left * 1000);
+            let fast = evaluate(&table, t.total_weight, &g, cpu_left * 1000, before, &pod);
+            let slow = literal(&t, Some("T4"), &g, cpu_left * 1000, &pod);
+            // Scores may differ by one only where the float sums straddle an integer.
+            proptest::prop_assert!((fast.0 - slow.0).abs() <= 1, "{:?} vs {:?}", fast, slow);
+            if fast.0 == slow.0 {
+                proptest::prop_assert_eq!(fast, slow);
+            }
+        }
+    }
+
     #[test]
     fn sigmoid_score_of_hand_computed_deltas() {
         assert_eq!(placement_score(0, 2), 50);

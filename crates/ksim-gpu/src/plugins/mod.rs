@@ -10,6 +10,7 @@
 //! | `GpuPackingScore` | Score | `gpu_packing_score.go` |
 //! | `BestFitScore` | Score (+ NormalizeScore) | `best_fit_score.go` |
 //! | `FGDScore` | Score | `fgd_score.go` |
+//! | `NodeNameTieBreak` | PreScore | the artifact's patched `selectHost` (see the module) |
 //!
 //! They read the per-GPU state from the cycle state (see [`crate::state`]). Scores are the
 //! artifact's: integers 0–100 computed with the same arithmetic (Go's integer division and
@@ -20,6 +21,7 @@ pub mod dot_product_score;
 pub mod fgd_score;
 pub mod gpu_clustering_score;
 pub mod gpu_packing_score;
+pub mod node_name_tie_break;
 pub mod open_gpu_share;
 pub mod random_score;
 
@@ -38,6 +40,7 @@ pub fn register(r: &mut Registry) {
     r.register(gpu_packing_score::NAME, gpu_packing_score::new);
     r.register(best_fit_score::NAME, best_fit_score::new);
     r.register(fgd_score::NAME, fgd_score::new);
+    r.register(node_name_tie_break::NAME, node_name_tie_break::new);
 }
 
 /// What a Score plugin needs about one node.
