@@ -15,6 +15,7 @@ pub mod core;
 pub mod defaults;
 pub mod load;
 pub mod meta;
+pub mod object;
 pub mod quantity;
 pub mod storage;
 

@@ -35,6 +35,16 @@ enum Command {
     Report(commands::report::ReportArgs),
     /// Compare runs side by side (their summary.json), best value per column marked.
     Compare(commands::compare::CompareArgs),
+    /// Time the scheduling loop over a workload (pods/s, peak memory, placement digest).
+    Bench(commands::bench::BenchArgs),
+    /// Generate inputs (`gen bench`: a benchmark workload).
+    Gen(commands::gen::GenArgs),
+    /// Run a sweep: a base scenario × axes (configurations, pools, scale, seeds), in parallel.
+    Sweep(commands::sweep::SweepArgs),
+    /// Join the outputs of a sweep's shards (`ksim sweep --shard I/N`) into one sweep.csv.
+    Merge(commands::merge::MergeArgs),
+    /// Find the smallest count of a node pool that meets an SLO, by bisection over runs.
+    Plan(commands::plan::PlanArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +56,11 @@ fn main() -> ExitCode {
         Command::Import(a) => commands::import::run(a),
         Command::Report(a) => commands::report::run(a),
         Command::Compare(a) => commands::compare::run(a),
+        Command::Bench(a) => commands::bench::run(a),
+        Command::Gen(a) => commands::gen::run(a),
+        Command::Sweep(a) => commands::sweep::run(a),
+        Command::Merge(a) => commands::merge::run(a),
+        Command::Plan(a) => commands::plan::run(a),
     };
     match result {
         Ok(code) => code,

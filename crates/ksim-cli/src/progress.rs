@@ -68,3 +68,40 @@ impl VirtualTimeProgress {
         }
     }
 }
+
+/// One overall bar for the runs of a sweep, shown only when stderr is a terminal.
+pub struct RunsProgress {
+    bar: Option<ProgressBar>,
+}
+
+impl RunsProgress {
+    pub fn new(label: &str, runs: u64) -> RunsProgress {
+        if !std::io::stderr().is_terminal() || std::env::var_os("CI").is_some() {
+            return RunsProgress { bar: None };
+        }
+        let b = ProgressBar::with_draw_target(Some(runs), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:40}] {pos}/{len} runs ({elapsed} wall, eta {eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b.set_message(label.to_string());
+        RunsProgress { bar: Some(b) }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl ksim_sweep::SweepProgress for RunsProgress {
+    fn run_done(&self, _id: &str) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+}

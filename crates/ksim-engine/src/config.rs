@@ -50,6 +50,11 @@ pub struct CostModels {
     /// Grace period a preemption victim takes to terminate (default 0: immediate, as upstream's
     /// async preemption with zero grace; set e.g. "30s" to model terminationGracePeriodSeconds).
     pub victim_grace: SimDuration,
+    /// How long dynamic provisioning takes: from VolumeBinding's PreBind setting
+    /// `volume.kubernetes.io/selected-node` on a WaitForFirstConsumer claim to its PV being
+    /// created and bound (default 5 s, the order of a cloud disk's create call). The pod binds
+    /// only after that; static PVs bind at once.
+    pub provisioning_delay: SimDuration,
 }
 
 impl Default for CostModels {
@@ -60,6 +65,7 @@ impl Default for CostModels {
             bind_jitter: SimDuration::ZERO,
             pod_startup: SimDuration::ZERO,
             victim_grace: SimDuration::ZERO,
+            provisioning_delay: SimDuration::from_secs(5),
         }
     }
 }
@@ -73,6 +79,7 @@ impl CostModels {
             bind_jitter: SimDuration::ZERO,
             pod_startup: SimDuration::ZERO,
             victim_grace: SimDuration::ZERO,
+            provisioning_delay: SimDuration::ZERO,
         }
     }
 }
@@ -104,6 +111,9 @@ pub struct EngineConfig {
     pub leftover_flush_period: SimDuration,
     /// `podMaxInUnschedulablePodsDuration` (upstream 5 min).
     pub max_in_unschedulable: SimDuration,
+    /// The optional node-group autoscaler (see [`crate::autoscale`]); None = fixed cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscaler: Option<crate::autoscale::AutoscalerConfig>,
 }
 
 impl Default for EngineConfig {
@@ -116,6 +126,7 @@ impl Default for EngineConfig {
             backoff_flush_period: SimDuration::from_secs(1),
             leftover_flush_period: SimDuration::from_secs(30),
             max_in_unschedulable: SimDuration::from_secs(300),
+            autoscaler: None,
         }
     }
 }

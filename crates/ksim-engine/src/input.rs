@@ -1,6 +1,7 @@
 //! The cluster events a trace feeds into the engine — the same events the timeline conformance
 //! cases use. Readers (native JSON Lines, CSV, importers) in `ksim-trace` produce these.
 
+use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::{Node, Pod};
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,24 @@ pub enum InputEvent {
     RemoveNode {
         name: String,
     },
+    /// Creates a storage object, PodDisruptionBudget or Service (Kubernetes JSON with its
+    /// `kind`; see [`ApiObject`]). It must not exist yet.
+    CreateObject {
+        object: Box<ApiObject>,
+    },
+    /// Replaces an existing object of those kinds.
+    UpdateObject {
+        object: Box<ApiObject>,
+    },
+    /// Deletes an object of those kinds; `namespace` is for namespaced kinds (default
+    /// `default`). Deleting an object that does not exist does nothing.
+    DeleteObject {
+        #[serde(rename = "objectKind")]
+        object_kind: ObjectKind,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        namespace: String,
+        name: String,
+    },
 }
 
 impl InputEvent {
@@ -55,6 +74,9 @@ impl InputEvent {
             InputEvent::AddNode { .. } => "AddNode",
             InputEvent::UpdateNode { .. } => "UpdateNode",
             InputEvent::RemoveNode { .. } => "RemoveNode",
+            InputEvent::CreateObject { .. } => "CreateObject",
+            InputEvent::UpdateObject { .. } => "UpdateObject",
+            InputEvent::DeleteObject { .. } => "DeleteObject",
         }
     }
 }

@@ -32,6 +32,9 @@ use crate::input::{EventSource, InputEvent, SourceError, TimedEvent};
 use crate::record::{Amounts, AttemptResult, Observer, Outcome, Record};
 use crate::time::{SimDuration, SimTime};
 
+mod autoscaler;
+mod volumes;
+
 /// Why a simulation could not be built or run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SimError {
@@ -94,6 +97,18 @@ enum Ev {
     },
     FlushBackoff,
     FlushLeftover,
+    /// The node-group autoscaler's scan and node-ready timers (`sim/autoscaler.rs`).
+    Autoscale(autoscaler::Timer),
+    /// Dynamic provisioning of these claims (annotated for `node`) completes.
+    Provision {
+        claims: Vec<String>,
+        node: String,
+    },
+    /// A pod's PreBind stops waiting for its claims.
+    VolumeBindTimeout {
+        pod: PodId,
+        generation: u32,
+    },
 }
 
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
@@ -133,6 +148,12 @@ enum OwnedEvent {
         old: Option<Arc<PodInfo>>,
         new: Option<Arc<PodInfo>>,
     },
+    /// A storage object, PDB or Service changed.
+    Object {
+        kind: ClusterEventKind,
+        old: Option<Arc<ksim_api::object::ApiObject>>,
+        new: Option<Arc<ksim_api::object::ApiObject>>,
+    },
 }
 
 /// The outcome of a cycle, applied when the cycle ends.
@@ -169,6 +190,8 @@ pub struct Simulation {
     node_order: Vec<String>,
     /// Nodes removed while pods were still bound to them (restored if re-added).
     ghosts: BTreeMap<String, NodeInfo>,
+    /// Pods whose PreBind waits for dynamically provisioned claims (see `volumes`).
+    volume_waits: BTreeMap<PodId, volumes::VolumeWait>,
     pods: Vec<PodSlot>,
     live: FxHashMap<String, PodId>,
     queue: SchedulingQueue,
@@ -180,8 +203,19 @@ pub struct Simulation {
     in_flight: Option<PodId>,
     in_flight_events: Vec<OwnedEvent>,
     pending_outcome: Option<CycleOutcome>,
-    flushes_started: bool,
+        flushes_started: bool,
+    /// Whether the next backoff / leftover flush is in the heap. A flush with nothing to flush
+    /// is a no-op, so the chain sleeps while its queues are empty and wakes on the period grid:
+    /// a month-long trace does not pay for millions of empty flushes.
+    backoff_flush_armed: bool,
+    leftover_flush_armed: bool,
+    /// Heap entries other than flushes (inputs included).
+    non_flush_pending: usize,
     recreated: u32,
+    /// The optional node-group autoscaler (`sim/autoscaler.rs`).
+    autoscaler: Option<autoscaler::State>,
+    /// Heap events applied so far (throughput measurements).
+    events_applied: u64,
 }
 
 /// Derives an independent ChaCha stream for one purpose from the scenario seed.
@@ -231,6 +265,7 @@ impl Simulation {
             snapshot: Snapshot::build(Vec::new(), Vec::new(), Arc::new(objects)),
             node_order: Vec::new(),
             ghosts: BTreeMap::new(),
+            volume_waits: BTreeMap::new(),
             pods: Vec::new(),
             live: FxHashMap::default(),
             queue: SchedulingQueue::new(qcfg),
@@ -239,9 +274,15 @@ impl Simulation {
             in_flight: None,
             in_flight_events: Vec::new(),
             pending_outcome: None,
-            flushes_started: false,
+                        flushes_started: false,
+            backoff_flush_armed: false,
+            leftover_flush_armed: false,
+            non_flush_pending: 0,
             recreated: 0,
+            autoscaler: None,
+            events_applied: 0,
         };
+        sim.autoscaler = sim.cfg.autoscaler.clone().map(autoscaler::State::new);
         let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
         for mut n in nodes {
             default_node(&mut n);
@@ -274,6 +315,11 @@ impl Simulation {
     pub fn nominator(&self) -> &Nominator {
         &self.nominator
     }
+    /// Events taken from the heap and applied so far (inputs, cycle ends, bindings, finishes,
+    /// flushes).
+    pub fn events_applied(&self) -> u64 {
+        self.events_applied
+    }
     /// The live pod with this `namespace/name`, if any.
     pub fn pod_id(&self, key: &str) -> Option<PodId> {
         self.live.get(key).copied()
@@ -305,6 +351,7 @@ impl Simulation {
             // index breaks ties between sources at equal times.
             self.seq += 1;
             let key = (at, 0, (idx as u64) << 48 | (self.seq & ((1 << 48) - 1)));
+                        self.non_flush_pending += 1;
             self.heap.push(Reverse(Entry {
                 key,
                 ev: Ev::Input(idx, event),
@@ -317,6 +364,12 @@ impl Simulation {
         self.seq += 1;
         // Internal events sort after source events scheduled earlier at the same instant.
         let key = (at, class, (u64::MAX >> 16) + self.seq);
+                if !matches!(
+            ev,
+            Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
+        ) {
+            self.non_flush_pending += 1;
+        }
         self.heap.push(Reverse(Entry { key, ev }));
     }
 
@@ -346,8 +399,11 @@ impl Simulation {
                 allocatable: amounts(&n.allocatable),
             });
         }
-        if !self.flushes_started {
+                if !self.flushes_started {
             self.flushes_started = true;
+            self.start_autoscaler();
+            self.leftover_flush_armed = true;
+            self.backoff_flush_armed = true;
             self.schedule(SimTime::ZERO, 1, Ev::FlushLeftover);
             self.schedule(
                 SimTime::ZERO + self.cfg.backoff_flush_period,
@@ -356,7 +412,8 @@ impl Simulation {
             );
         }
         let horizon = self.cfg.horizon.unwrap_or(SimTime::MAX);
-        loop {
+                loop {
+            self.rearm_flushes();
             let next = self.heap.peek().map(|Reverse(e)| e.key.0);
             // Start a cycle when idle and every event of this instant has been applied.
             if !self.busy && self.queue.has_poppable() && next.is_none_or(|t| t > self.now) {
@@ -369,14 +426,22 @@ impl Simulation {
             let Some(Reverse(entry)) = self.heap.pop() else {
                 break;
             };
-            let at = entry.key.0;
+                        let at = entry.key.0;
             if at > horizon {
                 break;
+            }
+            let is_flush = matches!(
+                entry.ev,
+                Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
+            );
+            if !is_flush {
+                self.non_flush_pending -= 1;
             }
             if self.cfg.horizon.is_none() && self.only_flushes_left(&entry) {
                 break;
             }
             self.now = at;
+            self.events_applied += 1;
             self.apply(entry.ev, obs)?;
         }
         let end = if self.cfg.horizon.is_some() {
@@ -390,14 +455,13 @@ impl Simulation {
 
     /// Without a horizon the run ends once only periodic flushes remain and nothing can be
     /// popped: pending pods would otherwise be retried forever.
-    fn only_flushes_left(&self, next: &Entry) -> bool {
-        matches!(next.ev, Ev::FlushBackoff | Ev::FlushLeftover)
-            && !self.busy
-            && self
-                .heap
-                .iter()
-                .all(|Reverse(e)| matches!(e.ev, Ev::FlushBackoff | Ev::FlushLeftover))
-            && self.sources_exhausted()
+        fn only_flushes_left(&self, next: &Entry) -> bool {
+        matches!(
+            next.ev,
+            Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
+        ) && !self.busy
+            && !self.autoscaler_has_work()
+            && self.non_flush_pending == 0
             && !self.queue.has_poppable()
             && {
                 let (_, backoff, err, _, _) = self.queue.sizes();
@@ -405,11 +469,24 @@ impl Simulation {
             }
     }
 
-    fn sources_exhausted(&self) -> bool {
-        !self
-            .heap
-            .iter()
-            .any(|Reverse(e)| matches!(e.ev, Ev::Input(..)))
+        /// Wakes a sleeping flush chain when its queues have pods again, at the next instant of
+    /// its period grid (backoff: 1 s, 2 s, ...; leftover: 0 s, 30 s, ...). A flush at the current
+    /// instant is harmless even if the cycles of this instant already ran: a pod that entered
+    /// the queue at this instant is neither expired nor past its maximum stay.
+    fn rearm_flushes(&mut self) {
+        let (_, backoff, err, pool, _) = self.queue.sizes();
+        if !self.backoff_flush_armed && backoff + err > 0 {
+            let p = self.cfg.backoff_flush_period.micros().max(1);
+            let k = (self.now.micros() + p - 1).div_euclid(p).max(1);
+            self.backoff_flush_armed = true;
+            self.schedule(SimTime(k * p), 1, Ev::FlushBackoff);
+        }
+        if !self.leftover_flush_armed && pool > 0 {
+            let p = self.cfg.leftover_flush_period.micros().max(1);
+            let k = (self.now.micros() + p - 1).div_euclid(p);
+            self.leftover_flush_armed = true;
+            self.schedule(SimTime(k * p), 1, Ev::FlushLeftover);
+        }
     }
 
     fn apply(&mut self, ev: Ev, obs: &mut dyn Observer) -> Result<(), SimError> {
@@ -419,6 +496,10 @@ impl Simulation {
                 self.apply_input(e, obs)?;
             }
             Ev::CycleEnd => self.finish_cycle(obs),
+            Ev::Provision { claims, node } => self.provision(&claims, &node, obs),
+            Ev::VolumeBindTimeout { pod, generation } => {
+                self.volume_bind_timeout(pod, generation, obs)
+            }
             Ev::BindDone { pod, generation } => self.bind_done(pod, generation, obs),
             Ev::PodFinish { pod, generation } => {
                 if self.pods[pod as usize].generation == generation
@@ -438,15 +519,26 @@ impl Simulation {
                     self.end_pod(pod, Outcome::Preempted, "preemption", preemptor, obs);
                 }
             }
+                        Ev::Autoscale(t) => self.on_autoscale(t, obs),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
-                let next = self.now + self.cfg.backoff_flush_period;
-                self.schedule(next, 1, Ev::FlushBackoff);
+                let (_, backoff, err, _, _) = self.queue.sizes();
+                if backoff + err > 0 {
+                    let next = self.now + self.cfg.backoff_flush_period;
+                    self.schedule(next, 1, Ev::FlushBackoff);
+                } else {
+                    self.backoff_flush_armed = false;
+                }
             }
             Ev::FlushLeftover => {
                 self.queue.flush_unschedulable_leftover(self.now.micros());
-                let next = self.now + self.cfg.leftover_flush_period;
-                self.schedule(next, 1, Ev::FlushLeftover);
+                let (_, _, _, pool, _) = self.queue.sizes();
+                if pool > 0 {
+                    let next = self.now + self.cfg.leftover_flush_period;
+                    self.schedule(next, 1, Ev::FlushLeftover);
+                } else {
+                    self.leftover_flush_armed = false;
+                }
             }
         }
         Ok(())
@@ -486,6 +578,16 @@ impl Simulation {
             InputEvent::UpdateNode { node } => self.update_node(*node, obs),
             InputEvent::RemoveNode { name } => {
                 self.remove_node(&name, obs);
+                Ok(())
+            }
+            InputEvent::CreateObject { object } => self.create_object(*object, obs),
+            InputEvent::UpdateObject { object } => self.update_object(*object, obs),
+            InputEvent::DeleteObject {
+                object_kind,
+                namespace,
+                name,
+            } => {
+                self.delete_object(object_kind, &namespace, &name, obs);
                 Ok(())
             }
         }
@@ -637,6 +739,7 @@ impl Simulation {
                 });
             }
             PodPhase::Binding | PodPhase::Bound => {
+                self.drop_volume_wait(id);
                 if !self.snapshot.remove_pod(&slot.node, slot.info.uid()) {
                     if let Some(g) = self.ghosts.get_mut(&slot.node) {
                         g.remove_pod(slot.info.uid());
@@ -842,6 +945,13 @@ impl Simulation {
                 };
                 self.queue.on_event(&[*kind], &objs, now, &fwk);
             }
+            OwnedEvent::Object { kind, old, new } => {
+                let objs = ClusterEventObjects::Object {
+                    old: old.as_deref(),
+                    new: new.as_deref(),
+                };
+                self.queue.on_event(&[*kind], &objs, now, &fwk);
+            }
         }
         if self.busy {
             self.in_flight_events.push(ev);
@@ -1010,16 +1120,21 @@ impl Simulation {
         let events = std::mem::take(&mut self.in_flight_events);
         let stamp = self.next_action();
         match outcome {
-            CycleOutcome::Scheduled { pod, node, state } => {
+            CycleOutcome::Scheduled {
+                pod,
+                node,
+                mut state,
+            } => {
                 if matches!(self.pods[pod as usize].phase, PodPhase::Ended(_)) {
+                    self.unreserve(pod, &node, &mut state);
                     return;
                 }
                 if self.snapshot.get(&node).is_none() {
                     // The node disappeared during the cycle: the assume fails.
+                    self.unreserve(pod, &node, &mut state);
                     self.queue.failed_error(pod, stamp);
                     return;
                 }
-                self.queue.remove(pod);
                 self.nominator.remove(self.pods[pod as usize].info.uid());
                 let mut p = self.pods[pod as usize].info.pod.clone();
                 p.spec.node_name = node.clone();
@@ -1030,24 +1145,14 @@ impl Simulation {
                 self.pods[pod as usize].phase = PodPhase::Binding;
                 self.snapshot.add_pod(info.clone());
                 let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
-                let _ = fwk.run_pre_bind(&state, &info, &node);
+                // A pod waiting for its volumes stays in flight in the queue until they are
+                // bound (or PreBind fails and it goes back to the error backoff).
+                let Some(state) = self.pre_bind(pod, &node, &fwk, state, obs) else {
+                    return;
+                };
+                self.queue.remove(pod);
                 let _ = fwk.run_bind(&state, &info, &node);
-                let mut lat = self.cfg.costs.bind_latency;
-                if self.cfg.costs.bind_jitter.micros() > 0 {
-                    lat = SimDuration(
-                        lat.micros()
-                            + self
-                                .jitter_rng
-                                .random_range(0..=self.cfg.costs.bind_jitter.micros()),
-                    );
-                }
-                let generation = self.pods[pod as usize].generation;
-                let at = self.now + lat;
-                if lat.micros() == 0 {
-                    self.bind_done(pod, generation, obs);
-                } else {
-                    self.schedule(at, 0, Ev::BindDone { pod, generation });
-                }
+                self.schedule_bind_done(pod, obs);
             }
             CycleOutcome::Unschedulable {
                 pod,
@@ -1130,6 +1235,26 @@ impl Simulation {
                 }
                 self.queue.failed_error(pod, stamp);
             }
+        }
+    }
+
+    /// The binding becomes visible after the bind latency (plus jitter).
+    fn schedule_bind_done(&mut self, pod: PodId, obs: &mut dyn Observer) {
+        let mut lat = self.cfg.costs.bind_latency;
+        if self.cfg.costs.bind_jitter.micros() > 0 {
+            lat = SimDuration(
+                lat.micros()
+                    + self
+                        .jitter_rng
+                        .random_range(0..=self.cfg.costs.bind_jitter.micros()),
+            );
+        }
+        let generation = self.pods[pod as usize].generation;
+        let at = self.now + lat;
+        if lat.micros() == 0 {
+            self.bind_done(pod, generation, obs);
+        } else {
+            self.schedule(at, 0, Ev::BindDone { pod, generation });
         }
     }
 
@@ -1219,6 +1344,13 @@ fn event_queues(fwk: &Framework, q: &ksim_scheduler::queue::QueuedPod, e: &Owned
         }
         OwnedEvent::Pod { kind, old, new } => {
             let objs = ClusterEventObjects::Pod {
+                old: old.as_deref(),
+                new: new.as_deref(),
+            };
+            hint_queue(fwk, q, *kind, &objs)
+        }
+        OwnedEvent::Object { kind, old, new } => {
+            let objs = ClusterEventObjects::Object {
                 old: old.as_deref(),
                 new: new.as_deref(),
             };

@@ -15,8 +15,8 @@ pub mod node_info;
 pub mod plugins;
 pub mod pod_info;
 pub mod preemption;
-pub mod resource;
 pub mod queue;
+pub mod resource;
 pub mod schedule;
 pub mod volume;
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::{
     Labels, Namespace, Node, PodDisruptionBudget, ReplicationController, Service, WorkloadSet,
 };
@@ -177,6 +178,139 @@ impl ClusterObjects {
             .get(ns)
             .map(|n| &n.metadata.labels)
             .unwrap_or_else(|| EMPTY.get_or_init(Labels::new))
+    }
+
+    /// The stored object of `kind` named `namespace/name` (`namespace` is ignored for
+    /// cluster-scoped kinds), as an [`ApiObject`].
+    pub fn get_object(&self, kind: ObjectKind, namespace: &str, name: &str) -> Option<ApiObject> {
+        let key = kind.key(namespace, name);
+        let st = &self.storage;
+        Some(match kind {
+            ObjectKind::PersistentVolume => {
+                ApiObject::PersistentVolume((**st.persistent_volumes.get(&key)?).clone())
+            }
+            ObjectKind::PersistentVolumeClaim => {
+                ApiObject::PersistentVolumeClaim((**st.persistent_volume_claims.get(&key)?).clone())
+            }
+            ObjectKind::StorageClass => {
+                ApiObject::StorageClass((**st.storage_classes.get(&key)?).clone())
+            }
+            ObjectKind::CsiNode => ApiObject::CsiNode((**st.csi_nodes.get(&key)?).clone()),
+            ObjectKind::CsiDriver => ApiObject::CsiDriver((**st.csi_drivers.get(&key)?).clone()),
+            ObjectKind::CsiStorageCapacity => {
+                ApiObject::CsiStorageCapacity((**st.csi_storage_capacities.get(&key)?).clone())
+            }
+            ObjectKind::VolumeAttachment => {
+                ApiObject::VolumeAttachment((**st.volume_attachments.get(&key)?).clone())
+            }
+            ObjectKind::PodDisruptionBudget => ApiObject::PodDisruptionBudget(
+                self.pdbs
+                    .iter()
+                    .find(|p| p.metadata.namespace == namespace && p.metadata.name == name)?
+                    .clone(),
+            ),
+            ObjectKind::Service => ApiObject::Service(
+                self.services
+                    .iter()
+                    .find(|p| p.metadata.namespace == namespace && p.metadata.name == name)?
+                    .clone(),
+            ),
+        })
+    }
+
+    /// Stores an object (already defaulted), replacing the one with the same kind and key;
+    /// returns the replaced one. PDBs and Services keep their list position when replaced and
+    /// are appended when new.
+    pub fn put_object(&mut self, obj: ApiObject) -> Option<ApiObject> {
+        let old = self.get_object(obj.kind(), obj.namespace(), obj.name());
+        let key = obj.key();
+        let st = &mut self.storage;
+        match obj {
+            ApiObject::PersistentVolume(o) => {
+                st.persistent_volumes.insert(key, Arc::new(o));
+            }
+            ApiObject::PersistentVolumeClaim(o) => {
+                st.persistent_volume_claims.insert(key, Arc::new(o));
+            }
+            ApiObject::StorageClass(o) => {
+                st.storage_classes.insert(key, Arc::new(o));
+            }
+            ApiObject::CsiNode(o) => {
+                st.csi_nodes.insert(key, Arc::new(o));
+            }
+            ApiObject::CsiDriver(o) => {
+                st.csi_drivers.insert(key, Arc::new(o));
+            }
+            ApiObject::CsiStorageCapacity(o) => {
+                st.csi_storage_capacities.insert(key, Arc::new(o));
+            }
+            ApiObject::VolumeAttachment(o) => {
+                st.volume_attachments.insert(key, Arc::new(o));
+            }
+            ApiObject::PodDisruptionBudget(o) => {
+                let same = |p: &PodDisruptionBudget| {
+                    p.metadata.namespace == o.metadata.namespace
+                        && p.metadata.name == o.metadata.name
+                };
+                match self.pdbs.iter_mut().find(|p| same(p)) {
+                    Some(p) => *p = o,
+                    None => self.pdbs.push(o),
+                }
+            }
+            ApiObject::Service(o) => {
+                let same = |p: &Service| {
+                    p.metadata.namespace == o.metadata.namespace
+                        && p.metadata.name == o.metadata.name
+                };
+                match self.services.iter_mut().find(|p| same(p)) {
+                    Some(p) => *p = o,
+                    None => self.services.push(o),
+                }
+            }
+        }
+        old
+    }
+
+    /// Deletes an object; returns it, or `None` when there was none.
+    pub fn delete_object(
+        &mut self,
+        kind: ObjectKind,
+        namespace: &str,
+        name: &str,
+    ) -> Option<ApiObject> {
+        let old = self.get_object(kind, namespace, name)?;
+        let key = kind.key(namespace, name);
+        let st = &mut self.storage;
+        match kind {
+            ObjectKind::PersistentVolume => {
+                st.persistent_volumes.remove(&key);
+            }
+            ObjectKind::PersistentVolumeClaim => {
+                st.persistent_volume_claims.remove(&key);
+            }
+            ObjectKind::StorageClass => {
+                st.storage_classes.remove(&key);
+            }
+            ObjectKind::CsiNode => {
+                st.csi_nodes.remove(&key);
+            }
+            ObjectKind::CsiDriver => {
+                st.csi_drivers.remove(&key);
+            }
+            ObjectKind::CsiStorageCapacity => {
+                st.csi_storage_capacities.remove(&key);
+            }
+            ObjectKind::VolumeAttachment => {
+                st.volume_attachments.remove(&key);
+            }
+            ObjectKind::PodDisruptionBudget => self
+                .pdbs
+                .retain(|p| !(p.metadata.namespace == namespace && p.metadata.name == name)),
+            ObjectKind::Service => self
+                .services
+                .retain(|p| !(p.metadata.namespace == namespace && p.metadata.name == name)),
+        }
+        Some(old)
     }
 }
 

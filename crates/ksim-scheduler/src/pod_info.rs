@@ -129,6 +129,17 @@ impl PodInfo {
         Arc::new(PodInfo::new(pod))
     }
 
+    /// The pod as the cache assumes it on `node`: `spec.nodeName` set and
+    /// `status.nominatedNodeName` cleared. Nothing compiled from the pod depends on those two
+    /// fields, so the compiled parts are copied instead of recomputed (upstream re-runs
+    /// `NewPodInfo` on the copy, with the same result).
+    pub fn assumed_on(&self, node: &str) -> PodInfo {
+        let mut c = self.clone();
+        c.pod.spec.node_name = node.to_string();
+        c.pod.status.nominated_node_name.clear();
+        c
+    }
+
     pub fn name(&self) -> &str {
         &self.pod.metadata.name
     }

@@ -286,7 +286,7 @@ impl Evaluator<'_> {
             if status.code == Code::Error {
                 errs.push(status.message());
             }
-            node_statuses.statuses[idx] = Some(status);
+            node_statuses.set(idx, status);
         }
         non_violating.extend(violating);
         (non_violating, node_statuses, aggregate_errors(&errs))
@@ -307,9 +307,7 @@ pub fn nodes_for_status_code(statuses: &NodeToStatus, num_nodes: usize, code: Co
     (0..num_nodes)
         .filter(|&i| {
             statuses
-                .statuses
-                .get(i)
-                .and_then(|s| s.as_ref())
+                .explicit(i)
                 .is_some_and(|s| s.code == code)
         })
         .collect()
@@ -952,8 +950,8 @@ mod tests {
     #[test]
     fn nodes_for_status_code_uses_absent_status() {
         let mut m = NodeToStatus::new(4);
-        m.statuses[0] = Some(Status::unschedulable("x"));
-        m.statuses[2] = Some(Status::unresolvable("y"));
+        m.set(0, Status::unschedulable("x"));
+        m.set(2, Status::unresolvable("y"));
         assert_eq!(nodes_for_status_code(&m, 4, Code::Unschedulable), vec![0]);
         m.absent = Some(Status::unschedulable("pre"));
         assert_eq!(

@@ -14,6 +14,32 @@ use crate::framework::status::{Code, Status};
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 
+/// The nodes a filter pass walks: every node of the snapshot, or a listed subset (a PreFilter
+/// restriction, or the nominated node).
+#[derive(Clone, Copy)]
+enum Candidates<'a> {
+    All(usize),
+    Listed(&'a [usize]),
+}
+
+impl Candidates<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Candidates::All(n) => *n,
+            Candidates::Listed(l) => l.len(),
+        }
+    }
+
+    /// The snapshot index of the `i`-th candidate.
+    #[inline]
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Candidates::All(_) => i,
+            Candidates::Listed(l) => l[i],
+        }
+    }
+}
+
 /// `minFeasibleNodesToFind`.
 pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 /// `minFeasibleNodesPercentageToFind`.
@@ -64,7 +90,7 @@ impl FitError {
         } else {
             let mut hist: BTreeMap<&str, usize> = BTreeMap::new();
             let mut explicit = 0;
-            for s in d.node_to_status.statuses.iter().flatten() {
+            for (_, s) in d.node_to_status.iter() {
                 explicit += 1;
                 for r in &s.reasons {
                     *hist.entry(r).or_default() += 1;
@@ -169,7 +195,7 @@ impl Algorithm {
         n.max(MIN_FEASIBLE_NODES_TO_FIND)
     }
 
-        /// `SchedulePod`. `state` must be fresh for this pod; on success it holds the plugins'
+    /// `SchedulePod`. `state` must be fresh for this pod; on success it holds the plugins'
     /// cycle data for Reserve/PreBind.
     // An unschedulable pod is an ordinary outcome carrying its diagnosis, not a rare error:
     // boxing it would only add an allocation to every failed cycle.
@@ -262,7 +288,7 @@ impl Algorithm {
                     snapshot,
                     nominated,
                     diagnosis,
-                    &[i],
+                    Candidates::Listed(&[i]),
                     feasible,
                 )?;
                 if !feasible.is_empty() {
@@ -285,13 +311,10 @@ impl Algorithm {
                 pre.unschedulable_plugins.join(" ")
             )));
         }
-        let all: Vec<usize>;
-        let nodes: &[usize] = match &restricted {
-            Some(r) => r,
-            None => {
-                all = (0..snapshot.len()).collect();
-                &all
-            }
+        // Without a restriction every node is a candidate, by index: no list is built.
+        let nodes = match &restricted {
+            Some(r) => Candidates::Listed(r),
+            None => Candidates::All(snapshot.len()),
         };
         let r = self.find_nodes_that_pass_filters(
             fwk, state, pod, snapshot, nominated, diagnosis, nodes, feasible,
@@ -310,7 +333,7 @@ impl Algorithm {
         snapshot: &Snapshot,
         nominated: &dyn NominatedPods,
         diagnosis: &mut Diagnosis,
-        nodes: &[usize],
+        nodes: Candidates<'_>,
         feasible: &mut Vec<usize>,
     ) -> Result<(), Status> {
         let num_all = nodes.len();
@@ -325,14 +348,22 @@ impl Algorithm {
         let start = self.next_start_node_index;
         if !fwk.has_filter_plugins() {
             for i in 0..to_find.min(num_all) {
-                feasible.push(nodes[(start + i) % num_all]);
+                feasible.push(nodes.get((start + i) % num_all));
             }
             return Ok(());
         }
+        let filters = fwk.active_filters(state);
         for i in 0..num_all {
-            let idx = nodes[(start + i) % num_all];
+            let idx = nodes.get((start + i) % num_all);
             let node: &NodeInfo = &snapshot.nodes[idx];
-            let s = fwk.run_filter_with_nominated_pods(state, pod, node, snapshot, nominated);
+            let s = fwk.run_filter_with_nominated_pods_using(
+                Some(&filters),
+                state,
+                pod,
+                node,
+                snapshot,
+                nominated,
+            );
             if s.code == Code::Error {
                 return Err(s);
             }
@@ -343,7 +374,7 @@ impl Algorithm {
                 }
             } else {
                 diagnosis.add_plugin_status(&s);
-                diagnosis.node_to_status.statuses[idx] = Some(s);
+                diagnosis.node_to_status.set(idx, s);
             }
         }
         Ok(())

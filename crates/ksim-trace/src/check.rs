@@ -9,6 +9,7 @@
 //!   rejects anything whose milli-value overflows 64 bits);
 //! - times and durations are at most [`MAX_TIME_SECS`] (100 years).
 
+use ksim_api::object::ApiObject;
 use ksim_api::{Node, Pod, Quantity, ResourceList};
 use ksim_engine::{SimDuration, SimTime};
 use serde_json::Value;
@@ -84,6 +85,30 @@ pub fn check_node(node: &Node) -> Result<(), FieldProblem> {
     check_list("status.capacity", &node.status.capacity)?;
     check_list("status.allocatable", &node.status.allocatable)?;
     Ok(())
+}
+
+/// Checks the quantities of a storage object: a PV's capacity, a claim's requests and limits,
+/// a CSIStorageCapacity's capacity and maximum volume size.
+pub fn check_object(obj: &ApiObject) -> Result<(), FieldProblem> {
+    match obj {
+        ApiObject::PersistentVolume(pv) => check_list("spec.capacity", &pv.spec.capacity),
+        ApiObject::PersistentVolumeClaim(pvc) => {
+            check_list("spec.resources.requests", &pvc.spec.resources.requests)?;
+            check_list("spec.resources.limits", &pvc.spec.resources.limits)
+        }
+        ApiObject::CsiStorageCapacity(c) => {
+            for (field, q) in [
+                ("capacity", &c.capacity),
+                ("maximumVolumeSize", &c.maximum_volume_size),
+            ] {
+                if let Some(q) = q {
+                    check_quantity("storage", q).map_err(|m| (field.to_string(), m))?;
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Checks a duration against [`MAX_TIME_SECS`].

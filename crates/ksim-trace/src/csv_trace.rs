@@ -486,7 +486,11 @@ impl<W: Write> CsvWriter<W> {
                 r[9] = pairs_to_string(&node.metadata.labels);
             }
             InputEvent::RemoveNode { name } => r[3] = name.clone(),
-            InputEvent::UpdatePod { .. } | InputEvent::UpdateNode { .. } => {
+            InputEvent::UpdatePod { .. }
+            | InputEvent::UpdateNode { .. }
+            | InputEvent::CreateObject { .. }
+            | InputEvent::UpdateObject { .. }
+            | InputEvent::DeleteObject { .. } => {
                 return Err(format!(
                     "{} cannot be written as CSV; use the JSON Lines trace",
                     ev.event.kind()

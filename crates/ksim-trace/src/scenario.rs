@@ -8,7 +8,8 @@
 //! horizon: 24h                  # optional: the run stops after this instant
 //! cluster:
 //!   nodesFiles: [nodes.yaml]    # Kubernetes node Lists (kubectl get nodes -o yaml)
-//!   objectsFiles: [objects.yaml] # PDBs, Namespaces, Services, ReplicaSets... (a List)
+//!   objectsFiles: [objects.yaml] # PDBs, Namespaces, Services, ReplicaSets, PVs, PVCs,
+//!                                # StorageClasses, CSI objects... (a List)
 //!   pools:                      # template × count; names <pool>-<i>, i from 0
 //!     - name: cpu
 //!       count: 10
@@ -42,6 +43,7 @@ use std::path::{Path, PathBuf};
 
 use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::load::flatten_items;
+use ksim_api::object::ObjectKind;
 use ksim_api::Node;
 use ksim_engine::config::OnNodeRemoval;
 use ksim_engine::{CostModels, EngineConfig, SimDuration, SimTime};
@@ -54,7 +56,7 @@ use crate::error::{join_path, TraceError};
 use crate::generator::{Generator, GeneratorSpec};
 use crate::io::{display_name, is_csv, read_text};
 use crate::merge::{BoxedSource, MergedSource};
-use crate::native::{decode_node, NativeReader};
+use crate::native::{decode_node, decode_object, NativeReader};
 use crate::nodes::{load_nodes, parse_documents};
 
 /// A scenario file as written.
@@ -82,6 +84,10 @@ pub struct Scenario {
     pub on_node_removal: Option<OnNodeRemoval>,
     #[serde(default)]
     pub output: Option<String>,
+    /// Optional node-group autoscaler over some pools (see `ksim_engine::autoscale`); each
+    /// pool's template is the pool's own unless given.
+    #[serde(default)]
+    pub autoscaler: Option<ksim_engine::autoscale::AutoscalerConfig>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -91,8 +97,10 @@ pub struct ClusterSpec {
     pub nodes_files: Vec<String>,
     #[serde(default)]
     pub pools: Vec<NodePool>,
-    /// Lists of PodDisruptionBudgets, Namespaces, Services, ReplicaSets, StatefulSets and
-    /// ReplicationControllers (e.g. the `objects.yaml` of `ksim import kube-dump`).
+    /// Lists of PodDisruptionBudgets, Namespaces, Services, ReplicaSets, StatefulSets,
+    /// ReplicationControllers and storage objects (PersistentVolumes, PersistentVolumeClaims,
+    /// StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments), present
+    /// at t=0 (e.g. the `objects.yaml` of `ksim import kube-dump`).
     #[serde(default)]
     pub objects_files: Vec<String>,
 }
@@ -145,7 +153,8 @@ pub struct ScenarioPlan {
     pub scheduler: KubeSchedulerConfiguration,
     /// The nodes present at time 0: files first, in order, then pools.
     pub nodes: Vec<Node>,
-    /// PDBs, namespaces, services and workload sets the plugins and preemption read.
+    /// PDBs, namespaces, services, workload sets and storage objects the plugins and
+    /// preemption read.
     pub objects: ClusterObjects,
     /// All traces and generators, merged in time order.
     pub events: MergedSource,
@@ -232,11 +241,23 @@ pub fn load_objects_into(path: &Path, into: &mut ClusterObjects) -> Result<(), T
                 .stateful_sets
                 .push(ksim_api::load::decode(&name, v).map_err(err)?),
             "PodDisruptionBudget" => into.pdbs.push(ksim_api::load::decode(&name, v).map_err(err)?),
+            k if ObjectKind::from_kind(k).is_some() => {
+                // Storage objects, defaulted as the API server would.
+                let obj = decode_object(v, "").map_err(|(f, m)| TraceError::at_field(&name, field(f), m))?;
+                if into.get_object(obj.kind(), obj.namespace(), obj.name()).is_some() {
+                    return Err(TraceError::at_field(
+                        &name,
+                        field("metadata.name".into()),
+                        format!("{} {} is listed twice", obj.kind(), obj.key()),
+                    ));
+                }
+                into.put_object(obj);
+            }
             other => {
                 return Err(TraceError::at_field(
                     &name,
                     field("kind".into()),
-                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, PodDisruptionBudget)"),
+                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, PodDisruptionBudget, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment)"),
                 ))
             }
         }
@@ -317,6 +338,45 @@ fn scheduler_config_from_value(
 }
 
 impl Scenario {
+    /// The autoscaler's settings checked, with each pool's template taken from the pool.
+    fn autoscaler_config(
+        &self,
+        source: &str,
+        a: &ksim_engine::autoscale::AutoscalerConfig,
+    ) -> Result<ksim_engine::autoscale::AutoscalerConfig, TraceError> {
+        a.validate().map_err(|(f, m)| {
+            TraceError::at_field(source, join_path("autoscaler", &f), m)
+        })?;
+        let mut a = a.clone();
+        for (i, p) in a.pools.iter_mut().enumerate() {
+            let path = format!("autoscaler.pools[{i}]");
+            let Some(pool) = self.cluster.pools.iter().find(|c| c.name == p.pool) else {
+                let names: Vec<&str> = self.cluster.pools.iter().map(|c| c.name.as_str()).collect();
+                return Err(TraceError::at_field(
+                    source,
+                    join_path(&path, "pool"),
+                    format!("no pool named {:?} in cluster.pools (pools: {names:?})", p.pool),
+                ));
+            };
+            if p.template == Node::default() {
+                let one = NodePool {
+                    count: 1,
+                    ..pool.clone()
+                };
+                let nodes = pool_nodes(&one, &format!("cluster.pools[{i}]"))
+                    .map_err(|(f, m)| TraceError::at_field(source, f, m))?;
+                if let Some(mut n) = nodes.into_iter().next() {
+                    // The autoscaler names each new node and sets its hostname label.
+                    n.metadata.name.clear();
+                    n.metadata.uid.clear();
+                    n.metadata.labels.remove("kubernetes.io/hostname");
+                    p.template = n;
+                }
+            }
+        }
+        Ok(a)
+    }
+
     /// Reads the files the scenario names (relative to `base`), opens its traces and builds its
     /// generators. Call again for a fresh plan (e.g. one per run of a sweep).
     pub fn plan(&self, source: &str, base: &Path) -> Result<ScenarioPlan, TraceError> {
@@ -384,6 +444,9 @@ impl Scenario {
             nodes.extend(
                 pool_nodes(pool, &path).map_err(|(f, m)| TraceError::at_field(source, f, m))?,
             );
+        }
+        if let Some(a) = &self.autoscaler {
+            engine.autoscaler = Some(self.autoscaler_config(source, a)?);
         }
         let mut seen = std::collections::BTreeSet::new();
         for n in &nodes {

@@ -6,7 +6,10 @@
 //! - references: DeletePod / CompletePod / UpdatePod of a pod the trace never created, CreatePod
 //!   of a pod that already exists, AddNode of a node that exists, UpdateNode / RemoveNode of a
 //!   node that does not, and CreatePod bound (`spec.nodeName`) to an unknown node. Nodes of the
-//!   scenario's nodes files can be passed in [`ValidateOptions::known_nodes`].
+//!   scenario's nodes files can be passed in [`ValidateOptions::known_nodes`];
+//! - objects: CreateObject of an object that exists, UpdateObject / DeleteObject of one the
+//!   trace never created (objects of the scenario's objects files can be passed in
+//!   [`ValidateOptions::known_objects`]).
 //!
 //! A pod that ended on its own (its `runFor` elapsed) may still be deleted later by the trace;
 //! that is not a problem, so a deletion of an already deleted or completed pod is accepted.
@@ -16,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::Path;
 
+use ksim_api::object::ObjectKind;
 use ksim_engine::{InputEvent, SimTime, TimedEvent};
 
 use crate::csv_trace::CsvReader;
@@ -96,14 +100,29 @@ impl fmt::Display for ValidationReport {
 pub struct ValidateOptions {
     /// Nodes that exist before the trace starts (from nodes files or pools).
     pub known_nodes: BTreeSet<String>,
+    /// Objects that exist before the trace starts (objects files), as
+    /// [`object_id`]`(kind, namespace, name)`.
+    pub known_objects: BTreeSet<String>,
     /// How many problems to keep in the report (the rest are counted).
     pub max_problems: usize,
+}
+
+/// How [`ValidateOptions::known_objects`] names an object: `Kind/namespace/name`, or
+/// `Kind/name` for cluster-scoped kinds.
+pub fn object_id(kind: ObjectKind, namespace: &str, name: &str) -> String {
+    let ns = match (kind.namespaced(), namespace) {
+        (false, _) => "",
+        (true, "") => "default",
+        (true, ns) => ns,
+    };
+    format!("{}/{}", kind, kind.key(ns, name))
 }
 
 impl Default for ValidateOptions {
     fn default() -> Self {
         ValidateOptions {
             known_nodes: BTreeSet::new(),
+            known_objects: BTreeSet::new(),
             max_problems: 1000,
         }
     }
@@ -160,6 +179,12 @@ pub fn validate_stream(
     let mut pods: HashMap<String, PodState> = HashMap::new();
     let mut nodes: HashMap<String, Option<u64>> =
         opts.known_nodes.iter().map(|n| (n.clone(), None)).collect();
+    // Object id → the line that created it (`None`: known before the trace).
+    let mut objects: HashMap<String, Option<u64>> = opts
+        .known_objects
+        .iter()
+        .map(|o| (o.clone(), None))
+        .collect();
     let mut last: Option<(SimTime, u64)> = None;
     while let Some(item) = next() {
         let (line, ev) = match item {
@@ -272,6 +297,45 @@ pub fn validate_stream(
                     );
                 }
             }
+            InputEvent::CreateObject { object } => {
+                let id = object_id(object.kind(), object.namespace(), object.name());
+                if let Some(at) = objects.get(&id) {
+                    let msg = match at {
+                        Some(l) => {
+                            format!("{id} is created again while it exists (created at line {l})")
+                        }
+                        None => format!("{id} already exists in the initial cluster"),
+                    };
+                    push(&mut rep, Some(line), "object.metadata.name", msg);
+                }
+                objects.insert(id, Some(line));
+            }
+            InputEvent::UpdateObject { object } => {
+                let id = object_id(object.kind(), object.namespace(), object.name());
+                if !objects.contains_key(&id) {
+                    push(
+                        &mut rep,
+                        Some(line),
+                        "object.metadata.name",
+                        format!("UpdateObject of {id}, which does not exist"),
+                    );
+                }
+            }
+            InputEvent::DeleteObject {
+                object_kind,
+                namespace,
+                name,
+            } => {
+                let id = object_id(*object_kind, namespace, name);
+                if objects.remove(&id).is_none() {
+                    push(
+                        &mut rep,
+                        Some(line),
+                        "name",
+                        format!("DeleteObject of {id}, which does not exist"),
+                    );
+                }
+            }
         }
     }
     rep
@@ -331,6 +395,46 @@ mod tests {
                 "t.jsonl:4: name: DeletePod of pod default/ghost, which the trace never created"
             ),
             "{shown}"
+        );
+    }
+
+    #[test]
+    fn object_references_are_checked() {
+        let text = r#"{"at": 0, "kind": "CreateObject", "object": {"kind": "PersistentVolume", "metadata": {"name": "pv1"}}}
+{"at": 1, "kind": "CreateObject", "object": {"kind": "PersistentVolume", "metadata": {"name": "pv1"}}}
+{"at": 2, "kind": "UpdateObject", "object": {"kind": "StorageClass", "metadata": {"name": "local"}}}
+{"at": 3, "kind": "UpdateObject", "object": {"kind": "StorageClass", "metadata": {"name": "known"}}}
+{"at": 4, "kind": "DeleteObject", "objectKind": "PersistentVolume", "name": "pv1"}
+{"at": 5, "kind": "DeleteObject", "objectKind": "PersistentVolumeClaim", "name": "data"}
+"#;
+        let mut r = NativeReader::new("t.jsonl", text.as_bytes());
+        let opts = ValidateOptions {
+            known_objects: [object_id(ObjectKind::StorageClass, "", "known")].into(),
+            ..ValidateOptions::default()
+        };
+        let rep = validate_stream("t.jsonl", || r.next_unordered(), &opts);
+        let got: Vec<(Option<u64>, &str)> = rep
+            .problems
+            .iter()
+            .map(|p| (p.line, p.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Some(2),
+                    "PersistentVolume/pv1 is created again while it exists (created at line 1)"
+                ),
+                (
+                    Some(3),
+                    "UpdateObject of StorageClass/local, which does not exist"
+                ),
+                (
+                    Some(6),
+                    "DeleteObject of PersistentVolumeClaim/default/data, which does not exist"
+                ),
+            ],
+            "{rep}"
         );
     }
 

@@ -1,25 +1,38 @@
-//! `ksim compare DIR...`: the headline figures of several runs side by side.
+//! `ksim compare DIR... [--out DIR] [--csv FILE]`: the headline figures of runs made separately,
+//! side by side — only the figures that differ get a column, the best value per column is
+//! marked, and each value shows its change from the first run. With `--out`, the same
+//! `sweep.csv`-style table (compare.csv) and plots a sweep writes.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use ksim_sweep::RunTable;
 
 #[derive(Args)]
 pub struct CompareArgs {
-    /// Run directories (each with a summary.json).
+    /// Run directories (each with a summary.json); the first is the baseline.
     #[arg(required = true)]
     pub runs: Vec<PathBuf>,
-    /// Also write the table as CSV here.
+    /// Write compare.csv and the comparison plots (runs.svg, latency_cdf.svg) here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also write the long-format table (run,metric,value,best) as CSV here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    let cmp = ksim_report::Comparison::from_paths(&a.runs)?;
-    println!("{}", cmp.table());
+    let table = RunTable::from_dirs(&a.runs)?;
+    println!("{}", table.terminal(true));
     if let Some(p) = &a.csv {
-        cmp.write_csv(p)?;
+        ksim_report::Comparison::from_paths(&a.runs)?.write_csv(p)?;
+    }
+    if let Some(out) = &a.out {
+        std::fs::create_dir_all(out)?;
+        table.write_csv(&out.join("compare.csv"))?;
+        ksim_sweep::plots::write_table_plots(&table, out)?;
+        println!("compare.csv and plots written to {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,8 +1,13 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod compare;
 pub mod conformance;
+pub mod gen;
 pub mod import;
+pub mod merge;
+pub mod plan;
 pub mod report;
 pub mod run;
+pub mod sweep;
 pub mod validate;

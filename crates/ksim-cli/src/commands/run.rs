@@ -8,8 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use ksim_engine::{EngineConfig, Record, SimDuration, SimTime, Simulation};
-use ksim_scheduler::framework::Registry;
+use ksim_engine::{EngineConfig, SimDuration, SimTime};
 use ksim_scheduler::node_info::ClusterObjects;
 use ksim_trace::scenario::load_scheduler_config;
 use ksim_trace::{load_nodes, load_scenario, open_trace, MergedSource, ScenarioPlan};
@@ -118,46 +117,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs a plan and writes every output into `out`. Used by `run` and by sweeps.
+/// Runs a plan and writes every output into `out`, with a progress bar by virtual time (the
+/// run itself is `ksim_sweep::run_plan`, shared with sweeps and capacity plans).
 pub fn run_plan(
     plan: ScenarioPlan,
     out: &Path,
     event_log: bool,
 ) -> anyhow::Result<ksim_report::Summary> {
-    let name = plan.name.clone();
-    let horizon = plan.engine.horizon;
-    let mut sim = Simulation::new(
-        plan.engine,
-        &plan.scheduler,
-        &Registry::in_tree(),
-        plan.nodes,
-        plan.objects,
-    )
-    .with_context(|| format!("scenario {}", plan.source))?;
-    sim.add_source(Box::new(plan.events))?;
-    let mut recorder = ksim_report::Recorder::to_dir(out)?;
-    let mut log = if event_log {
-        Some(ksim_report::EventLogWriter::create(
-            &out.join("events.jsonl"),
-        )?)
-    } else {
-        None
-    };
-    let mut progress = VirtualTimeProgress::new(&name, horizon);
-    {
-        let mut obs = |r: &Record| {
-            progress.update(r.at());
-            ksim_engine::Observer::record(&mut recorder, r);
-            if let Some(l) = log.as_mut() {
-                ksim_engine::Observer::record(l, r);
-            }
-        };
-        sim.run(&mut obs)?;
-    }
+    let mut progress = VirtualTimeProgress::new(&plan.name, plan.engine.horizon);
+    let summary = ksim_sweep::run_plan(plan, out, event_log, &mut |at| progress.update(at));
     progress.finish();
-    if let Some(l) = log {
-        l.finish()?;
-    }
-    let summary = recorder.write_outputs(out)?;
-    Ok(summary)
+    Ok(summary?)
 }

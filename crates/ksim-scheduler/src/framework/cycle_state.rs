@@ -29,9 +29,14 @@ impl<T: Any + Clone + Send + Sync> StateData for T {
 pub struct CycleState {
     entries: Vec<(&'static str, Box<dyn StateData>)>,
     /// Plugins whose PreFilter returned Skip: their Filter is not run.
-    pub skip_filter_plugins: Vec<&'static str>,
+    skip_filter_plugins: Vec<&'static str>,
     /// Plugins whose PreScore returned Skip: their Score is not run.
-    pub skip_score_plugins: Vec<&'static str>,
+    skip_score_plugins: Vec<&'static str>,
+    /// `skip_filter_plugins` as a bit set over one plugin list (bit i: the list's i-th plugin is
+    /// skipped), and the address of that list. Filter runs once per node, so it tests a bit
+    /// instead of comparing names; a different list falls back to the names.
+    filter_skip_mask: u64,
+    filter_skip_list: usize,
 }
 
 impl Clone for CycleState {
@@ -44,8 +49,17 @@ impl Clone for CycleState {
                 .collect(),
             skip_filter_plugins: self.skip_filter_plugins.clone(),
             skip_score_plugins: self.skip_score_plugins.clone(),
+            filter_skip_mask: self.filter_skip_mask,
+            filter_skip_list: self.filter_skip_list,
         }
     }
+}
+
+/// Whether two static keys are equal: the same address first (keys are string constants, so
+/// this is the usual case and costs no byte comparison), then the bytes.
+#[inline]
+fn same_key(a: &'static str, b: &'static str) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
 }
 
 impl CycleState {
@@ -54,7 +68,7 @@ impl CycleState {
     }
 
     pub fn write<T: StateData>(&mut self, key: &'static str, value: T) {
-        if let Some(e) = self.entries.iter_mut().find(|(k, _)| *k == key) {
+        if let Some(e) = self.entries.iter_mut().find(|(k, _)| same_key(k, key)) {
             e.1 = Box::new(value);
         } else {
             self.entries.push((key, Box::new(value)));
@@ -64,19 +78,73 @@ impl CycleState {
     pub fn read<T: 'static>(&self, key: &'static str) -> Option<&T> {
         self.entries
             .iter()
-            .find(|(k, _)| *k == key)
+            .find(|(k, _)| same_key(k, key))
             .and_then(|(_, v)| (**v).as_any().downcast_ref::<T>())
     }
 
     pub fn read_mut<T: 'static>(&mut self, key: &'static str) -> Option<&mut T> {
         self.entries
             .iter_mut()
-            .find(|(k, _)| *k == key)
+            .find(|(k, _)| same_key(k, key))
             .and_then(|(_, v)| (**v).as_any_mut().downcast_mut::<T>())
     }
 
     pub fn should_skip_filter(&self, plugin: &str) -> bool {
         self.skip_filter_plugins.contains(&plugin)
+    }
+
+    /// The plugins whose Filter is skipped (their PreFilter returned Skip).
+    pub fn skip_filter_plugins(&self) -> &[&'static str] {
+        &self.skip_filter_plugins
+    }
+
+    /// The plugins whose Score is skipped (their PreScore returned Skip).
+    pub fn skip_score_plugins(&self) -> &[&'static str] {
+        &self.skip_score_plugins
+    }
+
+    /// Sets the skipped Filter plugins, and their positions in `filters` (the framework's
+    /// Filter list) for [`Self::filter_skipped`].
+    pub fn set_skip_filter_plugins<P>(
+        &mut self,
+        skip: Vec<&'static str>,
+        filters: &[P],
+        name_of: impl Fn(&P) -> &str,
+    ) {
+        let mut mask = 0u64;
+        let mut list = 0usize;
+        if filters.len() <= 64 {
+            for (i, f) in filters.iter().enumerate() {
+                if skip.contains(&name_of(f)) {
+                    mask |= 1 << i;
+                }
+            }
+            list = filters.as_ptr() as usize;
+        }
+        self.skip_filter_plugins = skip;
+        self.filter_skip_mask = mask;
+        self.filter_skip_list = list;
+    }
+
+    /// Sets the skipped Score plugins.
+    pub fn set_skip_score_plugins(&mut self, skip: Vec<&'static str>) {
+        self.skip_score_plugins = skip;
+    }
+
+    /// Whether the `i`-th plugin of `filters` (named `name`) is skipped: a bit test when
+    /// `filters` is the list the skip set was recorded against, else a name lookup.
+    #[inline]
+    pub fn filter_skipped<'a, P>(
+        &self,
+        filters: &'a [P],
+        i: usize,
+        name: impl FnOnce(&'a P) -> &'a str,
+    ) -> bool {
+        if self.filter_skip_list != 0 && self.filter_skip_list == filters.as_ptr() as usize {
+            self.filter_skip_mask & (1 << i) != 0
+        } else {
+            self.should_skip_filter(name(&filters[i]))
+        }
     }
 
     pub fn should_skip_score(&self, plugin: &str) -> bool {

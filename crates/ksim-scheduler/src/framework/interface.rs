@@ -147,10 +147,16 @@ pub trait FilterPlugin {
 }
 
 /// Node → status of the nodes that failed, for PostFilter.
+///
+/// Explicit statuses are indexed like `Snapshot::nodes`. The table is allocated on the first
+/// rejected node, so a cycle whose sampled nodes all pass allocates nothing per node.
 #[derive(Debug, Clone, Default)]
 pub struct NodeToStatus {
-    /// Indexed like `Snapshot::nodes`; `None` for nodes that were not rejected explicitly.
-    pub statuses: Vec<Option<Status>>,
+    /// Empty, or one slot per node; `None` for nodes that were not rejected explicitly.
+    statuses: Vec<Option<Status>>,
+    num_nodes: usize,
+    /// Number of `Some` slots.
+    explicit: usize,
     /// The status of every node without an explicit one (set when PreFilter rejected or
     /// restricted the node set).
     pub absent: Option<Status>,
@@ -159,20 +165,40 @@ pub struct NodeToStatus {
 impl NodeToStatus {
     pub fn new(num_nodes: usize) -> NodeToStatus {
         NodeToStatus {
-            statuses: vec![None; num_nodes],
+            statuses: Vec::new(),
+            num_nodes,
+            explicit: 0,
             absent: None,
         }
     }
     /// The status of node `i`, explicit or absent.
     pub fn get(&self, i: usize) -> Option<&Status> {
+        self.explicit(i).or(self.absent.as_ref())
+    }
+    /// The explicit status of node `i`, if any.
+    pub fn explicit(&self, i: usize) -> Option<&Status> {
+        self.statuses.get(i).and_then(|s| s.as_ref())
+    }
+    /// Records node `i`'s status. Indices past the node count given to [`Self::new`] grow
+    /// the table.
+    pub fn set(&mut self, i: usize, status: Status) {
+        if self.statuses.len() <= i {
+            self.statuses.resize(self.num_nodes.max(i + 1), None);
+        }
+        if self.statuses[i].replace(status).is_none() {
+            self.explicit += 1;
+        }
+    }
+    /// The explicit statuses with their node indices, in node order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &Status)> {
         self.statuses
-            .get(i)
-            .and_then(|s| s.as_ref())
-            .or(self.absent.as_ref())
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
     }
     /// Number of explicit entries.
     pub fn len(&self) -> usize {
-        self.statuses.iter().filter(|s| s.is_some()).count()
+        self.explicit
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -220,6 +246,22 @@ pub trait PreScorePlugin {
 
 pub trait ScorePlugin {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status>;
+
+    /// Scores `nodes` in order, appending to `out`, and stops at the first error. The result
+    /// must equal calling [`score`](Self::score) per node; plugins override it to read their
+    /// cycle state once per cycle instead of once per node.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        for n in nodes {
+            out.push(self.score(state, pod, n)?);
+        }
+        Ok(())
+    }
 
     /// Whether [`normalize`](Self::normalize) does anything.
     fn has_normalize(&self) -> bool {
@@ -277,11 +319,22 @@ pub enum ClusterEventKind {
     UnscheduledPodUpdate,
     /// Another unscheduled pod was deleted (it may have held a nomination).
     UnscheduledPodDelete,
-    /// Anything else (storage objects, PDBs, ...).
+    /// Anything else no plugin distinguishes.
     Other,
+    /// A storage object, PodDisruptionBudget or Service was added, updated or deleted (upstream
+    /// events on those resources). A plugin sees it only if it registered that exact pair.
+    Object(ksim_api::object::ObjectKind, ObjectAction),
     /// The pod's rejection timed out in the unschedulable pool (leftover flush): every plugin
     /// queues it.
     UnschedulableTimeout,
+}
+
+/// What happened to an object (upstream `ActionType` Add / Update / Delete).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ObjectAction {
+    Add,
+    Update,
+    Delete,
 }
 
 /// What a queueing hint says about an event.
@@ -300,6 +353,11 @@ pub enum ClusterEventObjects<'a> {
     Pod {
         old: Option<&'a PodInfo>,
         new: Option<&'a PodInfo>,
+    },
+    /// The versions of a storage object, PDB or Service before and after the event.
+    Object {
+        old: Option<&'a ksim_api::object::ApiObject>,
+        new: Option<&'a ksim_api::object::ApiObject>,
     },
     None,
 }

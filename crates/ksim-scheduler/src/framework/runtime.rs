@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{
-    NodeToStatus, PluginRef, PostFilterContext, PostFilterResult, PreFilterResult,
+    FilterPlugin, NodeToStatus, PluginRef, PostFilterContext, PostFilterResult, PreFilterResult,
 };
 use crate::framework::status::{Code, Status};
 use crate::node_info::{NodeInfo, Snapshot};
@@ -117,7 +117,7 @@ impl Framework {
                 let s = s.with_plugin(p.name());
                 match s.code {
                     Code::UnschedulableAndUnresolvable => {
-                        state.skip_filter_plugins = skip;
+                        state.set_skip_filter_plugins(skip, &self.filter, |p| p.name());
                         return PreFilterOutcome {
                             result: None,
                             status: s,
@@ -131,7 +131,7 @@ impl Framework {
                     _ => {
                         let msg =
                             format!("running PreFilter plugin {:?}: {}", p.name(), s.message());
-                        state.skip_filter_plugins = skip;
+                        state.set_skip_filter_plugins(skip, &self.filter, |p| p.name());
                         return PreFilterOutcome {
                             result: None,
                             status: Status::error(msg).with_plugin(p.name()),
@@ -157,7 +157,7 @@ impl Framework {
                         plugins_with_nodes.join(" ")
                     )
                 };
-                state.skip_filter_plugins = skip;
+                state.set_skip_filter_plugins(skip, &self.filter, |p| p.name());
                 return PreFilterOutcome {
                     result: Some(merged),
                     status: Status::unresolvable(msg),
@@ -166,7 +166,7 @@ impl Framework {
             }
             result = Some(merged);
         }
-        state.skip_filter_plugins = skip;
+        state.set_skip_filter_plugins(skip, &self.filter, |p| p.name());
         PreFilterOutcome {
             result,
             status: return_status,
@@ -174,10 +174,43 @@ impl Framework {
         }
     }
 
+    /// The Filter plugins this cycle runs (not skipped by PreFilter), in order, resolved once so
+    /// that filtering a node makes no skip lookups and no interface casts.
+    pub fn active_filters(&self, state: &CycleState) -> ActiveFilters<'_> {
+        let mut list = Vec::with_capacity(self.filter.len());
+        for (i, p) in self.filter.iter().enumerate() {
+            if state.filter_skipped(&self.filter, i, |p| p.name()) {
+                continue;
+            }
+            if let Some(f) = p.as_filter() {
+                list.push((p.name(), f));
+            }
+        }
+        ActiveFilters(list)
+    }
+
+    /// [`run_filter`](Self::run_filter) over a list from [`active_filters`](Self::active_filters)
+    /// of the same cycle.
+    pub fn run_active_filters(
+        &self,
+        filters: &ActiveFilters<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+    ) -> Status {
+        for &(name, f) in &filters.0 {
+            let s = f.filter(state, pod, node);
+            if !s.is_success() {
+                return filter_failure(name, s);
+            }
+        }
+        Status::success()
+    }
+
     /// `RunFilterPlugins`: the first failing plugin's status, tagged with its name.
     pub fn run_filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        for p in &self.filter {
-            if state.should_skip_filter(p.name()) {
+        for (i, p) in self.filter.iter().enumerate() {
+            if state.filter_skipped(&self.filter, i, |p| p.name()) {
                 continue;
             }
             let Some(f) = p.as_filter() else {
@@ -185,16 +218,7 @@ impl Framework {
             };
             let s = f.filter(state, pod, node);
             if !s.is_success() {
-                let s = if s.is_rejected() {
-                    s
-                } else {
-                    Status::error(format!(
-                        "running {:?} filter plugin: {}",
-                        p.name(),
-                        s.message()
-                    ))
-                };
-                return s.with_plugin(p.name());
+                return filter_failure(p.name(), s);
             }
         }
         Status::success()
@@ -270,12 +294,30 @@ impl Framework {
         snapshot: &Snapshot,
         nominated: &dyn NominatedPods,
     ) -> Status {
+        self.run_filter_with_nominated_pods_using(None, state, pod, node, snapshot, nominated)
+    }
+
+    /// [`run_filter_with_nominated_pods`](Self::run_filter_with_nominated_pods) with the cycle's
+    /// [`active_filters`](Self::active_filters) when given (the pass over nodes resolves them
+    /// once).
+    pub fn run_filter_with_nominated_pods_using(
+        &self,
+        filters: Option<&ActiveFilters<'_>>,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> Status {
         let noms = nominated.nominated_pods_for_node(node.name());
         let relevant = noms
             .iter()
             .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid());
         if !relevant {
-            return self.run_filter(state, pod, node);
+            return match filters {
+                Some(f) => self.run_active_filters(f, state, pod, node),
+                None => self.run_filter(state, pod, node),
+            };
         }
         let mut node_out = node.clone();
         let mut state_out = state.clone();
@@ -356,7 +398,7 @@ impl Framework {
                 continue;
             }
             if !s.is_success() {
-                state.skip_score_plugins = skip;
+                state.set_skip_score_plugins(skip);
                 return Status::error(format!(
                     "running PreScore plugin {:?}: {}",
                     p.name(),
@@ -365,7 +407,7 @@ impl Framework {
                 .with_plugin(p.name());
             }
         }
-        state.skip_score_plugins = skip;
+        state.set_skip_score_plugins(skip);
         Status::success()
     }
 
@@ -387,24 +429,25 @@ impl Framework {
             let Some(sp) = p.as_score() else {
                 continue;
             };
-            let mut raw = Vec::with_capacity(nodes.len());
-            for n in nodes {
-                match sp.score(state, pod, n) {
-                    Ok(v) => raw.push(v),
-                    Err(s) => {
-                        return Status::error(format!(
-                            "running Score plugins: plugin {:?} failed with: {}",
-                            p.name(),
-                            s.message()
-                        ))
-                        .with_plugin(p.name());
-                    }
-                }
+            // Score vectors are recycled from earlier cycles (see `ScoreTable::clear`).
+            let mut ps = out.spare.pop().unwrap_or_default();
+            ps.raw.clear();
+            ps.normalized.clear();
+            ps.weighted.clear();
+            if let Err(s) = sp.score_nodes(state, pod, nodes, &mut ps.raw) {
+                out.spare.push(ps);
+                return Status::error(format!(
+                    "running Score plugins: plugin {:?} failed with: {}",
+                    p.name(),
+                    s.message()
+                ))
+                .with_plugin(p.name());
             }
-            let mut normalized = raw.clone();
+            ps.normalized.extend_from_slice(&ps.raw);
             if sp.has_normalize() {
-                let s = sp.normalize(state, pod, &mut normalized);
+                let s = sp.normalize(state, pod, &mut ps.normalized);
                 if !s.is_success() {
+                    out.spare.push(ps);
                     return Status::error(format!(
                         "running Normalize on Score plugins: plugin {:?} failed with: {}",
                         p.name(),
@@ -413,27 +456,25 @@ impl Framework {
                     .with_plugin(p.name());
                 }
             }
-            for (i, v) in normalized.iter().enumerate() {
+            for (i, v) in ps.normalized.iter().enumerate() {
                 if *v > crate::framework::interface::MAX_NODE_SCORE
                     || *v < crate::framework::interface::MIN_NODE_SCORE
                 {
-                    return Status::error(format!(
+                    let msg = format!(
                         "applying score defaultWeights on Score plugins: plugin {:?} returns an invalid score {}, it should in the range of [0, 100] after normalizing",
                         p.name(),
                         v
-                    ))
-                    .with_plugin(p.name());
+                    );
+                    out.spare.push(ps);
+                    return Status::error(msg).with_plugin(p.name());
                 }
                 out.totals[i] += v * wp.weight;
             }
-            let weighted = normalized.iter().map(|v| v * wp.weight).collect();
-            out.plugins.push(PluginScores {
-                plugin: p.name(),
-                weight: wp.weight,
-                raw,
-                normalized,
-                weighted,
-            });
+            ps.weighted
+                .extend(ps.normalized.iter().map(|v| v * wp.weight));
+            ps.plugin = p.name();
+            ps.weight = wp.weight;
+            out.plugins.push(ps);
         }
         Status::success()
     }
@@ -507,6 +548,19 @@ impl Framework {
     }
 }
 
+/// The Filter plugins of one cycle, from [`Framework::active_filters`].
+pub struct ActiveFilters<'a>(Vec<(&'static str, &'a dyn FilterPlugin)>);
+
+/// A failing Filter status tagged with its plugin; a non-rejection becomes an Error naming it.
+fn filter_failure(name: &'static str, s: Status) -> Status {
+    let s = if s.is_rejected() {
+        s
+    } else {
+        Status::error(format!("running {name:?} filter plugin: {}", s.message()))
+    };
+    s.with_plugin(name)
+}
+
 fn insert_sorted(v: &mut Vec<&'static str>, s: &'static str) {
     if let Err(i) = v.binary_search(&s) {
         v.insert(i, s);
@@ -528,11 +582,13 @@ pub struct PluginScores {
 pub struct ScoreTable {
     pub plugins: Vec<PluginScores>,
     pub totals: Vec<i64>,
+    /// Entries of earlier cycles, kept for their allocations.
+    spare: Vec<PluginScores>,
 }
 
 impl ScoreTable {
     pub fn clear(&mut self, n: usize) {
-        self.plugins.clear();
+        self.spare.append(&mut self.plugins);
         self.totals.clear();
         self.totals.resize(n, 0);
     }

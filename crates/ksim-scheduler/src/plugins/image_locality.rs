@@ -17,9 +17,24 @@ const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
 
 pub struct ImageLocality;
 
-/// The cluster's node count, stored by PreScore (upstream reads it from the snapshot lister).
+/// What PreScore stores: the cluster's node count (upstream reads it from the snapshot
+/// lister) and the normalised image names of the pod's containers, computed once per cycle
+/// instead of once per node.
 #[derive(Clone)]
-struct TotalNodes(usize);
+struct PreScoreState {
+    total_nodes: usize,
+    images: Vec<String>,
+}
+
+/// The normalised image names of the pod's init containers and containers, in that order.
+fn pod_images(pod: &PodInfo) -> Vec<String> {
+    let spec = &pod.pod.spec;
+    spec.init_containers
+        .iter()
+        .chain(spec.containers.iter())
+        .map(|c| normalized_image_name(&c.image).into_owned())
+        .collect()
+}
 
 pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
     Ok(Arc::new(ImageLocality))
@@ -41,11 +56,17 @@ impl PreScorePlugin for ImageLocality {
     fn pre_score(
         &self,
         state: &mut CycleState,
-        _: &PodInfo,
+        pod: &PodInfo,
         _: &[&NodeInfo],
         snapshot: &Snapshot,
     ) -> Status {
-        state.write(NAME, TotalNodes(snapshot.len()));
+        state.write(
+            NAME,
+            PreScoreState {
+                total_nodes: snapshot.len(),
+                images: pod_images(pod),
+            },
+        );
         Status::success()
     }
 }
@@ -70,28 +91,53 @@ fn calculate_priority(sum: i64, num_containers: usize) -> i64 {
     MAX_NODE_SCORE * (s - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD)
 }
 
-impl ScorePlugin for ImageLocality {
-    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        let total_nodes = state
-            .read::<TotalNodes>(NAME)
-            .map(|t| t.0)
-            .unwrap_or(1)
-            .max(1);
-        let spec = &pod.pod.spec;
+impl ImageLocality {
+    /// `ImageLocality.Score` for one node given the cycle's node count and image names.
+    fn score_one(total_nodes: usize, images: &[String], node: &NodeInfo) -> i64 {
+        let total_nodes = total_nodes.max(1);
         let mut sum = 0i64;
-        for c in spec.init_containers.iter().chain(spec.containers.iter()) {
-            if let Some(st) = node
-                .image_states
-                .get(normalized_image_name(&c.image).as_ref())
-            {
-                let spread = st.num_nodes as f64 / total_nodes as f64;
-                sum += (st.size as f64 * spread) as i64;
+        // A node without images scores the empty sum: no lookups.
+        if !node.image_states.is_empty() {
+            for name in images {
+                if let Some(st) = node.image_states.get(name.as_str()) {
+                    let spread = st.num_nodes as f64 / total_nodes as f64;
+                    sum += (st.size as f64 * spread) as i64;
+                }
             }
         }
-        Ok(calculate_priority(
-            sum,
-            spec.init_containers.len() + spec.containers.len(),
-        ))
+        calculate_priority(sum, images.len())
+    }
+}
+
+impl ScorePlugin for ImageLocality {
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        Ok(match state.read::<PreScoreState>(NAME) {
+            Some(s) => Self::score_one(s.total_nodes, &s.images, node),
+            None => Self::score_one(1, &pod_images(pod), node),
+        })
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        let computed;
+        let (total_nodes, images) = match state.read::<PreScoreState>(NAME) {
+            Some(s) => (s.total_nodes, &s.images),
+            None => {
+                computed = pod_images(pod);
+                (1, &computed)
+            }
+        };
+        out.extend(
+            nodes
+                .iter()
+                .map(|n| Self::score_one(total_nodes, images, n)),
+        );
+        Ok(())
     }
 }
 

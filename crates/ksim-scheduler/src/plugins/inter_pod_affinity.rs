@@ -782,7 +782,7 @@ impl EnqueueExtensions for InterPodAffinity {
         match objects {
             ClusterEventObjects::Pod { old, new } => Self::hint_pod(pod, *old, *new),
             ClusterEventObjects::Node { old, new } => Self::hint_node(pod, *old, *new),
-            ClusterEventObjects::None => QueueingHint::Queue,
+            ClusterEventObjects::Object { .. } | ClusterEventObjects::None => QueueingHint::Queue,
         }
     }
 }

@@ -27,11 +27,7 @@ pub fn new(a: &FactoryArgs<'_>) -> Result<PluginRef, String> {
         return Err("resources: at most 16 resources are supported".into());
     }
     Ok(Arc::new(BalancedAllocation {
-        scorer: ResourceAllocationScorer {
-            strategy: Strategy::Balanced,
-            resources: args.resources,
-            use_requested: true,
-        },
+        scorer: ResourceAllocationScorer::new(Strategy::Balanced, args.resources, true),
     }))
 }
 
@@ -76,6 +72,25 @@ impl ScorePlugin for BalancedAllocation {
             Some(s) => Ok(self.scorer.score(node, &s.0)),
             None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
         }
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        let computed;
+        let reqs = match state.read::<PreScoreState>(NAME) {
+            Some(s) => &s.0,
+            None => {
+                computed = self.scorer.pod_requests(pod);
+                &computed
+            }
+        };
+        out.extend(nodes.iter().map(|n| self.scorer.score(n, reqs)));
+        Ok(())
     }
 }
 

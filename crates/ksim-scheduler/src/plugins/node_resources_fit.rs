@@ -30,16 +30,58 @@ pub enum Strategy {
     Balanced,
 }
 
+/// A configured resource name, resolved once to the field of [`crate::resource::Resource`] it
+/// reads, so that scoring a node compares no strings for the core resources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ResourceKey {
+    Cpu,
+    Memory,
+    EphemeralStorage,
+    /// Any other name, read from the scalar resources; `scalar` caches
+    /// `is_scalar_resource_name`.
+    Other { name: String, scalar: bool },
+}
+
+impl ResourceKey {
+    fn of(name: &str) -> ResourceKey {
+        match name {
+            CPU => ResourceKey::Cpu,
+            MEMORY => ResourceKey::Memory,
+            EPHEMERAL_STORAGE => ResourceKey::EphemeralStorage,
+            other => ResourceKey::Other {
+                name: other.to_string(),
+                scalar: is_scalar_resource_name(other),
+            },
+        }
+    }
+}
+
 /// upstream `resourceAllocationScorer`.
 #[derive(Debug, Clone)]
 pub struct ResourceAllocationScorer {
-    pub strategy: Strategy,
-    pub resources: Vec<ResourceSpec>,
+    strategy: Strategy,
+    resources: Vec<ResourceSpec>,
+    /// `resources[i].name` resolved.
+    keys: Vec<ResourceKey>,
     /// Use the node's Requested instead of NonZeroRequested, and the pod's plain requests.
-    pub use_requested: bool,
+    use_requested: bool,
 }
 
 impl ResourceAllocationScorer {
+    pub fn new(
+        strategy: Strategy,
+        resources: Vec<ResourceSpec>,
+        use_requested: bool,
+    ) -> ResourceAllocationScorer {
+        let keys = resources.iter().map(|r| ResourceKey::of(&r.name)).collect();
+        ResourceAllocationScorer {
+            strategy,
+            resources,
+            keys,
+            use_requested,
+        }
+    }
+
     /// The pod's request for each configured resource (`calculatePodResourceRequestList`).
     pub fn pod_requests(&self, pod: &PodInfo) -> Vec<i64> {
         let r = if self.use_requested {
@@ -52,12 +94,31 @@ impl ResourceAllocationScorer {
 
     /// `resourceAllocationScorer.score`.
     pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+        // The weighted strategies need no per-resource arrays: one pass.
+        let f: Option<fn(i64, i64) -> i64> = match &self.strategy {
+            Strategy::LeastAllocated => Some(least_requested_score),
+            Strategy::MostAllocated => Some(most_requested_score),
+            _ => None,
+        };
+        if let Some(f) = f {
+            let (mut score, mut weights) = (0i64, 0i64);
+            for (i, key) in self.keys.iter().enumerate().take(16) {
+                let (alloc, req) = self.allocatable_request(node, key, pod_requests[i]);
+                if alloc == 0 {
+                    continue;
+                }
+                let w = self.resources[i].weight;
+                score += f(req, alloc) * w;
+                weights += w;
+            }
+            return if weights == 0 { 0 } else { score / weights };
+        }
         let n = self.resources.len();
         // At most a handful of resources: stack arrays avoid per-node allocation.
         let mut requested = [0i64; 16];
         let mut allocatable = [0i64; 16];
-        for (i, res) in self.resources.iter().enumerate().take(16) {
-            let (alloc, req) = self.allocatable_request(node, &res.name, pod_requests[i]);
+        for (i, key) in self.keys.iter().enumerate().take(16) {
+            let (alloc, req) = self.allocatable_request(node, key, pod_requests[i]);
             if alloc == 0 {
                 continue;
             }
@@ -74,30 +135,35 @@ impl ResourceAllocationScorer {
         }
     }
 
-    fn allocatable_request(&self, node: &NodeInfo, name: &str, pod_request: i64) -> (i64, i64) {
+    fn allocatable_request(
+        &self,
+        node: &NodeInfo,
+        key: &ResourceKey,
+        pod_request: i64,
+    ) -> (i64, i64) {
         let requested = if self.use_requested {
             &node.requested
         } else {
             &node.non_zero_requested
         };
-        if pod_request == 0 && is_scalar_resource_name(name) {
-            return (0, 0);
-        }
-        match name {
-            CPU => (
+        match key {
+            ResourceKey::Cpu => (
                 node.allocatable.milli_cpu,
                 requested.milli_cpu + pod_request,
             ),
-            MEMORY => (node.allocatable.memory, requested.memory + pod_request),
-            EPHEMERAL_STORAGE => (
+            ResourceKey::Memory => (node.allocatable.memory, requested.memory + pod_request),
+            ResourceKey::EphemeralStorage => (
                 node.allocatable.ephemeral_storage,
                 node.requested.ephemeral_storage + pod_request,
             ),
-            other => {
-                if node.allocatable.scalar.iter().any(|(n, _)| n == other) {
+            ResourceKey::Other { name, scalar } => {
+                if pod_request == 0 && *scalar {
+                    return (0, 0);
+                }
+                if node.allocatable.scalar.iter().any(|(n, _)| n == name) {
                     (
-                        node.allocatable.scalar(other),
-                        node.requested.scalar(other) + pod_request,
+                        node.allocatable.scalar(name),
+                        node.requested.scalar(name) + pod_request,
                     )
                 } else {
                     (0, 0)
@@ -247,11 +313,7 @@ pub fn new(a: &FactoryArgs<'_>) -> Result<PluginRef, String> {
     Ok(Arc::new(Fit {
         ignored_resources: args.ignored_resources,
         ignored_resource_groups: args.ignored_resource_groups,
-        scorer: ResourceAllocationScorer {
-            strategy,
-            resources: args.scoring_strategy.resources,
-            use_requested: false,
-        },
+        scorer: ResourceAllocationScorer::new(strategy, args.scoring_strategy.resources, false),
     }))
 }
 
@@ -383,6 +445,25 @@ impl ScorePlugin for Fit {
             Some(s) => Ok(self.scorer.score(node, &s.0)),
             None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
         }
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        let computed;
+        let reqs = match state.read::<PreScoreState>(PRE_SCORE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = self.scorer.pod_requests(pod);
+                &computed
+            }
+        };
+        out.extend(nodes.iter().map(|n| self.scorer.score(n, reqs)));
+        Ok(())
     }
 }
 

@@ -23,12 +23,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ksim_api::storage::PersistentVolumeClaim;
+use ksim_api::object::{ApiObject, ObjectKind};
+use ksim_api::storage::{PersistentVolumeClaim, VolumeAttachment};
 use ksim_api::Pod;
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint, Status,
+    FilterPlugin, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint,
+    Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot, StorageObjects};
 use crate::pod_info::PodInfo;
@@ -426,13 +428,20 @@ impl FilterPlugin for NodeVolumeLimits {
 
 impl EnqueueExtensions for NodeVolumeLimits {
     fn events(&self) -> &'static [ClusterEventKind] {
-        // Upstream: CSINode add and PVC add (`Other` here), assigned pod delete.
-        &[ClusterEventKind::Other, ClusterEventKind::AssignedPodDelete]
+        use ClusterEventKind::{AssignedPodDelete, Object};
+        use ObjectKind::*;
+        // Upstream: CSINode add, assigned pod delete, PVC add, VolumeAttachment delete.
+        &[
+            Object(CsiNode, ObjectAction::Add),
+            AssignedPodDelete,
+            Object(PersistentVolumeClaim, ObjectAction::Add),
+            Object(VolumeAttachment, ObjectAction::Delete),
+        ]
     }
 
     fn hint(
         &self,
-        _pod: &PodInfo,
+        pod: &PodInfo,
         kind: ClusterEventKind,
         objects: &ClusterEventObjects<'_>,
     ) -> QueueingHint {
@@ -441,9 +450,38 @@ impl EnqueueExtensions for NodeVolumeLimits {
                 ClusterEventKind::AssignedPodDelete,
                 ClusterEventObjects::Pod { old: Some(d), .. },
             ) => hint_pod_deleted(&d.pod),
+            (
+                _,
+                ClusterEventObjects::Object {
+                    new: Some(ApiObject::PersistentVolumeClaim(c)),
+                    ..
+                },
+            ) => hint_pvc_added(pod, c),
+            (
+                _,
+                ClusterEventObjects::Object {
+                    old: Some(ApiObject::VolumeAttachment(va)),
+                    new: None,
+                },
+            ) => hint_volume_attachment_deleted(pod, va),
             _ => QueueingHint::Queue,
         }
     }
+}
+
+/// `isSchedulableAfterVolumeAttachmentDeleted`: the pod uses a claim, or an inline migratable
+/// volume whose CSI driver is the attachment's attacher.
+pub fn hint_volume_attachment_deleted(pod: &PodInfo, va: &VolumeAttachment) -> QueueingHint {
+    for v in &pod.pod.spec.volumes {
+        if v.persistent_volume_claim.is_some() {
+            return QueueingHint::Queue;
+        }
+        let driver = inline_plugin(v).and_then(csi_driver_for_plugin);
+        if driver.is_some_and(|d| d == va.spec.attacher) {
+            return QueueingHint::Queue;
+        }
+    }
+    QueueingHint::Skip
 }
 
 /// `isSchedulableAfterPodDeleted`: the deleted pod was on a node and had a claim, an ephemeral

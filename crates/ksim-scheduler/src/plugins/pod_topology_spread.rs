@@ -1210,7 +1210,7 @@ impl EnqueueExtensions for PodTopologySpread {
         match objects {
             ClusterEventObjects::Pod { old, new } => self.hint_pod(pod, *old, *new),
             ClusterEventObjects::Node { old, new } => self.hint_node(pod, *old, *new),
-            ClusterEventObjects::None => QueueingHint::Queue,
+            ClusterEventObjects::Object { .. } | ClusterEventObjects::None => QueueingHint::Queue,
         }
     }
 }

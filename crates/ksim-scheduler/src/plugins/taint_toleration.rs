@@ -76,45 +76,59 @@ impl PreScorePlugin for TaintToleration {
         if nodes.is_empty() {
             return Status::success();
         }
-        let tols = pod
-            .pod
-            .spec
-            .tolerations
-            .iter()
-            .filter(|t| t.effect.is_empty() || t.effect == "PreferNoSchedule")
-            .cloned()
-            .collect();
-        state.write(NAME, PreScoreState(tols));
+        state.write(NAME, PreScoreState(prefer_no_schedule_tolerations(pod)));
         Status::success()
     }
 }
 
+/// Tolerations whose effect is empty or PreferNoSchedule (what Score considers).
+fn prefer_no_schedule_tolerations(pod: &PodInfo) -> Vec<Toleration> {
+    pod.pod
+        .spec
+        .tolerations
+        .iter()
+        .filter(|t| t.effect.is_empty() || t.effect == "PreferNoSchedule")
+        .cloned()
+        .collect()
+}
+
+/// Untolerated PreferNoSchedule taints of a node.
+fn count_intolerable(tols: &[Toleration], node: &NodeInfo) -> i64 {
+    node.node
+        .spec
+        .taints
+        .iter()
+        .filter(|t| t.effect == "PreferNoSchedule" && !tolerations_tolerate(tols, t))
+        .count() as i64
+}
+
 impl ScorePlugin for TaintToleration {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        Ok(match state.read::<PreScoreState>(NAME) {
+            Some(s) => count_intolerable(&s.0, node),
+            None => count_intolerable(&prefer_no_schedule_tolerations(pod), node),
+        })
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
         let computed;
         let tols: &[Toleration] = match state.read::<PreScoreState>(NAME) {
             Some(s) => &s.0,
             None => {
-                computed = pod
-                    .pod
-                    .spec
-                    .tolerations
-                    .iter()
-                    .filter(|t| t.effect.is_empty() || t.effect == "PreferNoSchedule")
-                    .cloned()
-                    .collect::<Vec<_>>();
+                computed = prefer_no_schedule_tolerations(pod);
                 &computed
             }
         };
-        let n = node
-            .node
-            .spec
-            .taints
-            .iter()
-            .filter(|t| t.effect == "PreferNoSchedule" && !tolerations_tolerate(tols, t))
-            .count();
-        Ok(n as i64)
+        out.extend(nodes.iter().map(|n| count_intolerable(tols, n)));
+        Ok(())
     }
+
     fn has_normalize(&self) -> bool {
         true
     }

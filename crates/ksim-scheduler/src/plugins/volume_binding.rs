@@ -25,13 +25,14 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::storage::{
     CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolumeClaim, StorageClass,
 };
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, Code, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreBindPlugin, PreFilterPlugin, PreFilterResult,
+    FilterPlugin, ObjectAction, Plugin, PluginRef, PreBindPlugin, PreFilterPlugin, PreFilterResult,
     PreScorePlugin, QueueingHint, ReservePlugin, ScorePlugin, Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
@@ -366,24 +367,71 @@ impl PreBindPlugin for VolumeBinding {
 
 impl EnqueueExtensions for VolumeBinding {
     fn events(&self) -> &'static [ClusterEventKind] {
+        use ClusterEventKind::{NodeAdd, NodeUpdateLabel, Object};
+        use ObjectAction::{Add, Update};
+        use ObjectKind::*;
         // Upstream (queueing hints on): StorageClass add/update, PVC add/update, PV
-        // add/update, CSINode add/update, CSIDriver update, CSIStorageCapacity add/update —
-        // all `Other` here (see the pub `hint_*` functions) — and Node add / label update.
+        // add/update, Node add / label update, CSINode add/update, CSIDriver update,
+        // CSIStorageCapacity add/update.
         &[
-            ClusterEventKind::Other,
-            ClusterEventKind::NodeAdd,
-            ClusterEventKind::NodeUpdateLabel,
+            Object(StorageClass, Add),
+            Object(StorageClass, Update),
+            Object(PersistentVolumeClaim, Add),
+            Object(PersistentVolumeClaim, Update),
+            Object(PersistentVolume, Add),
+            Object(PersistentVolume, Update),
+            NodeAdd,
+            NodeUpdateLabel,
+            Object(CsiNode, Add),
+            Object(CsiNode, Update),
+            Object(CsiDriver, Update),
+            Object(CsiStorageCapacity, Add),
+            Object(CsiStorageCapacity, Update),
         ]
     }
 
     fn hint(
         &self,
-        _pod: &PodInfo,
+        pod: &PodInfo,
         _kind: ClusterEventKind,
-        _objects: &ClusterEventObjects<'_>,
+        objects: &ClusterEventObjects<'_>,
     ) -> QueueingHint {
-        // Node events have no hint upstream; storage events carry no objects here.
-        QueueingHint::Queue
+        // Node and PV events have no hint upstream.
+        let ClusterEventObjects::Object {
+            old,
+            new: Some(new),
+        } = objects
+        else {
+            return QueueingHint::Queue;
+        };
+        match (*old, *new) {
+            (_, ApiObject::PersistentVolumeClaim(n)) => hint_pvc_change(pod, n),
+            (o, ApiObject::StorageClass(n)) => {
+                let o = match o {
+                    Some(ApiObject::StorageClass(o)) => Some(o),
+                    _ => None,
+                };
+                hint_storage_class_change(o, n)
+            }
+            (o, ApiObject::CsiNode(n)) => {
+                let o = match o {
+                    Some(ApiObject::CsiNode(o)) => Some(o),
+                    _ => None,
+                };
+                hint_csi_node_change(o, n)
+            }
+            (Some(ApiObject::CsiDriver(o)), ApiObject::CsiDriver(n)) => {
+                hint_csi_driver_change(pod, o, n)
+            }
+            (o, ApiObject::CsiStorageCapacity(n)) => {
+                let o = match o {
+                    Some(ApiObject::CsiStorageCapacity(o)) => Some(o),
+                    _ => None,
+                };
+                hint_csi_storage_capacity_change(o, n)
+            }
+            _ => QueueingHint::Queue,
+        }
     }
 }
 
@@ -799,5 +847,53 @@ mod tests {
             hint_storage_class_change(Some(&sc), &sc),
             QueueingHint::Skip
         );
+    }
+
+    #[test]
+    fn object_events_reach_the_hints() {
+        use ksim_api::object::ApiObject;
+        let vb = VolumeBinding::new();
+        let p = pod(CLAIM);
+        let ev = |kind: ObjectKind, action: ObjectAction| ClusterEventKind::Object(kind, action);
+        let registered = |k: ClusterEventKind| vb.events().iter().any(|e| e.covers(k));
+        assert!(registered(ev(
+            ObjectKind::PersistentVolume,
+            ObjectAction::Add
+        )));
+        assert!(registered(ev(ObjectKind::CsiDriver, ObjectAction::Update)));
+        assert!(!registered(ev(ObjectKind::CsiDriver, ObjectAction::Add)));
+        assert!(!registered(ev(
+            ObjectKind::PersistentVolume,
+            ObjectAction::Delete
+        )));
+        assert!(!registered(ev(
+            ObjectKind::PodDisruptionBudget,
+            ObjectAction::Add
+        )));
+        let mine =
+            ApiObject::PersistentVolumeClaim(pvc(r#"{"metadata":{"name":"data"},"spec":{}}"#));
+        let other = ApiObject::PersistentVolumeClaim(pvc(r#"{"metadata":{"name":"x"},"spec":{}}"#));
+        let hint = |o: &ApiObject| {
+            vb.hint(
+                &p,
+                ev(ObjectKind::PersistentVolumeClaim, ObjectAction::Add),
+                &ClusterEventObjects::Object {
+                    old: None,
+                    new: Some(o),
+                },
+            )
+        };
+        assert_eq!(hint(&mine), QueueingHint::Queue);
+        assert_eq!(hint(&other), QueueingHint::Skip);
+        let sc = ApiObject::StorageClass(class("a", "x", "Immediate"));
+        let same = vb.hint(
+            &p,
+            ev(ObjectKind::StorageClass, ObjectAction::Update),
+            &ClusterEventObjects::Object {
+                old: Some(&sc),
+                new: Some(&sc),
+            },
+        );
+        assert_eq!(same, QueueingHint::Skip);
     }
 }

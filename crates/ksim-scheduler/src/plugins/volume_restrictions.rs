@@ -13,12 +13,14 @@
 
 use std::sync::Arc;
 
+use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::storage::{PersistentVolumeClaim, READ_WRITE_ONCE_POD};
 use ksim_api::{Pod, Volume};
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint, Status,
+    FilterPlugin, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint,
+    Status,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -228,11 +230,11 @@ impl FilterPlugin for VolumeRestrictions {
 
 impl EnqueueExtensions for VolumeRestrictions {
     fn events(&self) -> &'static [ClusterEventKind] {
-        // Upstream (queueing hints on): assigned pod delete, node add, PVC add (`Other`).
+        // Upstream (queueing hints on): assigned pod delete, node add, PVC add.
         &[
             ClusterEventKind::AssignedPodDelete,
             ClusterEventKind::NodeAdd,
-            ClusterEventKind::Other,
+            ClusterEventKind::Object(ObjectKind::PersistentVolumeClaim, ObjectAction::Add),
         ]
     }
 
@@ -247,6 +249,13 @@ impl EnqueueExtensions for VolumeRestrictions {
                 ClusterEventKind::AssignedPodDelete,
                 ClusterEventObjects::Pod { old: Some(d), .. },
             ) => hint_pod_deleted(pod, &d.pod),
+            (
+                _,
+                ClusterEventObjects::Object {
+                    new: Some(ApiObject::PersistentVolumeClaim(c)),
+                    ..
+                },
+            ) => hint_pvc_added(pod, c),
             _ => QueueingHint::Queue,
         }
     }

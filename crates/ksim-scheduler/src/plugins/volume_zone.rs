@@ -13,11 +13,13 @@
 
 use std::sync::Arc;
 
+use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::storage::{PersistentVolume, PersistentVolumeClaim, StorageClass};
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint, Status,
+    FilterPlugin, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint,
+    Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -192,22 +194,48 @@ impl FilterPlugin for VolumeZone {
 
 impl EnqueueExtensions for VolumeZone {
     fn events(&self) -> &'static [ClusterEventKind] {
-        // Upstream (queueing hints on): StorageClass add, PVC add/update, PV add/update — all
-        // `Other` here (see the pub `hint_*` functions) — and Node add / label update.
+        use ClusterEventKind::{NodeAdd, NodeUpdateLabel, Object};
+        use ObjectAction::{Add, Update};
+        use ObjectKind::*;
+        // Upstream (queueing hints on): StorageClass add, Node add / label update, PVC
+        // add/update, PV add/update.
         &[
-            ClusterEventKind::Other,
-            ClusterEventKind::NodeAdd,
-            ClusterEventKind::NodeUpdateLabel,
+            Object(StorageClass, Add),
+            NodeAdd,
+            NodeUpdateLabel,
+            Object(PersistentVolumeClaim, Add),
+            Object(PersistentVolumeClaim, Update),
+            Object(PersistentVolume, Add),
+            Object(PersistentVolume, Update),
         ]
     }
 
     fn hint(
         &self,
-        _pod: &PodInfo,
+        pod: &PodInfo,
         _kind: ClusterEventKind,
-        _objects: &ClusterEventObjects<'_>,
+        objects: &ClusterEventObjects<'_>,
     ) -> QueueingHint {
-        QueueingHint::Queue
+        // Node events have no hint upstream.
+        let ClusterEventObjects::Object {
+            old,
+            new: Some(new),
+        } = objects
+        else {
+            return QueueingHint::Queue;
+        };
+        match (*old, *new) {
+            (_, ApiObject::StorageClass(n)) => hint_storage_class_added(n),
+            (_, ApiObject::PersistentVolumeClaim(n)) => hint_pvc_change(pod, n),
+            (o, ApiObject::PersistentVolume(n)) => {
+                let o = match o {
+                    Some(ApiObject::PersistentVolume(o)) => Some(o),
+                    _ => None,
+                };
+                hint_pv_change(o, n)
+            }
+            _ => QueueingHint::Queue,
+        }
     }
 }
 

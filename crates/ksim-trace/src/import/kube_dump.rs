@@ -13,8 +13,12 @@
 //!   none. A class missing from the dump leaves the priority unset (counted, not an error: the
 //!   dump may simply not include classes).
 //! - PodDisruptionBudgets, Namespaces, Services, ReplicaSets, StatefulSets and
-//!   ReplicationControllers (which preemption and spreading read) are written to `objects.yaml`
-//!   as a List, for the scenario's `cluster.objectsFiles`.
+//!   ReplicationControllers (which preemption and spreading read), and the storage objects the
+//!   volume plugins read (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
+//!   CSIDrivers, CSIStorageCapacities, VolumeAttachments: `kubectl get pv,pvc,sc,csinode,
+//!   csidriver,csistoragecapacity,volumeattachment -A -o yaml`) are written to `objects.yaml`
+//!   as a List, for the scenario's `cluster.objectsFiles`. Storage objects are checked as they
+//!   are read, so a bad one is reported against the dump, not the scenario.
 //! - Other kinds are counted as skipped.
 
 use std::path::{Path, PathBuf};
@@ -27,17 +31,24 @@ use super::build;
 use super::ImportContext;
 use crate::error::TraceError;
 use crate::io::{display_name, read_text};
-use crate::native::{decode_node, decode_pod};
+use crate::native::{decode_node, decode_object, decode_pod};
 use crate::nodes::parse_documents;
 
 /// The kinds written to `objects.yaml`.
-pub const OBJECT_KINDS: [&str; 6] = [
+pub const OBJECT_KINDS: [&str; 13] = [
     "PodDisruptionBudget",
     "Namespace",
     "Service",
     "ReplicaSet",
     "StatefulSet",
     "ReplicationController",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
 ];
 
 pub fn import(
@@ -122,6 +133,11 @@ pub fn import(
                 }
             }
             "PriorityClass" => {}
+            k if ksim_api::object::ObjectKind::from_kind(k).is_some() => {
+                // Read (and checked) now, written as kubectl wrote it.
+                decode_object(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
+                objects.push(v);
+            }
             k if OBJECT_KINDS.contains(&k) => objects.push(v),
             "" => {
                 return Err(TraceError::at_field(
@@ -157,7 +173,7 @@ pub fn import(
         std::fs::write(&path, text).map_err(|e| TraceError::io(&path, e))?;
         cx.summary.other_files.push(path);
         cx.summary.note(format!(
-            "{} PodDisruptionBudgets/Namespaces/Services/workload sets written to objects.yaml (scenario cluster.objectsFiles)",
+            "{} PodDisruptionBudgets/Namespaces/Services/workload sets/storage objects written to objects.yaml (scenario cluster.objectsFiles)",
             objects.len()
         ));
     }

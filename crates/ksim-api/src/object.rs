@@ -1,0 +1,413 @@
+//! The cluster objects other than pods and nodes that a trace may create, update or delete while
+//! a run goes on, and that a scenario may list at t=0: the storage objects volume scheduling
+//! reads (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
+//! CSIStorageCapacity, VolumeAttachment), PodDisruptionBudgets (preemption) and Services
+//! (PodTopologySpread's default constraints).
+//!
+//! [`ApiObject`] reads and writes the Kubernetes JSON of any of them, dispatching on `kind`;
+//! [`ObjectKind`] names the kind alone (for deletions and cluster events).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::core::{PodDisruptionBudget, Service};
+use crate::load::{decode, LoadError};
+use crate::meta::ObjectMeta;
+use crate::storage::{
+    default_csi_storage_capacity, default_persistent_volume, default_persistent_volume_claim,
+    default_storage_class, CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolume,
+    PersistentVolumeClaim, StorageClass, VolumeAttachment,
+};
+
+/// The kind of an [`ApiObject`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ObjectKind {
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    CsiNode,
+    CsiDriver,
+    CsiStorageCapacity,
+    VolumeAttachment,
+    PodDisruptionBudget,
+    Service,
+}
+
+impl ObjectKind {
+    /// Every kind, in the order the documentation lists them.
+    pub const ALL: [ObjectKind; 9] = [
+        ObjectKind::PersistentVolume,
+        ObjectKind::PersistentVolumeClaim,
+        ObjectKind::StorageClass,
+        ObjectKind::CsiNode,
+        ObjectKind::CsiDriver,
+        ObjectKind::CsiStorageCapacity,
+        ObjectKind::VolumeAttachment,
+        ObjectKind::PodDisruptionBudget,
+        ObjectKind::Service,
+    ];
+
+    /// The Kubernetes `kind` (`CSINode`, not `CsiNode`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectKind::PersistentVolume => "PersistentVolume",
+            ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
+            ObjectKind::StorageClass => "StorageClass",
+            ObjectKind::CsiNode => "CSINode",
+            ObjectKind::CsiDriver => "CSIDriver",
+            ObjectKind::CsiStorageCapacity => "CSIStorageCapacity",
+            ObjectKind::VolumeAttachment => "VolumeAttachment",
+            ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
+            ObjectKind::Service => "Service",
+        }
+    }
+
+    /// The kind for a Kubernetes `kind` string, if ksim models it.
+    pub fn from_kind(kind: &str) -> Option<ObjectKind> {
+        ObjectKind::ALL.into_iter().find(|k| k.as_str() == kind)
+    }
+
+    /// The `apiVersion` kubectl writes for the kind.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            ObjectKind::PersistentVolume
+            | ObjectKind::PersistentVolumeClaim
+            | ObjectKind::Service => "v1",
+            ObjectKind::PodDisruptionBudget => "policy/v1",
+            _ => "storage.k8s.io/v1",
+        }
+    }
+
+    /// Whether objects of the kind live in a namespace.
+    pub fn namespaced(self) -> bool {
+        matches!(
+            self,
+            ObjectKind::PersistentVolumeClaim
+                | ObjectKind::CsiStorageCapacity
+                | ObjectKind::PodDisruptionBudget
+                | ObjectKind::Service
+        )
+    }
+
+    /// The store key of an object of this kind: `namespace/name` when namespaced, else `name`.
+    pub fn key(self, namespace: &str, name: &str) -> String {
+        if self.namespaced() {
+            format!("{namespace}/{name}")
+        } else {
+            name.to_string()
+        }
+    }
+
+    /// The kinds as a comma-separated list, for error messages.
+    pub fn list() -> String {
+        ObjectKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl std::fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ObjectKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ObjectKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        ObjectKind::from_kind(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown object kind {s:?}; expected one of {}",
+                ObjectKind::list()
+            ))
+        })
+    }
+}
+
+/// One object of a kind listed in [`ObjectKind`], as Kubernetes JSON reads it.
+///
+/// The variants differ in size (a PV is the largest); events hold the enum boxed and stores
+/// hold the inner objects, so boxing each variant would only make matching clumsier.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApiObject {
+    PersistentVolume(PersistentVolume),
+    PersistentVolumeClaim(PersistentVolumeClaim),
+    StorageClass(StorageClass),
+    CsiNode(CsiNode),
+    CsiDriver(CsiDriver),
+    CsiStorageCapacity(CsiStorageCapacity),
+    VolumeAttachment(VolumeAttachment),
+    PodDisruptionBudget(PodDisruptionBudget),
+    Service(Service),
+}
+
+impl ApiObject {
+    pub fn kind(&self) -> ObjectKind {
+        match self {
+            ApiObject::PersistentVolume(_) => ObjectKind::PersistentVolume,
+            ApiObject::PersistentVolumeClaim(_) => ObjectKind::PersistentVolumeClaim,
+            ApiObject::StorageClass(_) => ObjectKind::StorageClass,
+            ApiObject::CsiNode(_) => ObjectKind::CsiNode,
+            ApiObject::CsiDriver(_) => ObjectKind::CsiDriver,
+            ApiObject::CsiStorageCapacity(_) => ObjectKind::CsiStorageCapacity,
+            ApiObject::VolumeAttachment(_) => ObjectKind::VolumeAttachment,
+            ApiObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
+            ApiObject::Service(_) => ObjectKind::Service,
+        }
+    }
+
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            ApiObject::PersistentVolume(o) => &o.metadata,
+            ApiObject::PersistentVolumeClaim(o) => &o.metadata,
+            ApiObject::StorageClass(o) => &o.metadata,
+            ApiObject::CsiNode(o) => &o.metadata,
+            ApiObject::CsiDriver(o) => &o.metadata,
+            ApiObject::CsiStorageCapacity(o) => &o.metadata,
+            ApiObject::VolumeAttachment(o) => &o.metadata,
+            ApiObject::PodDisruptionBudget(o) => &o.metadata,
+            ApiObject::Service(o) => &o.metadata,
+        }
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            ApiObject::PersistentVolume(o) => &mut o.metadata,
+            ApiObject::PersistentVolumeClaim(o) => &mut o.metadata,
+            ApiObject::StorageClass(o) => &mut o.metadata,
+            ApiObject::CsiNode(o) => &mut o.metadata,
+            ApiObject::CsiDriver(o) => &mut o.metadata,
+            ApiObject::CsiStorageCapacity(o) => &mut o.metadata,
+            ApiObject::VolumeAttachment(o) => &mut o.metadata,
+            ApiObject::PodDisruptionBudget(o) => &mut o.metadata,
+            ApiObject::Service(o) => &mut o.metadata,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.metadata().name
+    }
+
+    /// Sets `apiVersion` and `kind` to the canonical values, so that an object reads back
+    /// equal to itself whatever `apiVersion` it was written with.
+    fn set_type_meta(&mut self) {
+        let k = self.kind();
+        let (api_version, kind) = match self {
+            ApiObject::PersistentVolume(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::PersistentVolumeClaim(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::StorageClass(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::CsiNode(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::CsiDriver(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::CsiStorageCapacity(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::VolumeAttachment(o) => (&mut o.api_version, &mut o.kind),
+            // PDB and Service types carry no type meta.
+            ApiObject::PodDisruptionBudget(_) | ApiObject::Service(_) => return,
+        };
+        *api_version = k.api_version().to_string();
+        *kind = k.as_str().to_string();
+    }
+
+    /// The namespace ("" for cluster-scoped kinds).
+    pub fn namespace(&self) -> &str {
+        if self.kind().namespaced() {
+            &self.metadata().namespace
+        } else {
+            ""
+        }
+    }
+
+    /// `namespace/name` for namespaced kinds, `name` otherwise.
+    pub fn key(&self) -> String {
+        self.kind().key(&self.metadata().namespace, self.name())
+    }
+
+    /// Applies the API server's defaulting: `default` namespace for namespaced kinds (and none
+    /// for cluster-scoped ones), then the storage defaults of [`crate::storage`]. Idempotent.
+    pub fn apply_defaults(&mut self) {
+        let namespaced = self.kind().namespaced();
+        let meta = self.metadata_mut();
+        if !namespaced {
+            meta.namespace.clear();
+        } else if meta.namespace.is_empty() {
+            meta.namespace = "default".into();
+        }
+        match self {
+            ApiObject::PersistentVolume(pv) => default_persistent_volume(pv),
+            ApiObject::PersistentVolumeClaim(pvc) => default_persistent_volume_claim(pvc),
+            ApiObject::StorageClass(sc) => default_storage_class(sc),
+            ApiObject::CsiStorageCapacity(c) => default_csi_storage_capacity(c),
+            _ => {}
+        }
+    }
+
+    /// Decodes an object from its Kubernetes JSON, dispatching on `kind`. Errors name the field
+    /// path; `source_name` names the document.
+    pub fn from_value(source_name: &str, v: &Value) -> Result<ApiObject, LoadError> {
+        let field = |path: &str, message: String| LoadError::Field {
+            source_name: source_name.to_string(),
+            path: path.to_string(),
+            message,
+        };
+        if !v.is_object() {
+            return Err(field("", format!("expected a Kubernetes object, got {v}")));
+        }
+        let kind = match v.get("kind") {
+            Some(Value::String(k)) => k.as_str(),
+            Some(other) => return Err(field("kind", format!("expected a string, got {other}"))),
+            None => {
+                return Err(field(
+                    "kind",
+                    format!("required (one of {})", ObjectKind::list()),
+                ))
+            }
+        };
+        let Some(k) = ObjectKind::from_kind(kind) else {
+            return Err(field(
+                "kind",
+                format!(
+                    "unknown object kind {kind:?}; expected one of {}",
+                    ObjectKind::list()
+                ),
+            ));
+        };
+        let obj = match k {
+            ObjectKind::PersistentVolume => ApiObject::PersistentVolume(decode(source_name, v)?),
+            ObjectKind::PersistentVolumeClaim => {
+                ApiObject::PersistentVolumeClaim(decode(source_name, v)?)
+            }
+            ObjectKind::StorageClass => ApiObject::StorageClass(decode(source_name, v)?),
+            ObjectKind::CsiNode => ApiObject::CsiNode(decode(source_name, v)?),
+            ObjectKind::CsiDriver => ApiObject::CsiDriver(decode(source_name, v)?),
+            ObjectKind::CsiStorageCapacity => {
+                ApiObject::CsiStorageCapacity(decode(source_name, v)?)
+            }
+            ObjectKind::VolumeAttachment => ApiObject::VolumeAttachment(decode(source_name, v)?),
+            ObjectKind::PodDisruptionBudget => {
+                ApiObject::PodDisruptionBudget(decode(source_name, v)?)
+            }
+            ObjectKind::Service => ApiObject::Service(decode(source_name, v)?),
+        };
+        let mut obj = obj;
+        obj.set_type_meta();
+        if obj.name().is_empty() {
+            return Err(field("metadata.name", format!("a {kind} needs a name")));
+        }
+        Ok(obj)
+    }
+
+    /// The object's Kubernetes JSON, with `apiVersion` and `kind` set.
+    pub fn to_value(&self) -> Value {
+        // These types hold only string-keyed maps and no floats, so serialising cannot fail;
+        // the fallback is never taken.
+        let v = match self {
+            ApiObject::PersistentVolume(o) => serde_json::to_value(o),
+            ApiObject::PersistentVolumeClaim(o) => serde_json::to_value(o),
+            ApiObject::StorageClass(o) => serde_json::to_value(o),
+            ApiObject::CsiNode(o) => serde_json::to_value(o),
+            ApiObject::CsiDriver(o) => serde_json::to_value(o),
+            ApiObject::CsiStorageCapacity(o) => serde_json::to_value(o),
+            ApiObject::VolumeAttachment(o) => serde_json::to_value(o),
+            ApiObject::PodDisruptionBudget(o) => serde_json::to_value(o),
+            ApiObject::Service(o) => serde_json::to_value(o),
+        };
+        let mut m = match v {
+            Ok(Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        let k = self.kind();
+        m.insert("apiVersion".into(), Value::String(k.api_version().into()));
+        m.insert("kind".into(), Value::String(k.as_str().into()));
+        Value::Object(m)
+    }
+}
+
+impl Serialize for ApiObject {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ApiObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        ApiObject::from_value("", &v).map_err(|e| match e {
+            LoadError::Field { path, message, .. } => {
+                serde::de::Error::custom(format!("{path}: {message}"))
+            }
+            other => serde::de::Error::custom(other.to_string()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_defaults_and_round_trips() {
+        let v: Value = serde_json::from_str(
+            r#"{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data"},
+            "spec":{"storageClassName":"local","resources":{"requests":{"storage":"1Gi"}}}}"#,
+        )
+        .unwrap();
+        let mut o = ApiObject::from_value("x", &v).unwrap();
+        o.apply_defaults();
+        assert_eq!(o.kind(), ObjectKind::PersistentVolumeClaim);
+        assert_eq!(o.key(), "default/data");
+        let ApiObject::PersistentVolumeClaim(pvc) = &o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(pvc.status.phase, "Pending");
+        let back: ApiObject = serde_json::from_value(o.to_value()).unwrap();
+        assert_eq!(back, o);
+        assert_eq!(o.to_value()["kind"], "PersistentVolumeClaim");
+
+        let sc: Value = serde_json::from_str(
+            r#"{"kind":"StorageClass","metadata":{"name":"s","namespace":"x"},"provisioner":"p"}"#,
+        )
+        .unwrap();
+        let mut sc = ApiObject::from_value("x", &sc).unwrap();
+        sc.apply_defaults();
+        assert_eq!(sc.key(), "s");
+        assert_eq!(sc.namespace(), "");
+        assert_eq!(sc.to_value()["apiVersion"], "storage.k8s.io/v1");
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases = [
+            (r#"{"metadata":{"name":"a"}}"#, "x: kind: required"),
+            (
+                r#"{"kind":"Pod","metadata":{"name":"a"}}"#,
+                "x: kind: unknown object kind \"Pod\"",
+            ),
+            (
+                r#"{"kind":"CSINode","metadata":{}}"#,
+                "x: metadata.name: a CSINode needs a name",
+            ),
+            (
+                r#"{"kind":"PersistentVolume","metadata":{"name":"a"},"spec":{"capacity":{"storage":"lots"}}}"#,
+                "x: spec.capacity.storage:",
+            ),
+        ];
+        for (json, want) in cases {
+            let v: Value = serde_json::from_str(json).unwrap();
+            let err = ApiObject::from_value("x", &v).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{json}\n got {err}\nwant {want}");
+        }
+        assert_eq!(
+            serde_json::from_str::<ObjectKind>("\"CSIDriver\"").unwrap(),
+            ObjectKind::CsiDriver
+        );
+        assert!(serde_json::from_str::<ObjectKind>("\"Pod\"").is_err());
+    }
+}

@@ -1,0 +1,167 @@
+//! `ksim bench WORKLOAD.json [--repeat N] [--seed S] [--scheduler-config FILE] [--json]`: times
+//! the scheduling loop over a workload (`{"nodes": [...], "pods": [...]}`) and prints pods/s,
+//! seconds, peak memory and the placement digest; with `--repeat` the median run is reported
+//! and every run must reach the same digest.
+//!
+//! `ksim bench --replay --nodes N --pods P`: whole-run throughput of the engine on a streamed
+//! synthetic trace (events/s, seconds, peak memory).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use ksim_bench::replay::ReplaySpec;
+use ksim_bench::{Kind, Options};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Workload file (`{"nodes": [...], "pods": [...]}`, e.g. from `ksim gen bench`).
+    pub workload: Option<PathBuf>,
+    /// Run the loop this many times (fresh cluster each time) and report the median.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Seed of the tie-break RNG.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A KubeSchedulerConfiguration file (default: the default profile).
+    #[arg(long)]
+    pub scheduler_config: Option<PathBuf>,
+    /// Print one JSON object per run and for the median instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Instead of the scheduling loop, replay a streamed synthetic trace through the engine.
+    #[arg(long)]
+    pub replay: bool,
+    /// Replay: number of nodes.
+    #[arg(long, default_value_t = 10_000)]
+    pub nodes: usize,
+    /// Replay: number of pods created.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub pods: usize,
+    /// Replay: workload kind of the pods (plain, mixed, affinity, node-affinity).
+    #[arg(long, default_value = "plain")]
+    pub kind: String,
+}
+
+fn mib(b: Option<u64>) -> String {
+    b.map(|b| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)))
+        .unwrap_or_else(|| "n/a".into())
+}
+
+pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
+    if a.replay {
+        return replay(&a);
+    }
+    let Some(path) = &a.workload else {
+        bail!("give a workload file (see `ksim gen bench`), or --replay");
+    };
+    if a.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let t0 = Instant::now();
+    let w = ksim_bench::load(path)?;
+    let load_secs = t0.elapsed().as_secs_f64();
+    let mut opts = Options {
+        seed: a.seed,
+        ..Default::default()
+    };
+    if let Some(c) = &a.scheduler_config {
+        opts.config = ksim_trace::scenario::load_scheduler_config(c)
+            .with_context(|| format!("reading {}", c.display()))?;
+    }
+    if !a.json {
+        println!(
+            "workload {}: {} nodes, {} pods (loaded in {:.2} s)",
+            path.display(),
+            w.nodes.len(),
+            w.pods.len(),
+            load_secs
+        );
+    }
+    let mut runs = Vec::with_capacity(a.repeat);
+    for i in 0..a.repeat {
+        let r = ksim_bench::run_once(&w, &opts)?;
+        if a.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "run": i + 1, "pods": r.pods, "scheduled": r.scheduled,
+                    "attempts": r.attempts, "seconds": r.secs, "podsPerSecond": r.pods_per_sec(),
+                    "digest": format!("{:016x}", r.digest),
+                })
+            );
+        } else {
+            println!(
+                "run {}: {:.0} pods/s, {:.3} s, {} scheduled / {} pods, {} attempts, digest {:016x}",
+                i + 1,
+                r.pods_per_sec(),
+                r.secs,
+                r.scheduled,
+                r.pods,
+                r.attempts,
+                r.digest
+            );
+        }
+        runs.push(r);
+    }
+    if runs.iter().any(|r| r.digest != runs[0].digest) {
+        eprintln!("error: runs reached different placements (digests differ)");
+        return Ok(ExitCode::from(1));
+    }
+    runs.sort_by(|x, y| x.secs.total_cmp(&y.secs));
+    let m = &runs[runs.len() / 2];
+    let peak = ksim_bench::peak_memory_bytes();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "median": true, "runs": runs.len(), "pods": m.pods, "scheduled": m.scheduled,
+                "seconds": m.secs, "podsPerSecond": m.pods_per_sec(),
+                "peakMemoryBytes": peak, "digest": format!("{:016x}", m.digest),
+            })
+        );
+    } else {
+        println!(
+            "median of {}: {:.0} pods/s, {:.3} s total, peak memory {}, digest {:016x}",
+            runs.len(),
+            m.pods_per_sec(),
+            m.secs,
+            mib(peak),
+            m.digest
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn replay(a: &BenchArgs) -> anyhow::Result<ExitCode> {
+    let kind = Kind::parse(&a.kind)?;
+    let spec = ReplaySpec::new(kind, a.nodes, a.pods, a.seed);
+    let r = ksim_bench::replay::run(&spec)?;
+    let peak = ksim_bench::peak_memory_bytes();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "nodes": a.nodes, "pods": a.pods, "events": r.events, "seconds": r.secs,
+                "eventsPerSecond": r.events_per_sec(), "scheduled": r.scheduled,
+                "maxLivePods": r.max_live_pods, "peakMemoryBytes": peak,
+            })
+        );
+    } else {
+        println!(
+            "replay {} nodes, {} pods ({}): {} events in {:.2} s = {:.0} events/s; {} scheduled, at most {} pods live; peak memory {}",
+            a.nodes,
+            a.pods,
+            kind.as_str(),
+            r.events,
+            r.secs,
+            r.events_per_sec(),
+            r.scheduled,
+            r.max_live_pods,
+            mib(peak)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
