@@ -148,3 +148,87 @@ fn bad_storage_objects_name_file_item_and_field() {
         "{err}"
     );
 }
+
+/// The example scenario keeps showing what it is for: the re-created db-1 stranded by its PV's
+/// node affinity, db-5 by the lack of a free PV, db-4 bound to the disk added at 5 min, and the
+/// cache pods bound `provisioningDelay` after being scheduled.
+#[test]
+fn stateful_local_pv_scenario_strands_pods_by_volume_node_affinity() {
+    use ksim_engine::{AttemptResult, Record, SimDuration, Simulation};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/stateful-local-pv.yaml");
+    let plan = load_scenario(&path).unwrap();
+    let mut sim = Simulation::new(
+        plan.engine.clone(),
+        &plan.scheduler,
+        &ksim_scheduler::framework::Registry::in_tree(),
+        plan.nodes,
+        plan.objects,
+    )
+    .unwrap();
+    sim.add_source(Box::new(plan.events)).unwrap();
+    let mut records = Vec::new();
+    sim.run(&mut |r: &Record| records.push(r.clone())).unwrap();
+    let last_message = |pod: &str| {
+        records
+            .iter()
+            .rev()
+            .find_map(|r| match r {
+                Record::Attempt {
+                    name,
+                    result: AttemptResult::Unschedulable,
+                    message,
+                    ..
+                } if name == pod => Some(message.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    };
+    let bound = |pod: &str| {
+        records
+            .iter()
+            .filter_map(|r| match r {
+                Record::PodBound { at, name, node, .. } if name == pod => Some((*at, node.clone())),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        last_message("db-1").contains(
+            "1 node(s) were unschedulable, 3 node(s) didn't match PersistentVolume's node affinity"
+        ),
+        "{}",
+        last_message("db-1")
+    );
+    assert!(
+        last_message("db-5").contains("didn't find available persistent volumes to bind"),
+        "{}",
+        last_message("db-5")
+    );
+    // db-1 ran once (before the drain) and never again.
+    assert_eq!(bound("db-1").len(), 1);
+    assert_eq!(bound("db-5"), []);
+    let db4 = bound("db-4");
+    assert_eq!(db4.len(), 1);
+    assert_eq!(db4[0].1, "storage-3");
+    assert!(db4[0].0 >= ksim_engine::SimTime::from_secs(300));
+    let scheduled_at = |pod: &str| {
+        records.iter().find_map(|r| match r {
+            Record::Attempt {
+                at,
+                name,
+                result: AttemptResult::Scheduled,
+                ..
+            } if name == pod => Some(*at),
+            _ => None,
+        })
+    };
+    for pod in ["cache-0", "cache-1"] {
+        let s = scheduled_at(pod).unwrap();
+        let b = bound(pod)[0].0;
+        assert!(
+            b >= s + SimDuration::from_secs(15) && b < s + SimDuration::from_secs(16),
+            "{pod}: scheduled {s}, bound {b}"
+        );
+    }
+}
