@@ -450,3 +450,43 @@ fn zero_cost_model_binds_static_claims_at_once() {
         Some((SimTime::from_secs(1), "n1".to_string()))
     );
 }
+
+#[test]
+fn a_pod_deleted_while_its_claim_is_provisioned_leaves_nothing_behind() {
+    // The provisioner still finishes (the claim keeps its selected node), and a later pod using
+    // the claim goes to that node.
+    let mut c = cfg(200);
+    c.costs.provisioning_delay = SimDuration::from_secs(30);
+    let r = run(
+        c,
+        vec![node("n1"), node("n2")],
+        vec![
+            csi_class(),
+            csi_node("n1"),
+            csi_node("n2"),
+            claim("data", "csi"),
+        ],
+        vec![
+            at(1.0, create(pod("first", "data"))),
+            at(
+                10.0,
+                InputEvent::DeletePod {
+                    namespace: "default".into(),
+                    name: "first".into(),
+                },
+            ),
+            at(100.0, create(pod("second", "data"))),
+        ],
+    );
+    let first = attempts(&r.records, "first");
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(bound(&r.records, "first"), None);
+    let (_, n) = bound(&r.records, "second").expect("second bound");
+    assert_eq!(n, first[0].2);
+    // Nothing is left in the queue and only `second` is on a node.
+    assert_eq!(r.sim.queue().len(), 0);
+    let placed: usize = r.sim.snapshot().nodes.iter().map(|n| n.pods.len()).sum();
+    assert_eq!(placed, 1);
+    let pvc = &r.sim.snapshot().objects.storage.persistent_volume_claims["default/data"];
+    assert!(pvc.is_fully_bound());
+}
