@@ -24,7 +24,8 @@
 //!    writes a [`binder::VolumeBindingDecision`] into the `CycleState`. Read it with
 //!    [`crate::plugins::volume_binding::decision`].
 //! 2. **PreBind** succeeds at once (upstream issues the writes and polls until the PV controller
-//!    has bound every claim; ksim cuts that wait short). The engine then applies
+//!    has bound every claim; in ksim the engine models that wait: the pod's binding completes
+//!    only once its claims are bound, see `ksim-engine`'s `sim/volumes.rs`). The engine applies
 //!    [`binder::VolumeBindingDecision::apply_prebind`] to its `StorageObjects`: each static PV
 //!    gets `spec.claimRef` (and `pv.kubernetes.io/bound-by-controller` unless it was pre-bound),
 //!    each provisioned claim gets `volume.kubernetes.io/selected-node`. Once the API objects
