@@ -13,6 +13,7 @@
 pub mod framework;
 pub mod node_info;
 pub mod plugins;
+pub mod pod_index;
 pub mod pod_info;
 pub mod preemption;
 pub mod queue;

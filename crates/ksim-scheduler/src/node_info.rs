@@ -11,6 +11,7 @@ use ksim_api::{
 };
 use rustc_hash::FxHashMap;
 
+use crate::pod_index::PodIndex;
 use crate::pod_info::{HostPort, PodInfo};
 use crate::resource::Resource;
 
@@ -325,6 +326,9 @@ pub struct Snapshot {
     /// Indices of nodes that hold a pod with required anti-affinity.
     pub have_pods_with_required_anti_affinity: Vec<usize>,
     pub objects: Arc<ClusterObjects>,
+    /// The bound pods by label and their affinity terms by selector (kept current by
+    /// `add_pod`/`remove_pod`, rebuilt by `refresh_derived`).
+    pub pod_index: PodIndex,
 }
 
 impl Snapshot {
@@ -356,6 +360,7 @@ impl Snapshot {
             have_pods_with_affinity: Vec::new(),
             have_pods_with_required_anti_affinity: Vec::new(),
             objects,
+            pod_index: PodIndex::default(),
         };
         s.refresh_derived();
         s
@@ -396,6 +401,18 @@ impl Snapshot {
             n.image_states = st;
         }
         self.refresh_affinity_lists();
+        self.refresh_pod_index();
+    }
+
+    /// Rebuilds the pod index from the nodes (after node indices changed).
+    pub fn refresh_pod_index(&mut self) {
+        let mut ix = PodIndex::default();
+        for (i, n) in self.nodes.iter().enumerate() {
+            for p in &n.pods {
+                ix.add(i, p);
+            }
+        }
+        self.pod_index = ix;
     }
 
     pub fn refresh_affinity_lists(&mut self) {
@@ -485,6 +502,7 @@ impl Snapshot {
         };
         let had_aff = !self.nodes[i].pods_with_affinity.is_empty();
         let had_anti = !self.nodes[i].pods_with_required_anti_affinity.is_empty();
+        self.pod_index.add(i, &pod);
         self.nodes[i].add_pod(pod);
         if !had_aff && !self.nodes[i].pods_with_affinity.is_empty() {
             insert_sorted(&mut self.have_pods_with_affinity, i);
@@ -500,9 +518,14 @@ impl Snapshot {
         let Some(&i) = self.index.get(node) else {
             return false;
         };
+        // The pod NodeInfo::remove_pod will take (the first with that UID).
+        let Some(pod) = self.nodes[i].pods.iter().find(|p| p.uid() == uid).cloned() else {
+            return false;
+        };
         if !self.nodes[i].remove_pod(uid) {
             return false;
         }
+        self.pod_index.remove(&pod);
         if self.nodes[i].pods_with_affinity.is_empty() {
             if let Ok(k) = self.have_pods_with_affinity.binary_search(&i) {
                 self.have_pods_with_affinity.remove(k);

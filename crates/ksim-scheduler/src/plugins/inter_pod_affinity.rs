@@ -42,7 +42,8 @@ use crate::framework::{
     QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
-use crate::pod_info::{AffinityTerm, PodInfo, WeightedAffinityTerm};
+use crate::pod_index::TermKind;
+use crate::pod_info::{AffinityTerm, PodInfo};
 
 pub const NAME: &str = "InterPodAffinity";
 
@@ -259,43 +260,52 @@ impl PreFilterPlugin for InterPodAffinity {
         let objects = &*snapshot.objects;
         let namespace_labels = objects.namespace_labels(pod.namespace()).clone();
 
-        // getExistingAntiAffinityCounts: only nodes holding pods with required anti-affinity.
+        // Upstream walks every pod (or every pod with required anti-affinity); the snapshot's
+        // pod index hands out only the pods and terms whose selector can match, and each is
+        // still matched exactly. Counts are sums, so the order of the walk does not matter.
+        let node_labels = |i: usize| snapshot.nodes.get(i).map(NodeInfo::labels);
+
+        // getExistingAntiAffinityCounts: existing pods' required anti-affinity terms.
         let mut existing = TopologyCounts::default();
-        for &i in &snapshot.have_pods_with_required_anti_affinity {
-            let Some(ni) = snapshot.nodes.get(i) else {
-                continue;
-            };
-            let labels = ni.labels();
-            for ep in &ni.pods_with_required_anti_affinity {
-                for t in &ep.required_anti_affinity {
+        snapshot.pod_index.for_each_term_candidate(
+            TermKind::RequiredAntiAffinity,
+            pod.labels(),
+            |i, _, t, _| {
+                if let Some(labels) = node_labels(i) {
                     if t.matches(pod, &namespace_labels) {
                         existing.update(labels, &t.topology_key, 1);
                     }
                 }
-            }
-        }
+            },
+        );
 
         // getIncomingAffinityAntiAffinityCounts: every pod on every node.
         let mut affinity = TopologyCounts::default();
         let mut anti_affinity = TopologyCounts::default();
         let has_required =
             !pod.required_affinity.is_empty() || !pod.required_anti_affinity.is_empty();
-        if has_required {
-            for ni in &snapshot.nodes {
-                let labels = ni.labels();
-                for ep in &ni.pods {
-                    if matches_all_incoming(&pod.required_affinity, ep, objects) {
-                        for t in &pod.required_affinity {
-                            affinity.update(labels, &t.topology_key, 1);
+        if let Some(first) = pod.required_affinity.first() {
+            // A pod matching all the terms matches the first.
+            snapshot
+                .pod_index
+                .for_each_candidate(&first.selector, |i, ep| {
+                    if let Some(labels) = node_labels(i) {
+                        if matches_all_incoming(&pod.required_affinity, ep, objects) {
+                            for t in &pod.required_affinity {
+                                affinity.update(labels, &t.topology_key, 1);
+                            }
                         }
                     }
-                    for t in &pod.required_anti_affinity {
-                        if incoming_term_matches(t, ep, objects) {
-                            anti_affinity.update(labels, &t.topology_key, 1);
-                        }
+                });
+        }
+        for t in &pod.required_anti_affinity {
+            snapshot.pod_index.for_each_candidate(&t.selector, |i, ep| {
+                if let Some(labels) = node_labels(i) {
+                    if incoming_term_matches(t, ep, objects) {
+                        anti_affinity.update(labels, &t.topology_key, 1);
                     }
                 }
-            }
+            });
         }
 
         if existing.is_empty() && !has_required {
@@ -450,11 +460,10 @@ struct PreScoreState {
     topology_score: TopologyScore,
 }
 
-/// Everything `processExistingPod` needs besides the existing pod.
+/// What `processExistingPod` needs besides the existing pod.
 struct ScoreContext<'a> {
     incoming: &'a PodInfo,
     namespace_labels: &'a Labels,
-    objects: &'a ClusterObjects,
     hard_pod_affinity_weight: i32,
 }
 
@@ -477,94 +486,6 @@ impl ScoreContext<'_> {
         score.add(key, v, i64::from(weight.wrapping_mul(multiplier)));
         true
     }
-
-    fn incoming_terms(
-        &self,
-        score: &mut TopologyScore,
-        terms: &[WeightedAffinityTerm],
-        existing: &PodInfo,
-        node_labels: &Labels,
-        multiplier: i32,
-    ) -> bool {
-        let mut any = false;
-        for t in terms {
-            let m = incoming_term_matches(&t.term, existing, self.objects);
-            any |= Self::process(
-                score,
-                m,
-                &t.term.topology_key,
-                node_labels,
-                t.weight,
-                multiplier,
-            );
-        }
-        any
-    }
-
-    fn existing_terms(
-        &self,
-        score: &mut TopologyScore,
-        terms: &[WeightedAffinityTerm],
-        node_labels: &Labels,
-        multiplier: i32,
-    ) -> bool {
-        let mut any = false;
-        for t in terms {
-            let m = t.term.matches(self.incoming, self.namespace_labels);
-            any |= Self::process(
-                score,
-                m,
-                &t.term.topology_key,
-                node_labels,
-                t.weight,
-                multiplier,
-            );
-        }
-        any
-    }
-
-    /// `processExistingPod`; returns whether anything was recorded.
-    fn process_existing_pod(
-        &self,
-        score: &mut TopologyScore,
-        existing: &PodInfo,
-        node_labels: &Labels,
-    ) -> bool {
-        if node_labels.is_empty() {
-            return false;
-        }
-        let mut any = false;
-        any |= self.incoming_terms(
-            score,
-            &self.incoming.preferred_affinity,
-            existing,
-            node_labels,
-            1,
-        );
-        any |= self.incoming_terms(
-            score,
-            &self.incoming.preferred_anti_affinity,
-            existing,
-            node_labels,
-            -1,
-        );
-        if self.hard_pod_affinity_weight > 0 {
-            for t in &existing.required_affinity {
-                let m = t.matches(self.incoming, self.namespace_labels);
-                any |= Self::process(
-                    score,
-                    m,
-                    &t.topology_key,
-                    node_labels,
-                    self.hard_pod_affinity_weight,
-                    1,
-                );
-            }
-        }
-        any |= self.existing_terms(score, &existing.preferred_affinity, node_labels, 1);
-        any |= self.existing_terms(score, &existing.preferred_anti_affinity, node_labels, -1);
-        any
-    }
 }
 
 impl PreScorePlugin for InterPodAffinity {
@@ -585,29 +506,66 @@ impl PreScorePlugin for InterPodAffinity {
         let ctx = ScoreContext {
             incoming: pod,
             namespace_labels: objects.namespace_labels(pod.namespace()),
-            objects,
             hard_pod_affinity_weight: self.hard_pod_affinity_weight,
         };
         let mut score = TopologyScore::default();
         let mut any = false;
+        // Upstream runs processExistingPod over every pod (with constraints) or every pod with
+        // (anti-)affinity. Each of its terms adds to a sum, so the terms are taken one kind at a
+        // time from the snapshot's pod index, which hands out only the pods and terms whose
+        // selector can match (each still matched exactly).
+        let node_labels = |i: usize| snapshot.nodes.get(i).map(NodeInfo::labels);
         if has_constraints {
-            // The incoming pod's preferred terms can match any pod: process them all.
-            for ni in &snapshot.nodes {
-                for ep in &ni.pods {
-                    any |= ctx.process_existing_pod(&mut score, ep, ni.labels());
-                }
-            }
-        } else {
-            // Only pods with (anti-)affinity can contribute.
-            for &i in &snapshot.have_pods_with_affinity {
-                let Some(ni) = snapshot.nodes.get(i) else {
-                    continue;
-                };
-                for ep in &ni.pods_with_affinity {
-                    any |= ctx.process_existing_pod(&mut score, ep, ni.labels());
+            for (terms, multiplier) in [
+                (&pod.preferred_affinity, 1),
+                (&pod.preferred_anti_affinity, -1),
+            ] {
+                for t in terms {
+                    snapshot
+                        .pod_index
+                        .for_each_candidate(&t.term.selector, |i, ep| {
+                            if let Some(labels) = node_labels(i) {
+                                let m = incoming_term_matches(&t.term, ep, objects);
+                                any |= ScoreContext::process(
+                                    &mut score,
+                                    m,
+                                    &t.term.topology_key,
+                                    labels,
+                                    t.weight,
+                                    multiplier,
+                                );
+                            }
+                        });
                 }
             }
         }
+        let mut existing_terms = |kind: TermKind, multiplier: i32, hard: Option<i32>| {
+            snapshot
+                .pod_index
+                .for_each_term_candidate(kind, pod.labels(), |i, _, t, w| {
+                    if let Some(labels) = node_labels(i) {
+                        let m = t.matches(ctx.incoming, ctx.namespace_labels);
+                        let weight = hard.unwrap_or(w);
+                        any |= ScoreContext::process(
+                            &mut score,
+                            m,
+                            &t.topology_key,
+                            labels,
+                            weight,
+                            multiplier,
+                        );
+                    }
+                });
+        };
+        if ctx.hard_pod_affinity_weight > 0 {
+            existing_terms(
+                TermKind::RequiredAffinity,
+                1,
+                Some(ctx.hard_pod_affinity_weight),
+            );
+        }
+        existing_terms(TermKind::PreferredAffinity, 1, None);
+        existing_terms(TermKind::PreferredAntiAffinity, -1, None);
         if !any {
             return Status::skip();
         }

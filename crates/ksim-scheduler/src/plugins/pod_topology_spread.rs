@@ -246,6 +246,24 @@ fn count_pods_match_selector(pods: &[Arc<PodInfo>], selector: &Selector, ns: &st
         .count() as i64
 }
 
+/// `countPodsMatchSelector` for every node at once: node index → matching pods, for the nodes
+/// with at least one. The snapshot's pod index hands out only the pods the selector can match.
+fn matching_pods_per_node(snapshot: &Snapshot, selector: &Selector, ns: &str) -> FxHashMap<usize, i64> {
+    let mut counts: FxHashMap<usize, i64> = FxHashMap::default();
+    if selector.is_empty() {
+        return counts;
+    }
+    snapshot.pod_index.for_each_candidate(selector, |node, p| {
+        if p.pod.metadata.deletion_timestamp.is_none()
+            && p.namespace() == ns
+            && selector.matches(p.labels())
+        {
+            *counts.entry(node).or_insert(0) += 1;
+        }
+    });
+    counts
+}
+
 /// `filterTopologySpreadConstraints`: the constraints with the given `whenUnsatisfiable`, their
 /// selectors parsed and `matchLabelKeys` merged in.
 fn filter_constraints(
@@ -723,8 +741,12 @@ impl PreFilterPlugin for PodTopologySpread {
         }
         let required = RequiredNodeAffinity::of_pod(&pod.pod);
         let ns = pod.namespace();
+        let node_counts: Vec<FxHashMap<usize, i64>> = constraints
+            .iter()
+            .map(|c| matching_pods_per_node(snapshot, &c.selector, ns))
+            .collect();
         let mut domains: Vec<Domains> = vec![Domains::default(); constraints.len()];
-        for n in &snapshot.nodes {
+        for (k, n) in snapshot.nodes.iter().enumerate() {
             let node = &n.node;
             if !node_labels_match(&node.metadata.labels, &constraints) {
                 continue;
@@ -738,7 +760,7 @@ impl PreFilterPlugin for PodTopologySpread {
                     .labels
                     .get(&c.topology_key)
                     .map_or("", String::as_str);
-                let count = count_pods_match_selector(&n.pods, &c.selector, ns);
+                let count = node_counts[i].get(&k).copied().unwrap_or(0);
                 let idx = domains[i].index_of(value);
                 domains[i].counts[idx] += count;
             }
@@ -915,12 +937,25 @@ impl PreScorePlugin for PodTopologySpread {
 
         let required = RequiredNodeAffinity::of_pod(&pod.pod);
         let ns = pod.namespace();
-        for n in &snapshot.nodes {
-            let node = &n.node;
-            if require_all && !node_labels_match(&node.metadata.labels, &constraints) {
+        // Upstream adds countPodsMatchSelector of every eligible node to its value's count; the
+        // same sum is taken over the matching pods (from the pod index) whose node is eligible.
+        for (i, c) in constraints.iter().enumerate() {
+            // Only values of candidate nodes are counted; hostname counts are per node.
+            if counts[i].is_empty() {
                 continue;
             }
-            for (i, c) in constraints.iter().enumerate() {
+            // In node order, though the sum does not depend on it.
+            let mut per_node: Vec<(usize, i64)> =
+                matching_pods_per_node(snapshot, &c.selector, ns).into_iter().collect();
+            per_node.sort_unstable();
+            for (k, matched) in per_node {
+                let Some(n) = snapshot.nodes.get(k) else {
+                    continue;
+                };
+                let node = &n.node;
+                if require_all && !node_labels_match(&node.metadata.labels, &constraints) {
+                    continue;
+                }
                 if !c.match_node_inclusion_policies(pod, node, &required) {
                     continue;
                 }
@@ -929,9 +964,8 @@ impl PreScorePlugin for PodTopologySpread {
                     .labels
                     .get(&c.topology_key)
                     .map_or("", String::as_str);
-                // Only values of candidate nodes are counted; hostname counts are per node.
                 if let Some(cnt) = counts[i].get_mut(value) {
-                    *cnt += count_pods_match_selector(&n.pods, &c.selector, ns);
+                    *cnt += matched;
                 }
             }
         }
