@@ -202,8 +202,6 @@ pub struct NodeResourcesFitArgs {
     pub scoring_strategy: ScoringStrategy,
 }
 
-
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ScoringStrategy {

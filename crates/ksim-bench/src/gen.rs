@@ -383,7 +383,10 @@ mod tests {
         assert_eq!(a, b);
         let p = generate(&Spec::reference(Kind::Plain, 20, 200, 7)).unwrap();
         for (x, y) in a.pods.iter().zip(&p.pods) {
-            assert_eq!(x.spec.containers[0].resources, y.spec.containers[0].resources);
+            assert_eq!(
+                x.spec.containers[0].resources,
+                y.spec.containers[0].resources
+            );
             assert_eq!(x.metadata.labels, y.metadata.labels);
         }
         assert_eq!(a.nodes[13].metadata.labels[ZONE], "zone-3");

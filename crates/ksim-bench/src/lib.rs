@@ -146,10 +146,16 @@ mod tests {
 
     #[test]
     fn digest_ignores_scheduling_order() {
-        let a = vec![("d/a".to_string(), "n1".to_string()), ("d/b".into(), "n2".into())];
+        let a = vec![
+            ("d/a".to_string(), "n1".to_string()),
+            ("d/b".into(), "n2".into()),
+        ];
         let b = vec![a[1].clone(), a[0].clone()];
         assert_eq!(digest(&a), digest(&b));
-        let c = vec![("d/a".to_string(), "n2".to_string()), ("d/b".into(), "n1".into())];
+        let c = vec![
+            ("d/a".to_string(), "n2".to_string()),
+            ("d/b".into(), "n1".into()),
+        ];
         assert_ne!(digest(&a), digest(&c));
     }
 }

@@ -97,10 +97,8 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
     let mut preempt_rng = ksim_engine::sim::rng_stream(opts.seed, 2);
     let mut queue = SchedulingQueue::new(QueueConfig::default());
     let mut nominator = Nominator::default();
-    let mut placements: Vec<(String, String)> = pending
-        .iter()
-        .map(|p| (p.key(), String::new()))
-        .collect();
+    let mut placements: Vec<(String, String)> =
+        pending.iter().map(|p| (p.key(), String::new())).collect();
     let n_pending = pending.len();
     let mut seq: u64 = 0;
     let mut attempts: u64 = 0;

@@ -42,7 +42,11 @@ fn run_into(dir: &Path, seed: &str) {
         .arg(dir.join(format!("out-{seed}")))
         .output()
         .expect("run ksim");
-    assert!(out.status.success(), "ksim run failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "ksim run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -52,18 +56,40 @@ fn run_writes_all_outputs_and_is_reproducible_by_seed() {
     std::fs::write(d.join("nodes.json"), NODES).unwrap();
     std::fs::write(d.join("trace.jsonl"), trace(200)).unwrap();
     run_into(d, "7");
-    let first: Vec<Vec<u8>> = ["pods.csv", "placements.csv", "utilization.csv", "summary.json"]
-        .iter()
-        .map(|f| std::fs::read(d.join("out-7").join(f)).expect(f))
-        .collect();
-    for f in ["report.html", "utilization.svg", "utilization.png", "pending.svg", "latency_cdf.svg"] {
+    let first: Vec<Vec<u8>> = [
+        "pods.csv",
+        "placements.csv",
+        "utilization.csv",
+        "summary.json",
+    ]
+    .iter()
+    .map(|f| std::fs::read(d.join("out-7").join(f)).expect(f))
+    .collect();
+    for f in [
+        "report.html",
+        "utilization.svg",
+        "utilization.png",
+        "pending.svg",
+        "latency_cdf.svg",
+    ] {
         assert!(d.join("out-7").join(f).exists(), "{f} missing");
     }
     std::fs::rename(d.join("out-7"), d.join("first")).unwrap();
     run_into(d, "7");
-    for (i, f) in ["pods.csv", "placements.csv", "utilization.csv", "summary.json"].iter().enumerate() {
+    for (i, f) in [
+        "pods.csv",
+        "placements.csv",
+        "utilization.csv",
+        "summary.json",
+    ]
+    .iter()
+    .enumerate()
+    {
         let again = std::fs::read(d.join("out-7").join(f)).unwrap();
-        assert!(again == first[i], "{f} differs between two runs with the same seed");
+        assert!(
+            again == first[i],
+            "{f} differs between two runs with the same seed"
+        );
     }
     // pods.csv accounts for every created pod exactly once, with the documented header.
     let pods = String::from_utf8(first[0].clone()).unwrap();
@@ -91,7 +117,8 @@ fn conformance_command_reports_plain_counts() {
 fn conformance_command_fails_on_a_wrong_verdict() {
     let tmp = tempfile::tempdir().unwrap();
     let src = root().join("tests/conformance/cases/fit-002.json");
-    let mut case: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let mut case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
     case["expected"]["feasibleNodes"] = serde_json::json!(["n1"]);
     std::fs::write(tmp.path().join("bad.json"), case.to_string()).unwrap();
     let out = ksim().arg("conformance").arg(tmp.path()).output().unwrap();
@@ -127,7 +154,10 @@ fn malformed_trace_line_names_file_line_and_field() {
 
 #[test]
 fn missing_file_is_a_clear_error() {
-    let out = ksim().args(["run", "/no/such/scenario.yaml"]).output().unwrap();
+    let out = ksim()
+        .args(["run", "/no/such/scenario.yaml"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("/no/such/scenario.yaml"), "{stderr}");

@@ -238,9 +238,8 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                     _ => "trace",
                 };
                 if let Some(end) = ended_at.get(key) {
-                    if let Some((_, _, label)) = late_labels
-                        .iter()
-                        .rfind(|(k, at, _)| k == key && at > end)
+                    if let Some((_, _, label)) =
+                        late_labels.iter().rfind(|(k, at, _)| k == key && at > end)
                     {
                         by = label;
                     }

@@ -24,7 +24,10 @@ pub fn cluster_dump(sim: &Simulation) -> Value {
         items.push(v);
     }
     for slot in sim.pods() {
-        let keep = matches!(slot.phase, PodPhase::Pending | PodPhase::Binding | PodPhase::Bound);
+        let keep = matches!(
+            slot.phase,
+            PodPhase::Pending | PodPhase::Binding | PodPhase::Bound
+        );
         if !keep {
             continue;
         }

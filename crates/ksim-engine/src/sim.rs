@@ -203,7 +203,7 @@ pub struct Simulation {
     in_flight: Option<PodId>,
     in_flight_events: Vec<OwnedEvent>,
     pending_outcome: Option<CycleOutcome>,
-        flushes_started: bool,
+    flushes_started: bool,
     /// Whether the next backoff / leftover flush is in the heap. A flush with nothing to flush
     /// is a no-op, so the chain sleeps while its queues are empty and wakes on the period grid:
     /// a month-long trace does not pay for millions of empty flushes.
@@ -274,7 +274,7 @@ impl Simulation {
             in_flight: None,
             in_flight_events: Vec::new(),
             pending_outcome: None,
-                        flushes_started: false,
+            flushes_started: false,
             backoff_flush_armed: false,
             leftover_flush_armed: false,
             non_flush_pending: 0,
@@ -351,7 +351,7 @@ impl Simulation {
             // index breaks ties between sources at equal times.
             self.seq += 1;
             let key = (at, 0, (idx as u64) << 48 | (self.seq & ((1 << 48) - 1)));
-                        self.non_flush_pending += 1;
+            self.non_flush_pending += 1;
             self.heap.push(Reverse(Entry {
                 key,
                 ev: Ev::Input(idx, event),
@@ -364,7 +364,7 @@ impl Simulation {
         self.seq += 1;
         // Internal events sort after source events scheduled earlier at the same instant.
         let key = (at, class, (u64::MAX >> 16) + self.seq);
-                if !matches!(
+        if !matches!(
             ev,
             Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
         ) {
@@ -399,7 +399,7 @@ impl Simulation {
                 allocatable: amounts(&n.allocatable),
             });
         }
-                if !self.flushes_started {
+        if !self.flushes_started {
             self.flushes_started = true;
             self.start_autoscaler();
             self.leftover_flush_armed = true;
@@ -412,7 +412,7 @@ impl Simulation {
             );
         }
         let horizon = self.cfg.horizon.unwrap_or(SimTime::MAX);
-                loop {
+        loop {
             self.rearm_flushes();
             let next = self.heap.peek().map(|Reverse(e)| e.key.0);
             // Start a cycle when idle and every event of this instant has been applied.
@@ -426,7 +426,7 @@ impl Simulation {
             let Some(Reverse(entry)) = self.heap.pop() else {
                 break;
             };
-                        let at = entry.key.0;
+            let at = entry.key.0;
             if at > horizon {
                 break;
             }
@@ -455,7 +455,7 @@ impl Simulation {
 
     /// Without a horizon the run ends once only periodic flushes remain and nothing can be
     /// popped: pending pods would otherwise be retried forever.
-        fn only_flushes_left(&self, next: &Entry) -> bool {
+    fn only_flushes_left(&self, next: &Entry) -> bool {
         matches!(
             next.ev,
             Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
@@ -469,7 +469,7 @@ impl Simulation {
             }
     }
 
-        /// Wakes a sleeping flush chain when its queues have pods again, at the next instant of
+    /// Wakes a sleeping flush chain when its queues have pods again, at the next instant of
     /// its period grid (backoff: 1 s, 2 s, ...; leftover: 0 s, 30 s, ...). A flush at the current
     /// instant is harmless even if the cycles of this instant already ran: a pod that entered
     /// the queue at this instant is neither expired nor past its maximum stay.
@@ -519,7 +519,7 @@ impl Simulation {
                     self.end_pod(pod, Outcome::Preempted, "preemption", preemptor, obs);
                 }
             }
-                        Ev::Autoscale(t) => self.on_autoscale(t, obs),
+            Ev::Autoscale(t) => self.on_autoscale(t, obs),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
                 let (_, backoff, err, _, _) = self.queue.sizes();

@@ -316,7 +316,9 @@ mod tests {
         assert_eq!(
             candidates(
                 &ix,
-                &sel(serde_json::json!({"matchExpressions": [{"key": "app", "operator": "Exists"}]}))
+                &sel(
+                    serde_json::json!({"matchExpressions": [{"key": "app", "operator": "Exists"}]})
+                )
             ),
             vec!["0:a", "1:b", "1:c"]
         );
@@ -335,7 +337,10 @@ mod tests {
         ix.for_each_term_candidate(TermKind::RequiredAntiAffinity, &labels, |n, p, t, _| {
             found.push((n, p.name().to_string(), t.topology_key.clone()))
         });
-        assert_eq!(found, vec![(3, "h".into(), "kubernetes.io/hostname".into())]);
+        assert_eq!(
+            found,
+            vec![(3, "h".into(), "kubernetes.io/hostname".into())]
+        );
         let other: Labels = [("app".to_string(), "z".to_string())].into();
         let mut n = 0;
         ix.for_each_term_candidate(TermKind::RequiredAntiAffinity, &other, |_, _, _, _| n += 1);

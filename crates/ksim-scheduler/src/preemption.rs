@@ -305,11 +305,7 @@ pub fn nodes_for_status_code(statuses: &NodeToStatus, num_nodes: usize, code: Co
             .collect();
     }
     (0..num_nodes)
-        .filter(|&i| {
-            statuses
-                .explicit(i)
-                .is_some_and(|s| s.code == code)
-        })
+        .filter(|&i| statuses.explicit(i).is_some_and(|s| s.code == code))
         .collect()
 }
 

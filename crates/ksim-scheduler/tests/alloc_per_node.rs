@@ -69,14 +69,20 @@ fn pod(i: usize) -> PodInfo {
 fn allocations(n: usize, cycles: usize) -> u64 {
     let cfg = Default::default();
     let fwk = build_framework(&Registry::in_tree(), &cfg, &Default::default()).unwrap();
-    let mut snap = Snapshot::build((0..n).map(node), Vec::new(), Arc::new(ClusterObjects::default()));
+    let mut snap = Snapshot::build(
+        (0..n).map(node),
+        Vec::new(),
+        Arc::new(ClusterObjects::default()),
+    );
     let mut alg = Algorithm::new(rand_chacha::ChaCha8Rng::seed_from_u64(1), 100);
     let pods: Vec<PodInfo> = (0..=cycles).map(pod).collect();
     let mut total = 0;
     for (k, p) in pods.iter().enumerate() {
         let before = ALLOCS.load(Ordering::Relaxed);
         let mut state = CycleState::new();
-        let r = alg.schedule_pod(&fwk, &mut state, p, &snap, &NoNominatedPods).expect("fits");
+        let r = alg
+            .schedule_pod(&fwk, &mut state, p, &snap, &NoNominatedPods)
+            .expect("fits");
         let after = ALLOCS.load(Ordering::Relaxed);
         if k > 0 {
             total += after - before;

@@ -344,9 +344,8 @@ impl Scenario {
         source: &str,
         a: &ksim_engine::autoscale::AutoscalerConfig,
     ) -> Result<ksim_engine::autoscale::AutoscalerConfig, TraceError> {
-        a.validate().map_err(|(f, m)| {
-            TraceError::at_field(source, join_path("autoscaler", &f), m)
-        })?;
+        a.validate()
+            .map_err(|(f, m)| TraceError::at_field(source, join_path("autoscaler", &f), m))?;
         let mut a = a.clone();
         for (i, p) in a.pools.iter_mut().enumerate() {
             let path = format!("autoscaler.pools[{i}]");
@@ -355,7 +354,10 @@ impl Scenario {
                 return Err(TraceError::at_field(
                     source,
                     join_path(&path, "pool"),
-                    format!("no pool named {:?} in cluster.pools (pools: {names:?})", p.pool),
+                    format!(
+                        "no pool named {:?} in cluster.pools (pools: {names:?})",
+                        p.pool
+                    ),
                 ));
             };
             if p.template == Node::default() {

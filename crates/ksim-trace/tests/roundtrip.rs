@@ -43,10 +43,12 @@ fn trace() -> Vec<TimedEvent> {
     let mut ev = Vec::new();
     for i in 0..160usize {
         let cpu = ["300m", "700m", "1100m", "1900m", "2300m"][(i * 7) % 5];
-                let mem = ["512Mi", "1Gi", "3Gi", "5Gi"][(i * 3) % 4];
+        let mem = ["512Mi", "1Gi", "3Gi", "5Gi"][(i * 3) % 4];
         let preferences: Vec<serde_json::Value> = (0..12)
-            .map(|r| serde_json::json!({"weight": r + 1, "preference": {"matchExpressions": [
-                {"key": "rank", "operator": "In", "values": [r.to_string()]}]}}))
+            .map(|r| {
+                serde_json::json!({"weight": r + 1, "preference": {"matchExpressions": [
+                {"key": "rank", "operator": "In", "values": [r.to_string()]}]}})
+            })
             .collect();
         let pod: Pod = serde_json::from_value(serde_json::json!({
             "metadata": {"name": format!("p{i:03}"), "namespace": "default", "labels": {"app": format!("a{}", i % 4)}},
@@ -58,12 +60,18 @@ fn trace() -> Vec<TimedEvent> {
         let t = (i * 5) as i64;
         ev.push(TimedEvent {
             at: SimTime::from_secs(t),
-            event: InputEvent::CreatePod { pod: Box::new(pod), run_for: None },
+            event: InputEvent::CreatePod {
+                pod: Box::new(pod),
+                run_for: None,
+            },
         });
         if i % 3 == 0 {
             ev.push(TimedEvent {
                 at: SimTime::from_secs(t + 137),
-                event: InputEvent::DeletePod { namespace: "default".into(), name: format!("p{i:03}") },
+                event: InputEvent::DeletePod {
+                    namespace: "default".into(),
+                    name: format!("p{i:03}"),
+                },
             });
         }
     }
@@ -82,10 +90,24 @@ fn placements(sim: &mut Simulation) -> BTreeMap<String, String> {
     out
 }
 
-fn sim(horizon: Option<SimTime>, nodes: Vec<Node>, sources: Vec<Box<dyn EventSource + Send>>) -> Simulation {
-    let cfg = EngineConfig { seed: 3, horizon, ..Default::default() };
-        let mut s = Simulation::new(cfg, &sched_cfg(), &Registry::in_tree(), nodes, ClusterObjects::default())
-        .expect("simulation");
+fn sim(
+    horizon: Option<SimTime>,
+    nodes: Vec<Node>,
+    sources: Vec<Box<dyn EventSource + Send>>,
+) -> Simulation {
+    let cfg = EngineConfig {
+        seed: 3,
+        horizon,
+        ..Default::default()
+    };
+    let mut s = Simulation::new(
+        cfg,
+        &sched_cfg(),
+        &Registry::in_tree(),
+        nodes,
+        ClusterObjects::default(),
+    )
+    .expect("simulation");
     for src in sources {
         s.add_source(src).expect("source");
     }
@@ -100,32 +122,53 @@ fn dump_reimport_replay_gives_the_same_placements() {
     let mut full = sim(None, nodes.clone(), vec![Box::new(VecSource::new(trace()))]);
     let expected = placements(&mut full);
 
-    let mut first = sim(Some(cut), nodes.clone(), vec![Box::new(VecSource::new(trace()))]);
+    let mut first = sim(
+        Some(cut),
+        nodes.clone(),
+        vec![Box::new(VecSource::new(trace()))],
+    );
     let _ = placements(&mut first);
     let dump = cluster_dump(&first);
     let dir = tempfile::tempdir().expect("tempdir");
     let dump_path: PathBuf = dir.path().join("dump.json");
     std::fs::write(&dump_path, serde_json::to_string_pretty(&dump).unwrap()).unwrap();
     let out = dir.path().join("imported");
-    let summary = import(ImportFormat::KubeDump, &[dump_path], &out, &ImportOptions::default()).expect("import");
+    let summary = import(
+        ImportFormat::KubeDump,
+        &[dump_path],
+        &out,
+        &ImportOptions::default(),
+    )
+    .expect("import");
     assert_eq!(summary.nodes, 12);
 
     // The rest of the trace, shifted so that the dump's moment is t = 0.
     let rest: Vec<TimedEvent> = trace()
         .into_iter()
         .filter(|e| e.at > cut)
-        .map(|e| TimedEvent { at: SimTime(e.at.0 - cut.0), event: e.event })
+        .map(|e| TimedEvent {
+            at: SimTime(e.at.0 - cut.0),
+            event: e.event,
+        })
         .collect();
     let imported_nodes = load_nodes(&out.join("nodes.yaml")).expect("nodes");
     let imported = NativeReader::open(&out.join("trace.jsonl")).expect("trace");
-    let mut replay = sim(None, imported_nodes, vec![Box::new(imported), Box::new(VecSource::new(rest.clone()))]);
+    let mut replay = sim(
+        None,
+        imported_nodes,
+        vec![Box::new(imported), Box::new(VecSource::new(rest.clone()))],
+    );
     let got = placements(&mut replay);
 
     let mut compared = 0;
     for e in &rest {
         if let InputEvent::CreatePod { pod, .. } = &e.event {
             let name = &pod.metadata.name;
-            assert_eq!(got.get(name), expected.get(name), "pod {name} placed differently after the replay");
+            assert_eq!(
+                got.get(name),
+                expected.get(name),
+                "pod {name} placed differently after the replay"
+            );
             compared += 1;
         }
     }

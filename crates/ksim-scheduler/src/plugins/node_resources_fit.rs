@@ -39,7 +39,10 @@ enum ResourceKey {
     EphemeralStorage,
     /// Any other name, read from the scalar resources; `scalar` caches
     /// `is_scalar_resource_name`.
-    Other { name: String, scalar: bool },
+    Other {
+        name: String,
+        scalar: bool,
+    },
 }
 
 impl ResourceKey {

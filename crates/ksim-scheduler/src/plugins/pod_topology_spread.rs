@@ -248,7 +248,11 @@ fn count_pods_match_selector(pods: &[Arc<PodInfo>], selector: &Selector, ns: &st
 
 /// `countPodsMatchSelector` for every node at once: node index → matching pods, for the nodes
 /// with at least one. The snapshot's pod index hands out only the pods the selector can match.
-fn matching_pods_per_node(snapshot: &Snapshot, selector: &Selector, ns: &str) -> FxHashMap<usize, i64> {
+fn matching_pods_per_node(
+    snapshot: &Snapshot,
+    selector: &Selector,
+    ns: &str,
+) -> FxHashMap<usize, i64> {
     let mut counts: FxHashMap<usize, i64> = FxHashMap::default();
     if selector.is_empty() {
         return counts;
@@ -945,8 +949,9 @@ impl PreScorePlugin for PodTopologySpread {
                 continue;
             }
             // In node order, though the sum does not depend on it.
-            let mut per_node: Vec<(usize, i64)> =
-                matching_pods_per_node(snapshot, &c.selector, ns).into_iter().collect();
+            let mut per_node: Vec<(usize, i64)> = matching_pods_per_node(snapshot, &c.selector, ns)
+                .into_iter()
+                .collect();
             per_node.sort_unstable();
             for (k, matched) in per_node {
                 let Some(n) = snapshot.nodes.get(k) else {
