@@ -154,7 +154,10 @@ pub fn node(spec: &Spec, i: usize) -> Node {
     let mut taints = Vec::new();
     if spec.kind == Kind::NodeAffinity {
         labels.insert("pool".into(), format!("pool-{}", i % 4));
-        labels.insert("disk".into(), if i % 3 == 0 { "ssd" } else { "hdd" }.into());
+        labels.insert(
+            "disk".into(),
+            if i.is_multiple_of(3) { "ssd" } else { "hdd" }.into(),
+        );
         if i % 5 == 4 {
             taints.push(Taint {
                 key: "dedicated".into(),

@@ -89,6 +89,8 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
         ClusterObjects::default(),
     )
     .map_err(|e| CaseError::Format(e.to_string()))?;
+    // Final states include pods that ended.
+    sim.retain_ended_pods(true);
     // The oracle labels a pod's `deletedBy` with the last DeletePod/CompletePod event naming it,
     // even when the pod was already gone (e.g. preempted earlier): keep those labels.
     let mut late_labels: Vec<(String, i64, &'static str)> = Vec::new();

@@ -193,6 +193,15 @@ pub struct Simulation {
     /// Pods whose PreBind waits for dynamically provisioned claims (see `volumes`).
     volume_waits: BTreeMap<PodId, volumes::VolumeWait>,
     pods: Vec<PodSlot>,
+    /// Slots of ended pods ready for new pods (when ended pods are not retained), so memory
+    /// follows the live pods, not the pods ever replayed.
+    free_slots: Vec<PodId>,
+    /// Slots freed while a cycle was in flight: its outcome may still name them.
+    freed_in_cycle: Vec<PodId>,
+    /// Keep ended pods' slots (for `pods()` after the run); off by default.
+    retain_ended: bool,
+    /// What a released slot holds instead of its pod.
+    released_info: Arc<PodInfo>,
     live: FxHashMap<String, PodId>,
     queue: SchedulingQueue,
     nominator: Nominator,
@@ -267,6 +276,10 @@ impl Simulation {
             ghosts: BTreeMap::new(),
             volume_waits: BTreeMap::new(),
             pods: Vec::new(),
+            free_slots: Vec::new(),
+            freed_in_cycle: Vec::new(),
+            retain_ended: false,
+            released_info: Arc::new(PodInfo::new(Pod::default())),
             live: FxHashMap::default(),
             queue: SchedulingQueue::new(qcfg),
             nominator: Nominator::default(),
@@ -284,9 +297,10 @@ impl Simulation {
         };
         sim.autoscaler = sim.cfg.autoscaler.clone().map(autoscaler::State::new);
         let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
+        let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
         for mut n in nodes {
             default_node(&mut n);
-            if sim.node_order.contains(&n.metadata.name) {
+            if !seen.insert(n.metadata.name.clone()) {
                 return Err(SimError::Input {
                     at: SimTime::ZERO,
                     message: format!("node {:?} is listed twice", n.metadata.name),
@@ -309,8 +323,43 @@ impl Simulation {
     pub fn queue(&self) -> &SchedulingQueue {
         &self.queue
     }
+    /// The pod slots by id. Ended pods keep their slot only with
+    /// [`retain_ended_pods`](Self::retain_ended_pods); otherwise a slot is reused by a later pod
+    /// and an ended pod's slot shows `Ended` with an empty object until then.
     pub fn pods(&self) -> &[PodSlot] {
         &self.pods
+    }
+
+    /// Keeps every ended pod's slot and object until the run ends (the timeline runner reads
+    /// final states from them). Memory then grows with the pods ever created.
+    pub fn retain_ended_pods(&mut self, keep: bool) {
+        self.retain_ended = keep;
+    }
+
+    /// Frees an ended pod's slot for reuse (unless ended pods are retained).
+    fn release_slot(&mut self, id: PodId) {
+        if self.retain_ended {
+            return;
+        }
+        if let Some(st) = self.autoscaler.as_mut() {
+            st.first_seen.remove(&id);
+        }
+        if self.busy {
+            // The cycle's outcome may still read it (Unreserve of an in-flight pod): cleared
+            // once the cycle is over.
+            self.freed_in_cycle.push(id);
+        } else {
+            self.clear_slot(id);
+        }
+    }
+
+    fn clear_slot(&mut self, id: PodId) {
+        let slot = &mut self.pods[id as usize];
+        slot.info = self.released_info.clone();
+        slot.node = String::new();
+        slot.preempted_by = String::new();
+        slot.terminating = false;
+        self.free_slots.push(id);
     }
     pub fn nominator(&self) -> &Nominator {
         &self.nominator
@@ -606,8 +655,12 @@ impl Simulation {
         }
         let bound_to = pod.spec.node_name.clone();
         let info = Arc::new(PodInfo::new(pod));
-        let id = self.pods.len() as PodId;
-        self.pods.push(PodSlot {
+        if !self.busy {
+            for id in std::mem::take(&mut self.freed_in_cycle) {
+                self.clear_slot(id);
+            }
+        }
+        let fresh = PodSlot {
             info: info.clone(),
             phase: PodPhase::Pending,
             run_for,
@@ -616,7 +669,22 @@ impl Simulation {
             ended_by: "",
             preempted_by: String::new(),
             terminating: false,
-        });
+        };
+        let id = match self.free_slots.pop() {
+            Some(id) => {
+                // A later generation than any the slot had: its stale timers stay stale.
+                let generation = self.pods[id as usize].generation + 1;
+                self.pods[id as usize] = PodSlot {
+                    generation,
+                    ..fresh
+                };
+                id
+            }
+            None => {
+                self.pods.push(fresh);
+                (self.pods.len() - 1) as PodId
+            }
+        };
         self.live.insert(key, id);
         obs.record(&Record::PodCreated {
             at: self.now,
@@ -666,7 +734,7 @@ impl Simulation {
         let mut p = slot.info.pod.clone();
         p.status.phase = "Running".into();
         p.status.start_time = Some(crate::time::rfc3339(self.now + self.cfg.costs.pod_startup));
-        let info = Arc::new(PodInfo::new(p));
+        let info = Arc::new(slot.info.with_object(p));
         let node = slot.node.clone();
         let old_uid = slot.info.uid().to_string();
         self.pods[id as usize].info = info.clone();
@@ -760,6 +828,7 @@ impl Simulation {
             outcome,
             preempted_by: preemptor,
         });
+        self.release_slot(id);
     }
 
     fn update_pod(&mut self, mut pod: Pod) -> Result<(), SimError> {
@@ -898,6 +967,7 @@ impl Simulation {
                         outcome: Outcome::Failed,
                         preempted_by: String::new(),
                     });
+                    self.release_slot(id);
                     let owned = slot
                         .info
                         .pod
@@ -1139,7 +1209,7 @@ impl Simulation {
                 let mut p = self.pods[pod as usize].info.pod.clone();
                 p.spec.node_name = node.clone();
                 p.status.nominated_node_name.clear();
-                let info = Arc::new(PodInfo::new(p));
+                let info = Arc::new(self.pods[pod as usize].info.with_object(p));
                 self.pods[pod as usize].info = info.clone();
                 self.pods[pod as usize].node = node.clone();
                 self.pods[pod as usize].phase = PodPhase::Binding;
@@ -1293,7 +1363,7 @@ impl Simulation {
         }
         let mut p = slot.info.pod.clone();
         p.status.nominated_node_name = node.unwrap_or("").to_string();
-        let info = Arc::new(PodInfo::new(p));
+        let info = Arc::new(slot.info.with_object(p));
         self.pods[id as usize].info = info.clone();
         self.queue.set_pod(id, info.clone());
         match node {
@@ -1317,7 +1387,7 @@ impl Simulation {
             reason: "PreemptionByScheduler".into(),
             message: String::new(),
         });
-        let info = Arc::new(PodInfo::new(p));
+        let info = Arc::new(slot.info.with_object(p));
         self.pods[id as usize].info = info.clone();
         if matches!(slot.phase, PodPhase::Binding | PodPhase::Bound) {
             self.snapshot.remove_pod(&slot.node, slot.info.uid());

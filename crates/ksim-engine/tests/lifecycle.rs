@@ -305,3 +305,60 @@ fn same_seed_same_records_different_seed_may_differ() {
     assert_eq!(a, b);
     assert_ne!(a, c, "a different seed should break ties differently");
 }
+
+/// 2,000 pods, one every second, each running 10 s, preempting none: a long replay with few
+/// pods alive at once. The engine's pod slots follow the live pods (ended pods' slots are
+/// reused), every pod is bound and ends, and the same run twice gives the same records.
+#[test]
+fn memory_follows_live_pods_not_pods_replayed() {
+    let make = || -> (Simulation, Vec<TimedEvent>) {
+        let sim = Simulation::new(
+            EngineConfig::default(),
+            &Default::default(),
+            &Registry::in_tree(),
+            vec![node("n1", "8", "32Gi"), node("n2", "8", "32Gi")],
+            ClusterObjects::default(),
+        )
+        .expect("simulation");
+        let events = (0..2000)
+            .map(|i| at(i as f64, create(pod(&format!("p{i}"), "500m", 0), Some(10))))
+            .collect();
+        (sim, events)
+    };
+    let replay = |retain: bool| {
+        let (mut sim, events) = make();
+        sim.retain_ended_pods(retain);
+        sim.add_source(Box::new(VecSource::new(events)))
+            .expect("source");
+        let mut records = Vec::new();
+        sim.run(&mut |r: &Record| records.push(r.clone()))
+            .expect("run");
+        (sim.pods().len(), records)
+    };
+    let (slots, records) = replay(false);
+    // About 11 pods are alive at once (10 s runs plus startup); never 2,000 slots.
+    assert!(slots <= 20, "{slots} pod slots for at most ~11 live pods");
+    let bound = records
+        .iter()
+        .filter(|r| matches!(r, Record::PodBound { .. }))
+        .count();
+    let ended = records
+        .iter()
+        .filter(|r| {
+            matches!(
+                r,
+                Record::PodEnded {
+                    outcome: Outcome::Succeeded,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!((bound, ended), (2000, 2000));
+    let (_, again) = replay(false);
+    assert_eq!(format!("{records:?}"), format!("{again:?}"));
+    // Retaining ended pods keeps one slot per pod and changes no decision.
+    let (slots_kept, kept) = replay(true);
+    assert_eq!(slots_kept, 2000);
+    assert_eq!(format!("{records:?}"), format!("{kept:?}"));
+}

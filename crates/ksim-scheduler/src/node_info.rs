@@ -37,13 +37,17 @@ pub struct NodeInfo {
     pub image_states: FxHashMap<String, ImageState>,
     /// Bumped on every change, so a snapshot can refresh only what changed.
     pub generation: u64,
+    /// `spec.unschedulable` and "has taints" of `node`, kept beside the counters so that
+    /// filtering a pod that tolerates nothing special never reads the node object (kept in
+    /// step by [`NodeInfo::new`] and [`NodeInfo::set_node`], the only writers of `node`).
+    pub unschedulable: bool,
+    pub tainted: bool,
 }
 
 impl NodeInfo {
     pub fn new(node: Arc<Node>) -> NodeInfo {
         let allocatable = Resource::from_list(&node.status.allocatable);
         NodeInfo {
-            node,
             pods: Vec::new(),
             pods_with_affinity: Vec::new(),
             pods_with_required_anti_affinity: Vec::new(),
@@ -53,6 +57,9 @@ impl NodeInfo {
             allocatable,
             image_states: FxHashMap::default(),
             generation: 0,
+            unschedulable: node.spec.unschedulable,
+            tainted: !node.spec.taints.is_empty(),
+            node,
         }
     }
 
@@ -67,6 +74,8 @@ impl NodeInfo {
     /// Replaces the node object, keeping the pods (a node update).
     pub fn set_node(&mut self, node: Arc<Node>) {
         self.allocatable = Resource::from_list(&node.status.allocatable);
+        self.unschedulable = node.spec.unschedulable;
+        self.tainted = !node.spec.taints.is_empty();
         self.node = node;
         self.generation += 1;
     }
@@ -329,6 +338,38 @@ pub struct Snapshot {
     /// The bound pods by label and their affinity terms by selector (kept current by
     /// `add_pod`/`remove_pod`, rebuilt by `refresh_derived`).
     pub pod_index: PodIndex,
+    /// Label columns built on demand ([`Snapshot::label_column`]), dropped when nodes change.
+    columns: ColumnCache,
+}
+
+/// One label key's values on every node, interned: what the spreading plugins read for every
+/// node of the cluster in each cycle, without a map lookup per node.
+#[derive(Debug, Default)]
+pub struct LabelColumn {
+    /// Per node, in snapshot order: the id of the node's value, or [`LabelColumn::ABSENT`].
+    pub ids: Vec<u32>,
+    /// The value of each id, ids in order of first appearance.
+    pub values: Vec<String>,
+}
+
+impl LabelColumn {
+    pub const ABSENT: u32 = u32::MAX;
+}
+
+/// The columns built so far. Derived data: a clone starts empty and rebuilds on demand.
+#[derive(Default)]
+struct ColumnCache(std::sync::Mutex<FxHashMap<String, Arc<LabelColumn>>>);
+
+impl Clone for ColumnCache {
+    fn clone(&self) -> Self {
+        ColumnCache::default()
+    }
+}
+
+impl std::fmt::Debug for ColumnCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ColumnCache")
+    }
 }
 
 impl Snapshot {
@@ -361,6 +402,7 @@ impl Snapshot {
             have_pods_with_required_anti_affinity: Vec::new(),
             objects,
             pod_index: PodIndex::default(),
+            columns: ColumnCache::default(),
         };
         s.refresh_derived();
         s
@@ -402,6 +444,39 @@ impl Snapshot {
         }
         self.refresh_affinity_lists();
         self.refresh_pod_index();
+        self.invalidate_columns();
+    }
+
+    /// The values of label `key` on every node (built on first use after the nodes changed).
+    pub fn label_column(&self, key: &str) -> Arc<LabelColumn> {
+        let mut cache = self.columns.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.get(key) {
+            return c.clone();
+        }
+        let mut col = LabelColumn::default();
+        let mut ids: FxHashMap<&str, u32> = FxHashMap::default();
+        for n in &self.nodes {
+            let id = match n.labels().get(key) {
+                None => LabelColumn::ABSENT,
+                Some(v) => *ids.entry(v.as_str()).or_insert_with(|| {
+                    col.values.push(v.clone());
+                    (col.values.len() - 1) as u32
+                }),
+            };
+            col.ids.push(id);
+        }
+        let col = Arc::new(col);
+        cache.insert(key.to_string(), col.clone());
+        col
+    }
+
+    /// Drops the label columns (nodes were added, removed, reordered or relabelled).
+    fn invalidate_columns(&mut self) {
+        self.columns
+            .0
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Rebuilds the pod index from the nodes (after node indices changed).
@@ -429,6 +504,8 @@ impl Snapshot {
     }
 
     pub fn get_mut(&mut self, name: &str) -> Option<&mut NodeInfo> {
+        // The caller may relabel the node.
+        self.invalidate_columns();
         match self.index.get(name) {
             Some(&i) => Some(&mut self.nodes[i]),
             None => None,
@@ -439,6 +516,7 @@ impl Snapshot {
     /// they were added) after a node was added, removed or changed zone. `order` is the node
     /// names in insertion order.
     fn reorder(&mut self, order: &[String]) {
+        self.invalidate_columns();
         let mut by_name: FxHashMap<String, NodeInfo> = self
             .nodes
             .drain(..)
@@ -486,6 +564,7 @@ impl Snapshot {
         let zone_changed = zone_key(&self.nodes[i].node) != zone_key(&node);
         let images_changed = self.nodes[i].node.status.images != node.status.images;
         self.nodes[i].set_node(node);
+        self.invalidate_columns();
         if zone_changed {
             self.reorder(order);
         }

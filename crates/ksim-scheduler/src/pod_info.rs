@@ -74,6 +74,25 @@ pub struct PodInfo {
 }
 
 impl PodInfo {
+    /// The same pod with a new object whose spec (but for `spec.nodeName`), labels, namespace
+    /// and name are unchanged — a binding, a status change, a nomination, a deletion mark.
+    /// The derived fields depend on none of what may differ, so they are kept rather than
+    /// recomputed (requests are parsed once per pod, not once per binding).
+    pub fn with_object(&self, pod: Pod) -> PodInfo {
+        debug_assert_eq!(pod.key(), self.key);
+        PodInfo {
+            pod,
+            key: self.key.clone(),
+            requests: self.requests.clone(),
+            non_zero_requests: self.non_zero_requests.clone(),
+            host_ports: self.host_ports.clone(),
+            required_affinity: self.required_affinity.clone(),
+            required_anti_affinity: self.required_anti_affinity.clone(),
+            preferred_affinity: self.preferred_affinity.clone(),
+            preferred_anti_affinity: self.preferred_anti_affinity.clone(),
+        }
+    }
+
     pub fn new(pod: Pod) -> PodInfo {
         let key = pod.key();
         let requests = pod_requests(&pod, false);

@@ -353,17 +353,29 @@ impl Algorithm {
             return Ok(());
         }
         let filters = fwk.active_filters(state);
-        for i in 0..num_all {
-            let idx = nodes.get((start + i) % num_all);
+        // Without nominated pods the two-pass filter is one pass: decided once per cycle.
+        let no_nominations = nominated.is_empty();
+        // Position in the candidate list, wrapping at its end (no division per node).
+        let mut pos = start % num_all;
+        for _ in 0..num_all {
+            let idx = nodes.get(pos);
+            pos += 1;
+            if pos == num_all {
+                pos = 0;
+            }
             let node: &NodeInfo = &snapshot.nodes[idx];
-            let s = fwk.run_filter_with_nominated_pods_using(
-                Some(&filters),
-                state,
-                pod,
-                node,
-                snapshot,
-                nominated,
-            );
+            let s = if no_nominations {
+                fwk.run_active_filters(&filters, state, pod, node)
+            } else {
+                fwk.run_filter_with_nominated_pods_using(
+                    Some(&filters),
+                    state,
+                    pod,
+                    node,
+                    snapshot,
+                    nominated,
+                )
+            };
             if s.code == Code::Error {
                 return Err(s);
             }

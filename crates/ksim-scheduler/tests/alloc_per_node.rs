@@ -43,7 +43,7 @@ fn node(i: usize) -> Arc<Node> {
             "metadata": {"name": format!("node-{i}"), "labels": {
                 "kubernetes.io/hostname": format!("node-{i}"),
                 "topology.kubernetes.io/zone": format!("zone-{}", i % 10)}},
-            "spec": {"taints": if i % 7 == 0 {
+            "spec": {"taints": if i.is_multiple_of(7) {
                 serde_json::json!([{"key": "k", "value": "v", "effect": "PreferNoSchedule"}]) } else { serde_json::json!([]) }},
             "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"},
                        "images": [{"names": ["registry.k8s.io/pause:3.10"], "sizeBytes": 700000}]}

@@ -34,7 +34,7 @@ pub(super) enum Timer {
 pub(super) struct State {
     cfg: AutoscalerConfig,
     /// Pods seen unschedulable, with the first scan that saw them so.
-    first_seen: BTreeMap<PodId, SimTime>,
+    pub(super) first_seen: BTreeMap<PodId, SimTime>,
     /// Per pool: nodes being provisioned.
     upcoming: Vec<u32>,
     /// Per pool: the template as a NodeInfo (defaulted), for the Filter plugins.

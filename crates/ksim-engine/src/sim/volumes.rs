@@ -36,7 +36,6 @@ use ksim_api::storage::ANN_SELECTED_NODE;
 use ksim_scheduler::framework::{ClusterEventKind, CycleState, Framework, ObjectAction};
 use ksim_scheduler::node_info::ClusterObjects;
 use ksim_scheduler::plugins::volume_binding;
-use ksim_scheduler::pod_info::PodInfo;
 use ksim_scheduler::volume::binder::VolumeBindingDecision;
 use ksim_scheduler::volume::controller;
 
@@ -343,7 +342,7 @@ impl Simulation {
         let mut p = assumed.pod.clone();
         p.spec.node_name.clear();
         p.status.nominated_node_name.clear();
-        let pending = Arc::new(PodInfo::new(p));
+        let pending = Arc::new(assumed.with_object(p));
         let slot = &mut self.pods[pod as usize];
         slot.info = pending.clone();
         slot.phase = PodPhase::Pending;

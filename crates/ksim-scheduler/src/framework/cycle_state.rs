@@ -55,11 +55,11 @@ impl Clone for CycleState {
     }
 }
 
-/// Whether two static keys are equal: the same address first (keys are string constants, so
-/// this is the usual case and costs no byte comparison), then the bytes.
+/// Whether two static keys are the same constant (same address and length): the usual case,
+/// since keys are string constants; checked for every entry before any byte comparison.
 #[inline]
-fn same_key(a: &'static str, b: &'static str) -> bool {
-    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+fn same_ptr(a: &'static str, b: &'static str) -> bool {
+    a.as_ptr() == b.as_ptr() && a.len() == b.len()
 }
 
 impl CycleState {
@@ -68,25 +68,32 @@ impl CycleState {
     }
 
     pub fn write<T: StateData>(&mut self, key: &'static str, value: T) {
-        if let Some(e) = self.entries.iter_mut().find(|(k, _)| same_key(k, key)) {
+        if let Some(i) = self.position(key) {
+            let e = &mut self.entries[i];
             e.1 = Box::new(value);
         } else {
             self.entries.push((key, Box::new(value)));
         }
     }
 
-    pub fn read<T: 'static>(&self, key: &'static str) -> Option<&T> {
+    /// The entry of `key`: by address first, then (a key spelled by another constant) by
+    /// bytes.
+    #[inline]
+    fn position(&self, key: &'static str) -> Option<usize> {
         self.entries
             .iter()
-            .find(|(k, _)| same_key(k, key))
-            .and_then(|(_, v)| (**v).as_any().downcast_ref::<T>())
+            .position(|(k, _)| same_ptr(k, key))
+            .or_else(|| self.entries.iter().position(|(k, _)| *k == key))
+    }
+
+    pub fn read<T: 'static>(&self, key: &'static str) -> Option<&T> {
+        let i = self.position(key)?;
+        (*self.entries[i].1).as_any().downcast_ref::<T>()
     }
 
     pub fn read_mut<T: 'static>(&mut self, key: &'static str) -> Option<&mut T> {
-        self.entries
-            .iter_mut()
-            .find(|(k, _)| same_key(k, key))
-            .and_then(|(_, v)| (**v).as_any_mut().downcast_mut::<T>())
+        let i = self.position(key)?;
+        (*self.entries[i].1).as_any_mut().downcast_mut::<T>()
     }
 
     pub fn should_skip_filter(&self, plugin: &str) -> bool {

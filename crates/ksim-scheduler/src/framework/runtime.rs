@@ -15,6 +15,10 @@ use crate::pod_info::PodInfo;
 pub trait NominatedPods {
     /// Nominated pods of a node, in the order they were nominated.
     fn nominated_pods_for_node(&self, node: &str) -> &[Arc<PodInfo>];
+    /// No pod is nominated anywhere (lets a cycle skip the per-node lookup).
+    fn is_empty(&self) -> bool {
+        false
+    }
 }
 
 /// No nominated pods at all.
@@ -23,6 +27,9 @@ pub struct NoNominatedPods;
 impl NominatedPods for NoNominatedPods {
     fn nominated_pods_for_node(&self, _node: &str) -> &[Arc<PodInfo>] {
         &[]
+    }
+    fn is_empty(&self) -> bool {
+        true
     }
 }
 
@@ -309,6 +316,12 @@ impl Framework {
         snapshot: &Snapshot,
         nominated: &dyn NominatedPods,
     ) -> Status {
+        if nominated.is_empty() {
+            return match filters {
+                Some(f) => self.run_active_filters(f, state, pod, node),
+                None => self.run_filter(state, pod, node),
+            };
+        }
         let noms = nominated.nominated_pods_for_node(node.name());
         let relevant = noms
             .iter()
@@ -456,22 +469,29 @@ impl Framework {
                     .with_plugin(p.name());
                 }
             }
-            for (i, v) in ps.normalized.iter().enumerate() {
-                if *v > crate::framework::interface::MAX_NODE_SCORE
-                    || *v < crate::framework::interface::MIN_NODE_SCORE
-                {
-                    let msg = format!(
-                        "applying score defaultWeights on Score plugins: plugin {:?} returns an invalid score {}, it should in the range of [0, 100] after normalizing",
-                        p.name(),
-                        v
-                    );
-                    out.spare.push(ps);
-                    return Status::error(msg).with_plugin(p.name());
+            // One pass: range check, weighting and the totals.
+            let range = crate::framework::interface::MIN_NODE_SCORE
+                ..=crate::framework::interface::MAX_NODE_SCORE;
+            let mut invalid = None;
+            ps.weighted.reserve(ps.normalized.len());
+            for (total, &v) in out.totals.iter_mut().zip(&ps.normalized) {
+                if !range.contains(&v) {
+                    invalid = Some(v);
+                    break;
                 }
-                out.totals[i] += v * wp.weight;
+                let weighted = v * wp.weight;
+                *total += weighted;
+                ps.weighted.push(weighted);
             }
-            ps.weighted
-                .extend(ps.normalized.iter().map(|v| v * wp.weight));
+            if let Some(v) = invalid {
+                let msg = format!(
+                    "applying score defaultWeights on Score plugins: plugin {:?} returns an invalid score {}, it should in the range of [0, 100] after normalizing",
+                    p.name(),
+                    v
+                );
+                out.spare.push(ps);
+                return Status::error(msg).with_plugin(p.name());
+            }
             ps.plugin = p.name();
             ps.weight = wp.weight;
             out.plugins.push(ps);

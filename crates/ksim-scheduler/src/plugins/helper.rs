@@ -154,6 +154,11 @@ impl RequiredNodeAffinity {
         }
     }
 
+    /// No node selector and no required node affinity: every node matches.
+    pub fn is_empty(&self) -> bool {
+        self.node_selector.is_none() && self.affinity.is_none()
+    }
+
     pub fn matches(&self, node: &Node) -> bool {
         if let Some(sel) = &self.node_selector {
             if !sel

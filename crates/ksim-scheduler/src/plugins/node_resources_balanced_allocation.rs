@@ -89,7 +89,7 @@ impl ScorePlugin for BalancedAllocation {
                 &computed
             }
         };
-        out.extend(nodes.iter().map(|n| self.scorer.score(n, reqs)));
+        self.scorer.score_nodes(nodes, reqs, out);
         Ok(())
     }
 }

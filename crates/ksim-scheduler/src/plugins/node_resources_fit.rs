@@ -138,6 +138,65 @@ impl ResourceAllocationScorer {
         }
     }
 
+    /// [`score`](Self::score) for many nodes. The configuration is resolved once: for the
+    /// common cpu + memory pair (the default of both scorers) each node is two field reads and
+    /// the strategy's arithmetic, with no per-resource dispatch. Same results as `score`.
+    pub fn score_nodes(&self, nodes: &[&NodeInfo], pod_requests: &[i64], out: &mut Vec<i64>) {
+        if self.keys != [ResourceKey::Cpu, ResourceKey::Memory] || pod_requests.len() != 2 {
+            out.extend(nodes.iter().map(|n| self.score(n, pod_requests)));
+            return;
+        }
+        let (pod_cpu, pod_mem) = (pod_requests[0], pod_requests[1]);
+        let (w_cpu, w_mem) = (self.resources[0].weight, self.resources[1].weight);
+        let use_requested = self.use_requested;
+        // (allocatable cpu, requested cpu with the pod, allocatable memory, requested memory).
+        let read = |n: &NodeInfo| {
+            let r = if use_requested {
+                &n.requested
+            } else {
+                &n.non_zero_requested
+            };
+            (
+                n.allocatable.milli_cpu,
+                r.milli_cpu + pod_cpu,
+                n.allocatable.memory,
+                r.memory + pod_mem,
+            )
+        };
+        let weighted = |f: fn(i64, i64) -> i64, n: &NodeInfo| {
+            let (ac, rc, am, rm) = read(n);
+            let (mut score, mut weights) = (0i64, 0i64);
+            if ac != 0 {
+                score += f(rc, ac) * w_cpu;
+                weights += w_cpu;
+            }
+            if am != 0 {
+                score += f(rm, am) * w_mem;
+                weights += w_mem;
+            }
+            if weights == 0 {
+                0
+            } else {
+                score / weights
+            }
+        };
+        match &self.strategy {
+            Strategy::LeastAllocated => {
+                out.extend(nodes.iter().map(|n| weighted(least_requested_score, n)))
+            }
+            Strategy::MostAllocated => {
+                out.extend(nodes.iter().map(|n| weighted(most_requested_score, n)))
+            }
+            Strategy::Balanced => out.extend(nodes.iter().map(|n| {
+                let (ac, rc, am, rm) = read(n);
+                balanced_score(&[rc, rm], &[ac, am])
+            })),
+            Strategy::RequestedToCapacityRatio(_) => {
+                out.extend(nodes.iter().map(|n| self.score(n, pod_requests)))
+            }
+        }
+    }
+
     fn allocatable_request(
         &self,
         node: &NodeInfo,
@@ -250,6 +309,7 @@ fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
 }
 
 /// `balancedResourceScorer`: 100 × (1 − standard deviation of the requested fractions).
+#[inline]
 fn balanced_score(req: &[i64], alloc: &[i64]) -> i64 {
     let mut fractions = [0f64; 16];
     let mut n = 0;
@@ -465,7 +525,7 @@ impl ScorePlugin for Fit {
                 &computed
             }
         };
-        out.extend(nodes.iter().map(|n| self.scorer.score(n, reqs)));
+        self.scorer.score_nodes(nodes, reqs, out);
         Ok(())
     }
 }

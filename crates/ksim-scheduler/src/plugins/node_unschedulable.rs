@@ -44,7 +44,7 @@ impl Plugin for NodeUnschedulable {
 
 impl FilterPlugin for NodeUnschedulable {
     fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        if !node.node.spec.unschedulable {
+        if !node.unschedulable {
             return Status::success();
         }
         if tolerations_tolerate(&pod.pod.spec.tolerations, &self.taint) {

@@ -38,7 +38,7 @@ use crate::framework::{
     FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, PreScorePlugin,
     QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
 };
-use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use crate::node_info::{ClusterObjects, LabelColumn, NodeInfo, Snapshot};
 use crate::plugins::helper::{find_untolerated_taint, RequiredNodeAffinity};
 use crate::pod_info::PodInfo;
 
@@ -749,26 +749,61 @@ impl PreFilterPlugin for PodTopologySpread {
             .iter()
             .map(|c| matching_pods_per_node(snapshot, &c.selector, ns))
             .collect();
-        let mut domains: Vec<Domains> = vec![Domains::default(); constraints.len()];
+        // Every node is visited, in order, through the snapshot's label columns: a node
+        // lacking a constraint's key is skipped (`nodeLabelsMatchSpreadConstraints`), and
+        // domains are numbered in order of first appearance, as `Domains::index_of` would.
+        let columns: Vec<Arc<LabelColumn>> = constraints
+            .iter()
+            .map(|c| snapshot.label_column(&c.topology_key))
+            .collect();
+        // Inclusion policies that admit every node need no per-node check.
+        let admits_all: Vec<bool> = constraints
+            .iter()
+            .map(|c| !c.node_taints_honor && (!c.node_affinity_honor || required.is_empty()))
+            .collect();
+        let mut domain_of: Vec<Vec<u32>> = columns
+            .iter()
+            .map(|col| vec![u32::MAX; col.values.len()])
+            .collect();
+        let mut domain_values: Vec<Vec<u32>> = vec![Vec::new(); constraints.len()];
+        let mut counts: Vec<Vec<i64>> = vec![Vec::new(); constraints.len()];
         for (k, n) in snapshot.nodes.iter().enumerate() {
-            let node = &n.node;
-            if !node_labels_match(&node.metadata.labels, &constraints) {
+            if columns
+                .iter()
+                .any(|col| col.ids.get(k).is_none_or(|&v| v == LabelColumn::ABSENT))
+            {
                 continue;
             }
             for (i, c) in constraints.iter().enumerate() {
-                if !c.match_node_inclusion_policies(pod, node, &required) {
+                if !admits_all[i] && !c.match_node_inclusion_policies(pod, &n.node, &required) {
                     continue;
                 }
-                let value = node
-                    .metadata
-                    .labels
-                    .get(&c.topology_key)
-                    .map_or("", String::as_str);
-                let count = node_counts[i].get(&k).copied().unwrap_or(0);
-                let idx = domains[i].index_of(value);
-                domains[i].counts[idx] += count;
+                let v = columns[i].ids[k] as usize;
+                let d = match domain_of[i][v] {
+                    u32::MAX => {
+                        let d = domain_values[i].len();
+                        domain_of[i][v] = d as u32;
+                        domain_values[i].push(v as u32);
+                        counts[i].push(0);
+                        d
+                    }
+                    d => d as usize,
+                };
+                counts[i][d] += node_counts[i].get(&k).copied().unwrap_or(0);
             }
         }
+        let domains: Vec<Domains> = (0..constraints.len())
+            .map(|i| Domains {
+                index: Arc::new(
+                    domain_values[i]
+                        .iter()
+                        .enumerate()
+                        .map(|(d, &v)| (columns[i].values[v as usize].clone(), d))
+                        .collect(),
+                ),
+                counts: std::mem::take(&mut counts[i]),
+            })
+            .collect();
         let mut critical_paths = Vec::with_capacity(constraints.len());
         for d in &domains {
             let mut p = CriticalPaths::new();

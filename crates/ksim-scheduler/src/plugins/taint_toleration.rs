@@ -50,6 +50,9 @@ fn do_not_schedule(t: &Taint) -> bool {
 
 impl FilterPlugin for TaintToleration {
     fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        if !node.tainted {
+            return Status::success();
+        }
         match find_untolerated_taint(
             &node.node.spec.taints,
             &pod.pod.spec.tolerations,
@@ -94,6 +97,9 @@ fn prefer_no_schedule_tolerations(pod: &PodInfo) -> Vec<Toleration> {
 
 /// Untolerated PreferNoSchedule taints of a node.
 fn count_intolerable(tols: &[Toleration], node: &NodeInfo) -> i64 {
+    if !node.tainted {
+        return 0;
+    }
     node.node
         .spec
         .taints

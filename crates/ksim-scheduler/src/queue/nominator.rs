@@ -56,4 +56,7 @@ impl NominatedPods for Nominator {
     fn nominated_pods_for_node(&self, node: &str) -> &[Arc<PodInfo>] {
         self.by_node.get(node).map(Vec::as_slice).unwrap_or(&[])
     }
+    fn is_empty(&self) -> bool {
+        self.by_node.is_empty()
+    }
 }
