@@ -12,6 +12,8 @@
 //!   (PreFilter, Filter with sampling and the round-robin start, PreScore, Score, select),
 //!   Reserve, Permit, the assume into the [`ksim_scheduler::Snapshot`], PreBind and Bind, and the
 //!   cluster event the binding raises. It reports pods/s, the placement digest and peak memory.
+//! - [`scaling`]: the scaling curve (pods/s against node count and pods per node, per kind)
+//!   as CSV, Markdown and a plot.
 //! - [`replay`]: whole-run throughput of the discrete-event engine on a streamed synthetic
 //!   trace (events/s, peak memory).
 //!
@@ -22,6 +24,7 @@
 pub mod gen;
 pub mod replay;
 pub mod run;
+pub mod scaling;
 
 use std::path::Path;
 

@@ -5,6 +5,9 @@
 //!
 //! `ksim bench --replay --nodes N --pods P`: whole-run throughput of the engine on a streamed
 //! synthetic trace (events/s, seconds, peak memory).
+//!
+//! `ksim bench --scaling --out DIR [--repeat N]`: the scaling curve (pods/s against node count
+//! and pods per node, every workload kind) as scaling.csv, scaling.md and scaling.svg/png.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +43,13 @@ pub struct BenchArgs {
     /// Replay: number of pods created.
     #[arg(long, default_value_t = 1_000_000)]
     pub pods: usize,
+    /// Instead of one workload, measure the scaling curve (1k/5k/15k nodes with 10,000 pods;
+    /// 1, 2, 5, 10 pods per node on 5,000 nodes; every kind) and write it into --out.
+    #[arg(long)]
+    pub scaling: bool,
+    /// Scaling: the output directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Replay: workload kind of the pods (plain, mixed, affinity, node-affinity).
     #[arg(long, default_value = "plain")]
     pub kind: String,
@@ -53,6 +63,9 @@ fn mib(b: Option<u64>) -> String {
 pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if a.replay {
         return replay(&a);
+    }
+    if a.scaling {
+        return scaling(&a);
     }
     let Some(path) = &a.workload else {
         bail!("give a workload file (see `ksim gen bench`), or --replay");
@@ -132,6 +145,41 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
             m.digest
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn scaling(a: &BenchArgs) -> anyhow::Result<ExitCode> {
+    let Some(out) = &a.out else {
+        bail!("--scaling needs --out DIR");
+    };
+    if a.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let spec = ksim_bench::scaling::ScalingSpec {
+        repeat: a.repeat,
+        seed: a.seed,
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let points = ksim_bench::scaling::run(&spec, |p| {
+        eprintln!(
+            "{:<13} {:<13} {:>6} nodes {:>6} pods: {:>8.0} pods/s ({:.2} s)",
+            p.curve,
+            p.kind.as_str(),
+            p.nodes,
+            p.pods,
+            p.pods_per_sec,
+            p.secs
+        )
+    })?;
+    ksim_bench::scaling::write(&points, out)?;
+    print!("{}", ksim_bench::scaling::markdown(&points));
+    println!(
+        "{} points in {:.0} s; scaling.csv, scaling.md, scaling.svg, scaling.png in {}",
+        points.len(),
+        t.elapsed().as_secs_f64(),
+        out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
