@@ -45,6 +45,8 @@ enum Command {
     Merge(commands::merge::MergeArgs),
     /// Find the smallest count of a node pool that meets an SLO, by bisection over runs.
     Plan(commands::plan::PlanArgs),
+    /// The FGD paper's GPU-sharing experiment: openb workloads × six policies × seeds.
+    Fgd(commands::fgd::FgdArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Sweep(a) => commands::sweep::run(a),
         Command::Merge(a) => commands::merge::run(a),
         Command::Plan(a) => commands::plan::run(a),
+        Command::Fgd(a) => commands::fgd::run(a),
     };
     match result {
         Ok(code) => code,
