@@ -782,6 +782,66 @@ mod tests {
         assert_eq!(c.fragmentation_ratio[4], Some(7.0));
     }
 
+    /// One node with 2 T4 GPUs (2000 milli of capacity) and a pod list of two 600-milli shares
+    /// (1 CPU each): the only typical pod is that share. Inflation to 130% (2600 milli) appends
+    /// copies while the running total plus 600 stays within 2600: 1200 → 1800 → 2400, so four
+    /// arrivals. By hand, whatever the policy (both GPUs are alike):
+    /// - pod 1 (arrived 600 = 30%): one GPU left with 400, the other idle. The typical share
+    ///   fits the idle GPU, so the fragment is the GPU with less than 600 free: 400 milli =
+    ///   20% of capacity; idle 1400, ratio 400/1400 = 28.57%; allocation 30%.
+    /// - pod 2 (1200 = 60%): GPUs [400, 400]; the share fits nowhere: every idle milli (800)
+    ///   is fragment: 40%, ratio 100%; allocation 60%.
+    /// - pods 3 and 4 (1800 = 90%, 2400 = 120%) fit nowhere: the metrics stay as after pod 2.
+    #[test]
+    fn cluster_metrics_of_a_hand_computed_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("openb_node_list_gpu_node.csv"),
+            "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,65536,2,T4\n",
+        )
+        .unwrap();
+        let mut pods = String::from(
+            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n",
+        );
+        for i in 0..2 {
+            pods.push_str(&format!(
+                "p{i},1000,1024,1,600,,LS,Running,{i},100000,{i}\n"
+            ));
+        }
+        std::fs::write(tmp.path().join("openb_pod_list_two.csv"), pods).unwrap();
+        let w = load_workload(tmp.path(), "two").unwrap();
+        assert_eq!((w.capacity_milli, w.demand_milli), (2000, 1200));
+        assert_eq!(w.typical.pods.len(), 1);
+        assert_eq!(arrivals(&w, 1).len(), 4);
+        let reg = registry();
+        for p in Policy::ALL {
+            let fw = p.framework(&reg, TieBreak::NodeName).unwrap();
+            let o = run_one(&w, p, 1, &fw, RunOptions::default()).unwrap();
+            let name = p.name();
+            assert_eq!((o.pods, o.scheduled, o.failed), (4, 2, 2), "{name}");
+            assert_eq!(o.failed_by_kind[1], 2, "{name}: both failures are shares");
+            assert_eq!(o.first_failure_pct, Some(90.0), "{name}");
+            assert_eq!((o.arrived_milli, o.allocated_milli), (2400, 1200), "{name}");
+            let c = &o.curves;
+            let at = |k: usize| {
+                (
+                    c.allocation[k],
+                    c.fragmentation[k],
+                    c.fragmentation_ratio[k].map(|r| (r * 100.0).round() / 100.0),
+                )
+            };
+            assert_eq!(at(30), (Some(30.0), Some(20.0), Some(28.57)), "{name}");
+            for k in [60, 90, 120] {
+                assert_eq!(at(k), (Some(60.0), Some(40.0), Some(100.0)), "{name}: {k}");
+            }
+            // Empty buckets next to a filled one borrow it; others stay empty.
+            assert_eq!(at(29), at(30), "{name}");
+            assert_eq!(at(61), at(60), "{name}");
+            assert_eq!(at(100), (None, None, None), "{name}");
+            assert_eq!(at(0), (None, None, None), "{name}");
+        }
+    }
+
     #[test]
     fn policies_parse_and_build_frameworks() {
         let r = registry();

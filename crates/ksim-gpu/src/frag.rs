@@ -359,7 +359,7 @@ mod tests {
         // Only 6 CPUs free: A lacks CPU (all 1900), B still fits (300), C 1900:
         // 950 + 75 + 475 = 1500.
         assert_eq!(t.milli(table.node_frag(&n, 6_000)), 1500.0);
-        // Without the idle GPU, A cannot fit anywhere: 950 + 75 + 475.
+        // The same free amounts in another order: the same fragment.
         let n2 = NodeGpus::with_left(Some(0), &[300, 600, 0, 1000]).unwrap();
         assert_eq!(
             t.milli(table.node_frag(&n2, 16_000)),
