@@ -316,13 +316,11 @@ impl Framework {
         snapshot: &Snapshot,
         nominated: &dyn NominatedPods,
     ) -> Status {
-        if nominated.is_empty() {
-            return match filters {
-                Some(f) => self.run_active_filters(f, state, pod, node),
-                None => self.run_filter(state, pod, node),
-            };
-        }
-        let noms = nominated.nominated_pods_for_node(node.name());
+        let noms = if nominated.is_empty() {
+            &[]
+        } else {
+            nominated.nominated_pods_for_node(node.name())
+        };
         let relevant = noms
             .iter()
             .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid());
