@@ -365,7 +365,15 @@ impl Algorithm {
             }
             let node: &NodeInfo = &snapshot.nodes[idx];
             let s = if no_nominations {
-                fwk.run_active_filters(&filters, state, pod, node)
+                let r = fwk.run_active_filters(&filters, state, pod, node);
+                if r.is_success() {
+                    feasible.push(idx);
+                    if feasible.len() >= to_find {
+                        break;
+                    }
+                    continue;
+                }
+                r.into_status()
             } else {
                 fwk.run_filter_with_nominated_pods_using(
                     Some(&filters),

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use ksim_api::config::decode_args;
 use ksim_scheduler::framework::{
-    CycleState, FactoryArgs, FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
-    ReservePlugin, Status,
+    CycleState, FactoryArgs, FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin,
+    PreFilterResult, ReservePlugin, Status,
 };
 use ksim_scheduler::node_info::{NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
@@ -128,8 +128,9 @@ impl PreFilterPlugin for OpenGpuShare {
     }
 }
 
-impl FilterPlugin for OpenGpuShare {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+impl OpenGpuShare {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         let (h, pg) = match cycle(state, pod) {
             Ok(c) => c,
             Err(s) => return s,
@@ -156,6 +157,12 @@ impl FilterPlugin for OpenGpuShare {
             });
         }
         Status::success()
+    }
+}
+
+impl FilterPlugin for OpenGpuShare {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 
@@ -246,7 +253,7 @@ mod tests {
             if s.is_skip() {
                 return Code::Success;
             }
-            p.filter(&st, &pod, &f.snapshot.nodes[i]).code
+            p.filter(&st, &pod, &f.snapshot.nodes[i]).code()
         };
         use Code::*;
         let cases: Vec<(GpuRequest, [Code; 3])> = vec![
@@ -337,6 +344,9 @@ mod tests {
         let p = plugin(GpuSelMethod::Best);
         let pod = pod("p", 1000, &GpuRequest::share(100));
         let st = CycleState::new();
-        assert_eq!(p.filter(&st, &pod, &f.snapshot.nodes[0]).code, Code::Error);
+        assert_eq!(
+            p.filter(&st, &pod, &f.snapshot.nodes[0]).code(),
+            Code::Error
+        );
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::framework::cycle_state::CycleState;
-use crate::framework::status::Status;
+use crate::framework::status::{FilterResult, Status};
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 
@@ -142,8 +142,9 @@ pub trait PreFilterPlugin {
     }
 }
 
+/// `FilterPlugin`: may the pod run on this node? Runs per node (sampled), after PreFilter.
 pub trait FilterPlugin {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status;
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult;
 }
 
 /// Node → status of the nodes that failed, for PostFilter.

@@ -7,7 +7,7 @@ use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{
     FilterPlugin, NodeToStatus, PluginRef, PostFilterContext, PostFilterResult, PreFilterResult,
 };
-use crate::framework::status::{Code, Status};
+use crate::framework::status::{Code, FilterResult, Status};
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 
@@ -204,14 +204,14 @@ impl Framework {
         state: &CycleState,
         pod: &PodInfo,
         node: &NodeInfo,
-    ) -> Status {
+    ) -> FilterResult {
         for &(name, f) in &filters.0 {
-            let s = f.filter(state, pod, node);
-            if !s.is_success() {
-                return filter_failure(name, s);
+            let r = f.filter(state, pod, node);
+            if !r.is_success() {
+                return r.map_rejection(|s| filter_failure(name, s));
             }
         }
-        Status::success()
+        FilterResult::PASS
     }
 
     /// `RunFilterPlugins`: the first failing plugin's status, tagged with its name.
@@ -223,9 +223,9 @@ impl Framework {
             let Some(f) = p.as_filter() else {
                 continue;
             };
-            let s = f.filter(state, pod, node);
-            if !s.is_success() {
-                return filter_failure(p.name(), s);
+            let r = f.filter(state, pod, node);
+            if !r.is_success() {
+                return filter_failure(p.name(), r.into_status());
             }
         }
         Status::success()
@@ -326,7 +326,7 @@ impl Framework {
             .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid());
         if !relevant {
             return match filters {
-                Some(f) => self.run_active_filters(f, state, pod, node),
+                Some(f) => self.run_active_filters(f, state, pod, node).into_status(),
                 None => self.run_filter(state, pod, node),
             };
         }
@@ -467,21 +467,11 @@ impl Framework {
                     .with_plugin(p.name());
                 }
             }
-            // One pass: range check, weighting and the totals.
+            // Range check, weighting and totals as three straight loops over the slices: no
+            // per-node branch but the check, so they vectorise.
             let range = crate::framework::interface::MIN_NODE_SCORE
                 ..=crate::framework::interface::MAX_NODE_SCORE;
-            let mut invalid = None;
-            ps.weighted.reserve(ps.normalized.len());
-            for (total, &v) in out.totals.iter_mut().zip(&ps.normalized) {
-                if !range.contains(&v) {
-                    invalid = Some(v);
-                    break;
-                }
-                let weighted = v * wp.weight;
-                *total += weighted;
-                ps.weighted.push(weighted);
-            }
-            if let Some(v) = invalid {
+            if let Some(&v) = ps.normalized.iter().find(|v| !range.contains(*v)) {
                 let msg = format!(
                     "applying score defaultWeights on Score plugins: plugin {:?} returns an invalid score {}, it should in the range of [0, 100] after normalizing",
                     p.name(),
@@ -489,6 +479,12 @@ impl Framework {
                 );
                 out.spare.push(ps);
                 return Status::error(msg).with_plugin(p.name());
+            }
+            let weight = wp.weight;
+            ps.weighted
+                .extend(ps.normalized.iter().map(|&v| v * weight));
+            for (total, &v) in out.totals.iter_mut().zip(&ps.weighted) {
+                *total += v;
             }
             ps.plugin = p.name();
             ps.weight = wp.weight;

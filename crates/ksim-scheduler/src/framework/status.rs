@@ -131,3 +131,88 @@ impl fmt::Display for Status {
         write!(f, "{}: {}", self.code, self.message())
     }
 }
+
+/// What a Filter plugin returns for one node. Passing is by far the common case on the hot
+/// path (every sampled node, every active plugin), so it is one word — `None`, returned in a
+/// register with nothing to drop — and only a rejection carries (boxes) its [`Status`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilterResult(Option<Box<Status>>);
+
+impl FilterResult {
+    /// The node passes.
+    pub const PASS: FilterResult = FilterResult(None);
+
+    #[inline]
+    pub fn is_success(&self) -> bool {
+        self.0.is_none()
+    }
+
+    #[inline]
+    pub fn code(&self) -> Code {
+        self.0.as_ref().map_or(Code::Success, |s| s.code)
+    }
+
+    /// The status (a fresh success status when the node passed).
+    #[inline]
+    pub fn into_status(self) -> Status {
+        self.0.map_or_else(Status::success, |s| *s)
+    }
+
+    /// A rejection with its status rewritten by `f` (reusing the box); a pass stays a pass.
+    pub fn map_rejection(self, f: impl FnOnce(Status) -> Status) -> FilterResult {
+        FilterResult(self.0.map(|mut b| {
+            *b = f(std::mem::take(&mut *b));
+            b
+        }))
+    }
+
+    /// The rejection's status, `None` when the node passed.
+    #[inline]
+    pub fn status(&self) -> Option<&Status> {
+        self.0.as_deref()
+    }
+}
+
+impl From<Status> for FilterResult {
+    #[inline]
+    fn from(s: Status) -> FilterResult {
+        if s.is_success() {
+            FilterResult::PASS
+        } else {
+            FilterResult(Some(Box::new(s)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_result_passes_only_on_success() {
+        assert!(FilterResult::from(Status::success()).is_success());
+        assert_eq!(FilterResult::PASS.code(), Code::Success);
+        let r = FilterResult::from(Status::unschedulable("Insufficient cpu"));
+        assert!(!r.is_success());
+        assert_eq!(r.code(), Code::Unschedulable);
+        // Skip and Error are not passes: the framework turns them into errors.
+        assert!(!FilterResult::from(Status::skip()).is_success());
+        assert_eq!(
+            FilterResult::from(Status::error("boom"))
+                .into_status()
+                .message(),
+            "boom"
+        );
+    }
+
+    #[test]
+    fn map_rejection_rewrites_rejections_and_keeps_passes() {
+        let tag = |s: Status| s.with_plugin("NodeResourcesFit");
+        assert!(FilterResult::PASS.map_rejection(tag).is_success());
+        let r = FilterResult::from(Status::unresolvable("Too many pods")).map_rejection(tag);
+        let s = r.status().expect("a rejection");
+        assert_eq!(s.plugin, "NodeResourcesFit");
+        assert_eq!(s.code, Code::UnschedulableAndUnresolvable);
+        assert_eq!(s.message(), "Too many pods");
+    }
+}

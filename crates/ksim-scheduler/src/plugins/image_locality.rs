@@ -132,11 +132,16 @@ impl ScorePlugin for ImageLocality {
                 (1, &computed)
             }
         };
-        out.extend(
-            nodes
-                .iter()
-                .map(|n| Self::score_one(total_nodes, images, n)),
-        );
+        // Most nodes hold none of the images (synthetic and trace clusters list none at all):
+        // they all score the empty sum, computed once per cycle.
+        let empty = calculate_priority(0, images.len());
+        out.extend(nodes.iter().map(|n| {
+            if n.image_states.is_empty() {
+                empty
+            } else {
+                Self::score_one(total_nodes, images, n)
+            }
+        }));
         Ok(())
     }
 }

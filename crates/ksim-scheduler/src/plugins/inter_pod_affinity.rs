@@ -38,8 +38,8 @@ use rustc_hash::FxHashMap;
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, PreScorePlugin,
-    QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
+    FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
+    PreScorePlugin, QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use crate::pod_index::TermKind;
@@ -411,8 +411,9 @@ fn satisfy_existing_pods_anti_affinity(s: &PreFilterState, labels: &Labels) -> b
     })
 }
 
-impl FilterPlugin for InterPodAffinity {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+impl InterPodAffinity {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         let s = match pre_filter_state(state) {
             Ok(s) => s,
             Err(e) => return e,
@@ -428,6 +429,12 @@ impl FilterPlugin for InterPodAffinity {
             return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
         }
         Status::success()
+    }
+}
+
+impl FilterPlugin for InterPodAffinity {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 
@@ -843,7 +850,7 @@ mod tests {
             .nodes
             .iter()
             .map(|n| {
-                let st = pl.filter(&state, pod, n);
+                let st = pl.filter(&state, pod, n).into_status();
                 (n.name().to_string(), st.code, st.message())
             })
             .collect();
@@ -1115,7 +1122,10 @@ mod tests {
         let mut state = CycleState::new();
         assert!(pl.pre_filter(&mut state, &p, &s).1.is_success());
         // First pod of its group: z2 is fine, z1 is repelled by the existing pod.
-        assert_eq!(pl.filter(&state, &p, &s.nodes[0]).code, Code::Unschedulable);
+        assert_eq!(
+            pl.filter(&state, &p, &s.nodes[0]).code(),
+            Code::Unschedulable
+        );
         assert!(pl.filter(&state, &p, &s.nodes[1]).is_success());
 
         // Preemption dry run: without the repeller, z1 passes.
@@ -1132,7 +1142,7 @@ mod tests {
             .add_pod(&mut added, &p, &nominated, &s.nodes[1], &s)
             .is_success());
         assert_eq!(
-            pl.filter(&added, &p, &s.nodes[0]).code,
+            pl.filter(&added, &p, &s.nodes[0]).code(),
             Code::UnschedulableAndUnresolvable
         );
         assert!(pl.filter(&added, &p, &s.nodes[1]).is_success());

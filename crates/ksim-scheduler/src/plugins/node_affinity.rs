@@ -8,8 +8,8 @@ use ksim_api::config::{decode_args, NodeAffinityArgs};
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, PreScorePlugin,
-    QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
+    FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
+    PreScorePlugin, QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::plugins::helper::{
@@ -152,8 +152,9 @@ impl PreFilterPlugin for NodeAffinity {
     }
 }
 
-impl FilterPlugin for NodeAffinity {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+impl NodeAffinity {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         if let Some(sel) = &self.added_node_selector {
             if !sel.matches(&node.node) {
                 return Status::unresolvable(ERR_REASON_ENFORCED);
@@ -168,6 +169,12 @@ impl FilterPlugin for NodeAffinity {
         } else {
             Status::unresolvable(ERR_REASON_POD)
         }
+    }
+}
+
+impl FilterPlugin for NodeAffinity {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, QueueingHint, Status,
+    FilterPlugin, FilterResult, Plugin, PluginRef, QueueingHint, Status,
 };
 use crate::node_info::NodeInfo;
 use crate::pod_info::PodInfo;
@@ -31,12 +31,12 @@ impl Plugin for NodeName {
 }
 
 impl FilterPlugin for NodeName {
-    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         let want = &pod.pod.spec.node_name;
         if want.is_empty() || want == node.name() {
-            Status::success()
+            FilterResult::PASS
         } else {
-            Status::unresolvable(ERR_REASON)
+            Status::unresolvable(ERR_REASON).into()
         }
     }
 }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint, Status,
+    FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint,
+    Status,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -48,13 +49,20 @@ impl PreFilterPlugin for NodePorts {
     }
 }
 
-impl FilterPlugin for NodePorts {
-    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+impl NodePorts {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         if pod.host_ports.iter().any(|p| node.host_port_conflicts(p)) {
             Status::unschedulable(ERR_REASON)
         } else {
             Status::success()
         }
+    }
+}
+
+impl FilterPlugin for NodePorts {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 

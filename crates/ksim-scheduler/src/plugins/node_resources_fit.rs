@@ -8,8 +8,8 @@ use ksim_api::config::{decode_args, NodeResourcesFitArgs, ResourceSpec};
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, PreScorePlugin,
-    QueueingHint, Reason, ScorePlugin, Status, MAX_NODE_SCORE,
+    FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
+    PreScorePlugin, QueueingHint, Reason, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -427,7 +427,7 @@ impl Fit {
 }
 
 impl FilterPlugin for Fit {
-    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         let req = &pod.requests;
         let alloc = &node.allocatable;
         let used = &node.requested;
@@ -471,16 +471,17 @@ impl FilterPlugin for Fit {
     }
 }
 
-fn finish(reasons: Vec<Reason>, unresolvable: bool) -> Status {
+fn finish(reasons: Vec<Reason>, unresolvable: bool) -> FilterResult {
     if reasons.is_empty() {
-        Status::success()
+        FilterResult::PASS
     } else if unresolvable {
         Status::with_reasons(
             crate::framework::Code::UnschedulableAndUnresolvable,
             reasons,
         )
+        .into()
     } else {
-        Status::with_reasons(crate::framework::Code::Unschedulable, reasons)
+        Status::with_reasons(crate::framework::Code::Unschedulable, reasons).into()
     }
 }
 

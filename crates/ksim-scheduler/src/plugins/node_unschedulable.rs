@@ -7,7 +7,7 @@ use ksim_api::Taint;
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, QueueingHint, Status,
+    FilterPlugin, FilterResult, Plugin, PluginRef, QueueingHint, Status,
 };
 use crate::node_info::NodeInfo;
 use crate::plugins::helper::tolerations_tolerate;
@@ -43,14 +43,11 @@ impl Plugin for NodeUnschedulable {
 }
 
 impl FilterPlugin for NodeUnschedulable {
-    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        if !node.unschedulable {
-            return Status::success();
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        if !node.unschedulable || tolerations_tolerate(&pod.pod.spec.tolerations, &self.taint) {
+            return FilterResult::PASS;
         }
-        if tolerations_tolerate(&pod.pod.spec.tolerations, &self.taint) {
-            return Status::success();
-        }
-        Status::unresolvable(ERR_REASON)
+        Status::unresolvable(ERR_REASON).into()
     }
 }
 

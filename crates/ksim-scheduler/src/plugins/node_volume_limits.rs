@@ -29,8 +29,8 @@ use ksim_api::Pod;
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint,
-    Status,
+    FilterPlugin, FilterResult, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
+    QueueingHint, Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot, StorageObjects};
 use crate::pod_info::PodInfo;
@@ -304,8 +304,9 @@ impl PreFilterPlugin for NodeVolumeLimits {
     }
 }
 
-impl FilterPlugin for NodeVolumeLimits {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+impl NodeVolumeLimits {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         if pod.pod.spec.volumes.is_empty() {
             return Status::success();
         }
@@ -423,6 +424,12 @@ impl FilterPlugin for NodeVolumeLimits {
             }
         }
         Status::success()
+    }
+}
+
+impl FilterPlugin for NodeVolumeLimits {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 
@@ -574,7 +581,9 @@ mod tests {
         if s.is_skip() {
             return s;
         }
-        NodeVolumeLimits.filter(&state, incoming, &snap.nodes[0])
+        NodeVolumeLimits
+            .filter(&state, incoming, &snap.nodes[0])
+            .into_status()
     }
 
     /// (claims used by the pod already on n1, claims of the new pod, limit, fits)

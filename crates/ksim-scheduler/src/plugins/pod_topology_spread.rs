@@ -35,8 +35,8 @@ use rustc_hash::FxHashMap;
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, PreScorePlugin,
-    QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
+    FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
+    PreScorePlugin, QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{ClusterObjects, LabelColumn, NodeInfo, Snapshot};
 use crate::plugins::helper::{find_untolerated_taint, RequiredNodeAffinity};
@@ -869,8 +869,9 @@ impl PreFilterPlugin for PodTopologySpread {
     }
 }
 
-impl FilterPlugin for PodTopologySpread {
-    fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
+impl PodTopologySpread {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
         let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
             return pre_filter_state_missing();
         };
@@ -889,6 +890,12 @@ impl FilterPlugin for PodTopologySpread {
             }
         }
         Status::success()
+    }
+}
+
+impl FilterPlugin for PodTopologySpread {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 
@@ -1379,7 +1386,7 @@ mod tests {
             .nodes
             .iter()
             .map(|n| {
-                let st = f.filter(&state, pod, n);
+                let st = f.filter(&state, pod, n).into_status();
                 (
                     n.name().to_string(),
                     format!("{} {}", st.code, st.message()),
@@ -1723,7 +1730,7 @@ mod tests {
         assert!(pf.has_extensions());
         // z1:1 z2:0 → n1 fails.
         assert_eq!(
-            f.filter(&state, &p, &snap.nodes[0]).code,
+            f.filter(&state, &p, &snap.nodes[0]).code(),
             crate::framework::Code::Unschedulable
         );
         let a = snap.nodes[0].pods[0].clone();

@@ -8,8 +8,8 @@ use ksim_api::{Taint, Toleration};
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, Plugin, PluginRef, PreScorePlugin, QueueingHint, ScorePlugin, Status,
-    MAX_NODE_SCORE,
+    FilterPlugin, FilterResult, Plugin, PluginRef, PreScorePlugin, QueueingHint, ScorePlugin,
+    Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::plugins::helper::{
@@ -49,17 +49,17 @@ fn do_not_schedule(t: &Taint) -> bool {
 }
 
 impl FilterPlugin for TaintToleration {
-    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         if !node.tainted {
-            return Status::success();
+            return FilterResult::PASS;
         }
         match find_untolerated_taint(
             &node.node.spec.taints,
             &pod.pod.spec.tolerations,
             do_not_schedule,
         ) {
-            None => Status::success(),
-            Some(_) => Status::unresolvable(ERR_REASON_NOT_MATCH),
+            None => FilterResult::PASS,
+            Some(_) => Status::unresolvable(ERR_REASON_NOT_MATCH).into(),
         }
     }
 }

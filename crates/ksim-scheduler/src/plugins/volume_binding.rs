@@ -32,8 +32,8 @@ use ksim_api::storage::{
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, Code, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, ObjectAction, Plugin, PluginRef, PreBindPlugin, PreFilterPlugin, PreFilterResult,
-    PreScorePlugin, QueueingHint, ReservePlugin, ScorePlugin, Status,
+    FilterPlugin, FilterResult, ObjectAction, Plugin, PluginRef, PreBindPlugin, PreFilterPlugin,
+    PreFilterResult, PreScorePlugin, QueueingHint, ReservePlugin, ScorePlugin, Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -109,7 +109,7 @@ pub fn decide_for_node(
     let mut state = CycleState::new();
     let (_, s) = vb.pre_filter(&mut state, pod, snapshot);
     if s.is_success() {
-        let f = vb.filter(&state, pod, node);
+        let f = vb.filter_status(&state, pod, node);
         if !f.is_success() {
             return Err(f);
         }
@@ -259,8 +259,9 @@ fn read_state(state: &CycleState) -> Result<&StateInner, Status> {
         .ok_or_else(|| Status::error(format!("reading {NAME:?} from cycleState: not found")))
 }
 
-impl FilterPlugin for VolumeBinding {
-    fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
+impl VolumeBinding {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
         let s = match read_state(state) {
             Ok(s) => s,
             Err(e) => return e,
@@ -289,6 +290,12 @@ impl FilterPlugin for VolumeBinding {
             by_node.insert(node.name().to_string(), volumes);
         }
         Status::success()
+    }
+}
+
+impl FilterPlugin for VolumeBinding {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 
@@ -620,7 +627,7 @@ mod tests {
         let mut out = Vec::new();
         if s.is_success() {
             for n in &snap.nodes {
-                let f = plugin.filter(&state, pod, n);
+                let f = plugin.filter(&state, pod, n).into_status();
                 out.push((
                     n.name().to_string(),
                     f.reasons.iter().map(|r| r.to_string()).collect(),

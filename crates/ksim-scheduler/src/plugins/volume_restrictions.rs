@@ -19,8 +19,8 @@ use ksim_api::{Pod, Volume};
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint,
-    Status,
+    FilterPlugin, FilterResult, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
+    QueueingHint, Status,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -215,8 +215,9 @@ impl PreFilterPlugin for VolumeRestrictions {
     }
 }
 
-impl FilterPlugin for VolumeRestrictions {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+impl VolumeRestrictions {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         if !satisfies_volume_conflicts(&pod.pod, node) {
             return Status::unschedulable(REASON_DISK_CONFLICT);
         }
@@ -225,6 +226,12 @@ impl FilterPlugin for VolumeRestrictions {
             Some(s) if s.conflicting_refs > 0 => Status::unschedulable(REASON_RWOP_CONFLICT),
             Some(_) => Status::success(),
         }
+    }
+}
+
+impl FilterPlugin for VolumeRestrictions {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 
@@ -388,7 +395,9 @@ mod tests {
             let mut state = CycleState::new();
             let (_, s) = VolumeRestrictions.pre_filter(&mut state, &incoming, &snap);
             assert!(s.is_success(), "{s}");
-            let f = VolumeRestrictions.filter(&state, &incoming, &node);
+            let f = VolumeRestrictions
+                .filter(&state, &incoming, &node)
+                .into_status();
             assert_eq!(!f.is_success(), conflict, "{new} vs {existing}");
             if conflict {
                 assert_eq!(f.code, Code::Unschedulable);
@@ -435,7 +444,9 @@ mod tests {
         let mut state = CycleState::new();
         let (_, s) = VolumeRestrictions.pre_filter(&mut state, &incoming, &snap);
         assert!(s.is_success());
-        let f = VolumeRestrictions.filter(&state, &incoming, &snap.nodes[0]);
+        let f = VolumeRestrictions
+            .filter(&state, &incoming, &snap.nodes[0])
+            .into_status();
         assert_eq!(f.code, Code::Unschedulable);
         assert_eq!(f.message(), REASON_RWOP_CONFLICT);
         // Removing the holder (preemption dry run) clears the conflict.

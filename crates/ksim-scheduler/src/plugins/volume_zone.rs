@@ -18,8 +18,8 @@ use ksim_api::storage::{PersistentVolume, PersistentVolumeClaim, StorageClass};
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
-    FilterPlugin, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult, QueueingHint,
-    Status,
+    FilterPlugin, FilterResult, ObjectAction, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
+    QueueingHint, Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -167,8 +167,9 @@ impl PreFilterPlugin for VolumeZone {
     }
 }
 
-impl FilterPlugin for VolumeZone {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+impl VolumeZone {
+    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
+    fn filter_status(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         if pod.pod.spec.volumes.is_empty() {
             return Status::success();
         }
@@ -189,6 +190,12 @@ impl FilterPlugin for VolumeZone {
             }
         }
         Status::success()
+    }
+}
+
+impl FilterPlugin for VolumeZone {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        self.filter_status(state, pod, node).into()
     }
 }
 
@@ -342,7 +349,9 @@ mod tests {
             let mut state = CycleState::new();
             let (_, s) = VolumeZone.pre_filter(&mut state, &pod, &snap);
             assert!(s.is_success(), "{s}");
-            let f = VolumeZone.filter(&state, &pod, &node(node_labels));
+            let f = VolumeZone
+                .filter(&state, &pod, &node(node_labels))
+                .into_status();
             assert_eq!(f.is_success(), *ok, "{pv_labels} {node_labels:?}");
             if !ok {
                 assert_eq!(f.code, Code::UnschedulableAndUnresolvable);
