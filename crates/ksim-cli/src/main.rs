@@ -10,6 +10,9 @@ use clap::{Parser, Subcommand};
 mod commands;
 mod progress;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "ksim",

@@ -119,12 +119,19 @@ impl PodIndex {
         let node = node as u32;
         let uid = key_of(pod);
         for (k, v) in pod.labels() {
-            self.pods_by_label
-                .entry(k.clone())
-                .or_default()
-                .entry(v.clone())
-                .or_default()
-                .insert(uid, (node, pod.clone()));
+            // Look up before inserting: the key and value strings are cloned only when new.
+            if !self.pods_by_label.contains_key(k.as_str()) {
+                self.pods_by_label.insert(k.clone(), FxHashMap::default());
+            }
+            let Some(by_value) = self.pods_by_label.get_mut(k.as_str()) else {
+                continue;
+            };
+            if !by_value.contains_key(v.as_str()) {
+                by_value.insert(v.clone(), PodSet::default());
+            }
+            if let Some(set) = by_value.get_mut(v.as_str()) {
+                set.insert(uid, (node, pod.clone()));
+            }
         }
         self.all.insert(uid, (node, pod.clone()));
         if !pod.has_affinity() {

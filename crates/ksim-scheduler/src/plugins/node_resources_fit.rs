@@ -114,7 +114,11 @@ impl ResourceAllocationScorer {
                 score += f(req, alloc) * w;
                 weights += w;
             }
-            return if weights == 0 { 0 } else { score / weights };
+            return if weights == 0 {
+                0
+            } else {
+                int_div(score, weights)
+            };
         }
         let n = self.resources.len();
         // At most a handful of resources: stack arrays avoid per-node allocation.
@@ -177,7 +181,7 @@ impl ResourceAllocationScorer {
             if weights == 0 {
                 0
             } else {
-                score / weights
+                int_div(score, weights)
             }
         };
         match &self.strategy {
@@ -247,7 +251,7 @@ impl ResourceAllocationScorer {
         if weights == 0 {
             0
         } else {
-            score / weights
+            int_div(score, weights)
         }
     }
 
@@ -283,14 +287,29 @@ fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
         return 0;
     }
-    (capacity - requested) * MAX_NODE_SCORE / capacity
+    int_div((capacity - requested) * MAX_NODE_SCORE, capacity)
 }
 
 fn most_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 {
         return 0;
     }
-    requested.min(capacity) * MAX_NODE_SCORE / capacity
+    int_div(requested.min(capacity) * MAX_NODE_SCORE, capacity)
+}
+
+/// `a / b` (b ≠ 0) with Go's and Rust's integer semantics. The integer divide is the slowest
+/// instruction of the scoring loop, so operands in `[0, 2^53)` go through a float divide, which
+/// is exact there: the true quotient is an integer (then represented exactly) or lies at least
+/// `1/b` below the next integer, more than half an ulp of a quotient of `a < 2^53`, so rounding
+/// never reaches that integer and truncation gives the integer quotient.
+#[inline]
+fn int_div(a: i64, b: i64) -> i64 {
+    const EXACT: i64 = 1 << 53;
+    if (0..EXACT).contains(&a) && (1..EXACT).contains(&b) {
+        (a as f64 / b as f64) as i64
+    } else {
+        a / b
+    }
 }
 
 /// `helper.BuildBrokenLinearFunction`.
@@ -622,6 +641,42 @@ fn requested_resources_increased(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The float path of `int_div` is integer division wherever it is taken.
+        #[test]
+        fn int_div_is_integer_division(a in 0i64..(1 << 53), b in 1i64..(1 << 53)) {
+            prop_assert_eq!(int_div(a, b), a / b);
+            // Exact multiples and their neighbours, where rounding could cross an integer.
+            let m = (a / b).max(1).min(((1i64 << 53) - 1) / b);
+            for x in [m * b - 1, m * b, m * b + 1] {
+                if (0..(1 << 53)).contains(&x) {
+                    prop_assert_eq!(int_div(x, b), x / b);
+                }
+            }
+        }
+
+        /// Outside `[0, 2^53)` it is plain integer division (truncation toward zero).
+        #[test]
+        fn int_div_outside_the_exact_range(a in i64::MIN..0, b in 1i64..1000) {
+            prop_assert_eq!(int_div(a, b), a / b);
+            prop_assert_eq!(int_div(i64::MAX - b, b), (i64::MAX - b) / b);
+        }
+    }
+
+    #[test]
+    fn int_div_edges() {
+        let max = (1i64 << 53) - 1;
+        assert_eq!(int_div(max, 1), max);
+        assert_eq!(int_div(max, max), 1);
+        assert_eq!(int_div(max - 1, max), 0);
+        assert_eq!(int_div(0, 7), 0);
+        // 128Gi of memory, nearly all free: the score the reference workloads see.
+        let cap = 128 * 1024 * 1024 * 1024i64;
+        assert_eq!(least_requested_score(1, cap), (cap - 1) * 100 / cap);
+        assert_eq!(least_requested_score(cap / 100, cap), 99);
+    }
 
     #[test]
     fn broken_line() {
