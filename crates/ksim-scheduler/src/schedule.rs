@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::NodeToStatus;
-use crate::framework::runtime::{FilterBatch, Framework, NominatedPods, ScoreTable};
+use crate::framework::runtime::{Framework, NominatedPods, ScoreTable};
 use crate::framework::status::{Code, Status};
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -161,8 +161,6 @@ pub struct Algorithm {
     pub percentage_of_nodes_to_score: i32,
     scores: ScoreTable,
     feasible: Vec<usize>,
-    filter_batch: FilterBatch,
-    batch_nodes: Vec<usize>,
 }
 
 impl Algorithm {
@@ -173,8 +171,6 @@ impl Algorithm {
             percentage_of_nodes_to_score,
             scores: ScoreTable::default(),
             feasible: Vec::new(),
-            filter_batch: FilterBatch::default(),
-            batch_nodes: Vec::new(),
         }
     }
 
@@ -357,57 +353,10 @@ impl Algorithm {
             return Ok(());
         }
         let filters = fwk.active_filters(state);
+        // Without nominated pods the two-pass filter is one pass: decided once per cycle.
+        let no_nominations = nominated.is_empty();
         // Position in the candidate list, wrapping at its end (no division per node).
         let mut pos = start % num_all;
-        if nominated.is_empty() {
-            // Without nominated pods (the two-pass filter is then one pass), nodes are filtered
-            // in batches, one plugin at a time. A batch holds exactly as many nodes as are
-            // still wanted: were all to pass, its last node reaches the target, so no node is
-            // evaluated past the point where the node-by-node scan would stop, and every node's
-            // status is the one that scan gives it. Results are taken in node order, so the
-            // first error ends the pass where the scan would.
-            let mut batch = std::mem::take(&mut self.batch_nodes);
-            let mut refs: Vec<&NodeInfo> = Vec::new();
-            let mut visited = 0;
-            let mut out = Ok(());
-            'batches: while visited < num_all && feasible.len() < to_find {
-                let n = (to_find - feasible.len()).min(num_all - visited);
-                batch.clear();
-                refs.clear();
-                for _ in 0..n {
-                    let idx = nodes.get(pos);
-                    pos += 1;
-                    if pos == num_all {
-                        pos = 0;
-                    }
-                    batch.push(idx);
-                    refs.push(&snapshot.nodes[idx]);
-                }
-                visited += n;
-                fwk.run_active_filters_batch(
-                    &filters,
-                    state,
-                    pod,
-                    &mut refs,
-                    &mut self.filter_batch,
-                );
-                for (k, r) in self.filter_batch.results.drain(..).enumerate() {
-                    if r.is_success() {
-                        feasible.push(batch[k]);
-                        continue;
-                    }
-                    let s = r.into_status();
-                    if s.code == Code::Error {
-                        out = Err(s);
-                        break 'batches;
-                    }
-                    diagnosis.add_plugin_status(&s);
-                    diagnosis.node_to_status.set(batch[k], s);
-                }
-            }
-            self.batch_nodes = batch;
-            return out;
-        }
         for _ in 0..num_all {
             let idx = nodes.get(pos);
             pos += 1;
@@ -415,14 +364,26 @@ impl Algorithm {
                 pos = 0;
             }
             let node: &NodeInfo = &snapshot.nodes[idx];
-            let s = fwk.run_filter_with_nominated_pods_using(
-                Some(&filters),
-                state,
-                pod,
-                node,
-                snapshot,
-                nominated,
-            );
+            let s = if no_nominations {
+                let r = fwk.run_active_filters(&filters, state, pod, node);
+                if r.is_success() {
+                    feasible.push(idx);
+                    if feasible.len() >= to_find {
+                        break;
+                    }
+                    continue;
+                }
+                r.into_status()
+            } else {
+                fwk.run_filter_with_nominated_pods_using(
+                    Some(&filters),
+                    state,
+                    pod,
+                    node,
+                    snapshot,
+                    nominated,
+                )
+            };
             if s.code == Code::Error {
                 return Err(s);
             }

@@ -145,19 +145,6 @@ pub trait PreFilterPlugin {
 /// `FilterPlugin`: may the pod run on this node? Runs per node (sampled), after PreFilter.
 pub trait FilterPlugin {
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult;
-
-    /// [`filter`](Self::filter) over several nodes, appending one result per node to `out` in
-    /// order. The framework filters a batch of nodes one plugin at a time; this default calls
-    /// `filter` per node (statically dispatched, so it inlines into the loop).
-    fn filter_nodes(
-        &self,
-        state: &CycleState,
-        pod: &PodInfo,
-        nodes: &[&NodeInfo],
-        out: &mut Vec<FilterResult>,
-    ) {
-        out.extend(nodes.iter().map(|n| self.filter(state, pod, n)));
-    }
 }
 
 /// Node → status of the nodes that failed, for PostFilter.

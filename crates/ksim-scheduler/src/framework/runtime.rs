@@ -214,63 +214,6 @@ impl Framework {
         FilterResult::PASS
     }
 
-    /// [`run_active_filters`](Self::run_active_filters) over a batch of nodes, one plugin at a
-    /// time: afterwards `scratch.results[i]` is what `run_active_filters` returns for the i-th
-    /// node of `nodes` (each node stops at its first failing plugin, in profile order). Plugin by
-    /// plugin, each runs a tight loop over the nodes still passing instead of one dynamic call
-    /// per node and plugin. `nodes` is used up as the list of nodes still passing.
-    pub fn run_active_filters_batch(
-        &self,
-        filters: &ActiveFilters<'_>,
-        state: &CycleState,
-        pod: &PodInfo,
-        nodes: &mut Vec<&NodeInfo>,
-        scratch: &mut FilterBatch,
-    ) {
-        let FilterBatch {
-            results,
-            alive,
-            out,
-        } = scratch;
-        results.clear();
-        results.resize(nodes.len(), FilterResult::PASS);
-        alive.clear();
-        alive.extend(0..nodes.len());
-        for &(name, f) in &filters.0 {
-            if nodes.is_empty() {
-                break;
-            }
-            out.clear();
-            f.filter_nodes(state, pod, nodes, out);
-            if out.len() != nodes.len() {
-                let err = Status::error(format!(
-                    "running {name:?} filter plugin: {} results for {} nodes",
-                    out.len(),
-                    nodes.len()
-                ))
-                .with_plugin(name);
-                for &i in alive.iter() {
-                    results[i] = err.clone().into();
-                }
-                nodes.clear();
-                break;
-            }
-            // Compact the passing nodes to the front, in order.
-            let mut keep = 0;
-            for (j, r) in out.drain(..).enumerate() {
-                if r.is_success() {
-                    nodes[keep] = nodes[j];
-                    alive[keep] = alive[j];
-                    keep += 1;
-                } else {
-                    results[alive[j]] = r.map_rejection(|s| filter_failure(name, s));
-                }
-            }
-            nodes.truncate(keep);
-            alive.truncate(keep);
-        }
-    }
-
     /// `RunFilterPlugins`: the first failing plugin's status, tagged with its name.
     pub fn run_filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         for (i, p) in self.filter.iter().enumerate() {
@@ -630,18 +573,6 @@ impl Framework {
 
 /// The Filter plugins of one cycle, from [`Framework::active_filters`].
 pub struct ActiveFilters<'a>(Vec<(&'static str, &'a dyn FilterPlugin)>);
-
-/// Buffers of [`Framework::run_active_filters_batch`], kept between cycles so that filtering
-/// allocates nothing per node.
-#[derive(Debug, Default)]
-pub struct FilterBatch {
-    /// One result per node of the batch, in the batch's order.
-    pub results: Vec<FilterResult>,
-    /// Batch positions of the nodes still passing.
-    alive: Vec<usize>,
-    /// One plugin's results over the nodes still passing.
-    out: Vec<FilterResult>,
-}
 
 /// A failing Filter status tagged with its plugin; a non-rejection becomes an Error naming it.
 fn filter_failure(name: &'static str, s: Status) -> Status {
