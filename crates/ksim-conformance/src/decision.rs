@@ -292,10 +292,15 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                 };
                 for (k, &i) in feasible.iter().enumerate() {
                     let e = exp.get(names[i]).copied();
-                    if e != Some(ps.weighted[k]) {
+                    if e != Some(ps.weighted(k)) {
                         diffs.push(format!(
                             "score {} node {}: expected {:?}, got {} (raw {}, normalized {})",
-                            ps.plugin, names[i], e, ps.weighted[k], ps.raw[k], ps.normalized[k]
+                            ps.plugin,
+                            names[i],
+                            e,
+                            ps.weighted(k),
+                            ps.raw[k],
+                            ps.normalized()[k]
                         ));
                     }
                 }

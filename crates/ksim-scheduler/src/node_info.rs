@@ -37,11 +37,50 @@ pub struct NodeInfo {
     pub image_states: FxHashMap<String, ImageState>,
     /// Bumped on every change, so a snapshot can refresh only what changed.
     pub generation: u64,
-    /// `spec.unschedulable` and "has taints" of `node`, kept beside the counters so that
-    /// filtering a pod that tolerates nothing special never reads the node object (kept in
-    /// step by [`NodeInfo::new`] and [`NodeInfo::set_node`], the only writers of `node`).
-    pub unschedulable: bool,
-    pub tainted: bool,
+    /// [`NodeFlags`] of `node`, kept beside the counters so that filtering a pod that
+    /// tolerates nothing special never reads the node object (kept in step by
+    /// [`NodeInfo::new`] and [`NodeInfo::set_node`], the only writers of `node`).
+    flags: NodeFlags,
+}
+
+/// Properties of a node object that decide whether some Filter plugins can reject it at all:
+/// a plugin may promise to pass every node without certain flags
+/// ([`crate::framework::FilterPlugin::passes_nodes_without`]), so a cycle filters an ordinary
+/// node with one bit test instead of calling that plugin.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeFlags(u8);
+
+impl NodeFlags {
+    /// No flag: what a promise "passes every node" masks with.
+    pub const NONE: NodeFlags = NodeFlags(0);
+    /// `spec.unschedulable` (cordoned).
+    pub const UNSCHEDULABLE: NodeFlags = NodeFlags(1);
+    /// The node has at least one taint.
+    pub const TAINTED: NodeFlags = NodeFlags(2);
+
+    fn of(node: &Node) -> NodeFlags {
+        let mut f = NodeFlags::NONE;
+        if node.spec.unschedulable {
+            f = f | NodeFlags::UNSCHEDULABLE;
+        }
+        if !node.spec.taints.is_empty() {
+            f = f | NodeFlags::TAINTED;
+        }
+        f
+    }
+
+    /// Whether the two share a flag.
+    #[inline]
+    pub fn intersects(self, other: NodeFlags) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+impl std::ops::BitOr for NodeFlags {
+    type Output = NodeFlags;
+    fn bitor(self, rhs: NodeFlags) -> NodeFlags {
+        NodeFlags(self.0 | rhs.0)
+    }
 }
 
 impl NodeInfo {
@@ -57,8 +96,7 @@ impl NodeInfo {
             allocatable,
             image_states: FxHashMap::default(),
             generation: 0,
-            unschedulable: node.spec.unschedulable,
-            tainted: !node.spec.taints.is_empty(),
+            flags: NodeFlags::of(&node),
             node,
         }
     }
@@ -71,11 +109,28 @@ impl NodeInfo {
         &self.node.metadata.labels
     }
 
+    /// The node object's [`NodeFlags`].
+    #[inline]
+    pub fn flags(&self) -> NodeFlags {
+        self.flags
+    }
+
+    /// `spec.unschedulable`.
+    #[inline]
+    pub fn unschedulable(&self) -> bool {
+        self.flags.intersects(NodeFlags::UNSCHEDULABLE)
+    }
+
+    /// Whether the node has taints.
+    #[inline]
+    pub fn tainted(&self) -> bool {
+        self.flags.intersects(NodeFlags::TAINTED)
+    }
+
     /// Replaces the node object, keeping the pods (a node update).
     pub fn set_node(&mut self, node: Arc<Node>) {
         self.allocatable = Resource::from_list(&node.status.allocatable);
-        self.unschedulable = node.spec.unschedulable;
-        self.tainted = !node.spec.taints.is_empty();
+        self.flags = NodeFlags::of(&node);
         self.node = node;
         self.generation += 1;
     }

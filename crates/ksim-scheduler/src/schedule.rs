@@ -352,7 +352,7 @@ impl Algorithm {
             }
             return Ok(());
         }
-        let filters = fwk.active_filters(state);
+        let filters = fwk.active_filters(state, pod);
         // Without nominated pods the two-pass filter is one pass: decided once per cycle.
         let no_nominations = nominated.is_empty();
         // Position in the candidate list, wrapping at its end (no division per node).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::framework::cycle_state::CycleState;
 use crate::framework::status::{FilterResult, Status};
-use crate::node_info::{NodeInfo, Snapshot};
+use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 
 /// Highest score a Score plugin may return after normalisation.
@@ -145,6 +145,14 @@ pub trait PreFilterPlugin {
 /// `FilterPlugin`: may the pod run on this node? Runs per node (sampled), after PreFilter.
 pub trait FilterPlugin {
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult;
+
+    /// A promise, made once per cycle: `filter` passes `pod` on every node whose
+    /// [`NodeInfo::flags`] share none of the returned flags ([`NodeFlags::NONE`]: on every
+    /// node), so the framework may skip the call there. `None` (the default) promises nothing.
+    /// The promise must be exact, since a skipped call cannot reject.
+    fn passes_nodes_without(&self, _pod: &PodInfo) -> Option<NodeFlags> {
+        None
+    }
 }
 
 /// Node → status of the nodes that failed, for PostFilter.

@@ -8,7 +8,7 @@ use crate::framework::interface::{
     FilterPlugin, NodeToStatus, PluginRef, PostFilterContext, PostFilterResult, PreFilterResult,
 };
 use crate::framework::status::{Code, FilterResult, Status};
-use crate::node_info::{NodeInfo, Snapshot};
+use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 
 /// Pods nominated to nodes (by preemption), which filters must account for.
@@ -182,22 +182,34 @@ impl Framework {
     }
 
     /// The Filter plugins this cycle runs (not skipped by PreFilter), in order, resolved once so
-    /// that filtering a node makes no skip lookups and no interface casts.
-    pub fn active_filters(&self, state: &CycleState) -> ActiveFilters<'_> {
-        let mut list = Vec::with_capacity(self.filter.len());
+    /// that filtering a node makes no skip lookups and no interface casts; with the plugins'
+    /// [`passes_nodes_without`](FilterPlugin::passes_nodes_without) promises for `pod`.
+    pub fn active_filters(&self, state: &CycleState, pod: &PodInfo) -> ActiveFilters<'_> {
+        let mut all = Vec::with_capacity(self.filter.len());
+        let mut unpromised = Vec::with_capacity(self.filter.len());
+        let mut mask = NodeFlags::NONE;
         for (i, p) in self.filter.iter().enumerate() {
             if state.filter_skipped(&self.filter, i, |p| p.name()) {
                 continue;
             }
             if let Some(f) = p.as_filter() {
-                list.push((p.name(), f));
+                all.push((p.name(), f));
+                match f.passes_nodes_without(pod) {
+                    Some(flags) => mask = mask | flags,
+                    None => unpromised.push((p.name(), f)),
+                }
             }
         }
-        ActiveFilters(list)
+        ActiveFilters {
+            all,
+            unpromised,
+            mask,
+        }
     }
 
     /// [`run_filter`](Self::run_filter) over a list from [`active_filters`](Self::active_filters)
-    /// of the same cycle.
+    /// of the same cycle and pod. A node with none of the promised flags runs only the plugins
+    /// without a promise: the others would pass it, so the first rejection is the same.
     pub fn run_active_filters(
         &self,
         filters: &ActiveFilters<'_>,
@@ -205,7 +217,12 @@ impl Framework {
         pod: &PodInfo,
         node: &NodeInfo,
     ) -> FilterResult {
-        for &(name, f) in &filters.0 {
+        let list = if node.flags().intersects(filters.mask) {
+            &filters.all
+        } else {
+            &filters.unpromised
+        };
+        for &(name, f) in list {
             let r = f.filter(state, pod, node);
             if !r.is_success() {
                 return r.map_rejection(|s| filter_failure(name, s));
@@ -444,7 +461,7 @@ impl Framework {
             let mut ps = out.spare.pop().unwrap_or_default();
             ps.raw.clear();
             ps.normalized.clear();
-            ps.weighted.clear();
+            ps.has_normalized = false;
             if let Err(s) = sp.score_nodes(state, pod, nodes, &mut ps.raw) {
                 out.spare.push(ps);
                 return Status::error(format!(
@@ -454,8 +471,9 @@ impl Framework {
                 ))
                 .with_plugin(p.name());
             }
-            ps.normalized.extend_from_slice(&ps.raw);
             if sp.has_normalize() {
+                ps.normalized.extend_from_slice(&ps.raw);
+                ps.has_normalized = true;
                 let s = sp.normalize(state, pod, &mut ps.normalized);
                 if !s.is_success() {
                     out.spare.push(ps);
@@ -467,19 +485,20 @@ impl Framework {
                     .with_plugin(p.name());
                 }
             }
-            // Weighting with the range check folded in (no branch per node: MIN_NODE_SCORE is
-            // 0, so one unsigned comparison catches negatives too), then the totals.
+            // Weighting into the totals with the range check folded in (no branch per node:
+            // MIN_NODE_SCORE is 0, so one unsigned comparison catches negatives too). A score
+            // out of range fails the cycle, so the totals it touched are never read.
             const _: () = assert!(crate::framework::interface::MIN_NODE_SCORE == 0);
             let max = crate::framework::interface::MAX_NODE_SCORE as u64;
             let weight = wp.weight;
             let mut out_of_range = false;
-            ps.weighted.extend(ps.normalized.iter().map(|&v| {
+            for (total, &v) in out.totals.iter_mut().zip(ps.normalized()) {
                 out_of_range |= v as u64 > max;
-                v * weight
-            }));
+                *total += v * weight;
+            }
             if out_of_range {
                 let v = ps
-                    .normalized
+                    .normalized()
                     .iter()
                     .copied()
                     .find(|&v| v as u64 > max)
@@ -491,9 +510,6 @@ impl Framework {
                 );
                 out.spare.push(ps);
                 return Status::error(msg).with_plugin(p.name());
-            }
-            for (total, &v) in out.totals.iter_mut().zip(&ps.weighted) {
-                *total += v;
             }
             ps.plugin = p.name();
             ps.weight = wp.weight;
@@ -572,7 +588,14 @@ impl Framework {
 }
 
 /// The Filter plugins of one cycle, from [`Framework::active_filters`].
-pub struct ActiveFilters<'a>(Vec<(&'static str, &'a dyn FilterPlugin)>);
+pub struct ActiveFilters<'a> {
+    /// Every active plugin, in order.
+    all: Vec<(&'static str, &'a dyn FilterPlugin)>,
+    /// The active plugins that made no promise for the pod, in order.
+    unpromised: Vec<(&'static str, &'a dyn FilterPlugin)>,
+    /// The flags the promises name: a node with none of them needs only `unpromised`.
+    mask: NodeFlags,
+}
 
 /// A failing Filter status tagged with its plugin; a non-rejection becomes an Error naming it.
 fn filter_failure(name: &'static str, s: Status) -> Status {
@@ -595,9 +618,29 @@ fn insert_sorted(v: &mut Vec<&'static str>, s: &'static str) {
 pub struct PluginScores {
     pub plugin: &'static str,
     pub weight: i64,
+    /// Per feasible node, as the plugin scored it.
     pub raw: Vec<i64>,
-    pub normalized: Vec<i64>,
-    pub weighted: Vec<i64>,
+    /// After NormalizeScore, for a plugin that has it (otherwise `raw` is final and this is
+    /// not filled: see [`PluginScores::normalized`]).
+    normalized: Vec<i64>,
+    has_normalized: bool,
+}
+
+impl PluginScores {
+    /// Per feasible node, after NormalizeScore (the raw scores of a plugin without it).
+    pub fn normalized(&self) -> &[i64] {
+        if self.has_normalized {
+            &self.normalized
+        } else {
+            &self.raw
+        }
+    }
+
+    /// The `k`-th feasible node's normalized score times the plugin's weight: what it adds to
+    /// the node's total.
+    pub fn weighted(&self, k: usize) -> i64 {
+        self.normalized()[k] * self.weight
+    }
 }
 
 /// All scores of a cycle; reused between cycles to avoid reallocating.

@@ -6,7 +6,7 @@ use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
     FilterPlugin, FilterResult, Plugin, PluginRef, QueueingHint, Status,
 };
-use crate::node_info::NodeInfo;
+use crate::node_info::{NodeFlags, NodeInfo};
 use crate::pod_info::PodInfo;
 
 pub const NAME: &str = "NodeName";
@@ -38,6 +38,11 @@ impl FilterPlugin for NodeName {
         } else {
             Status::unresolvable(ERR_REASON).into()
         }
+    }
+
+    /// A pod without `spec.nodeName` fits every node.
+    fn passes_nodes_without(&self, pod: &PodInfo) -> Option<NodeFlags> {
+        pod.pod.spec.node_name.is_empty().then_some(NodeFlags::NONE)
     }
 }
 

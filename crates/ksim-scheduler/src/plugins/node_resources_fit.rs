@@ -150,52 +150,24 @@ impl ResourceAllocationScorer {
             out.extend(nodes.iter().map(|n| self.score(n, pod_requests)));
             return;
         }
-        let (pod_cpu, pod_mem) = (pod_requests[0], pod_requests[1]);
-        let (w_cpu, w_mem) = (self.resources[0].weight, self.resources[1].weight);
-        let use_requested = self.use_requested;
-        // (allocatable cpu, requested cpu with the pod, allocatable memory, requested memory).
-        let read = |n: &NodeInfo| {
-            let r = if use_requested {
-                &n.requested
-            } else {
-                &n.non_zero_requested
-            };
-            (
-                n.allocatable.milli_cpu,
-                r.milli_cpu + pod_cpu,
-                n.allocatable.memory,
-                r.memory + pod_mem,
-            )
-        };
-        let weighted = |f: fn(i64, i64) -> i64, n: &NodeInfo| {
-            let (ac, rc, am, rm) = read(n);
-            let (mut score, mut weights) = (0i64, 0i64);
-            if ac != 0 {
-                score += f(rc, ac) * w_cpu;
-                weights += w_cpu;
+        let pod = [pod_requests[0], pod_requests[1]];
+        let weights = [self.resources[0].weight, self.resources[1].weight];
+        match (&self.strategy, self.use_requested) {
+            (Strategy::LeastAllocated, true) => {
+                weighted_cpu_memory::<true>(nodes, pod, weights, least_requested_score, out)
             }
-            if am != 0 {
-                score += f(rm, am) * w_mem;
-                weights += w_mem;
+            (Strategy::LeastAllocated, false) => {
+                weighted_cpu_memory::<false>(nodes, pod, weights, least_requested_score, out)
             }
-            if weights == 0 {
-                0
-            } else {
-                int_div(score, weights)
+            (Strategy::MostAllocated, true) => {
+                weighted_cpu_memory::<true>(nodes, pod, weights, most_requested_score, out)
             }
-        };
-        match &self.strategy {
-            Strategy::LeastAllocated => {
-                out.extend(nodes.iter().map(|n| weighted(least_requested_score, n)))
+            (Strategy::MostAllocated, false) => {
+                weighted_cpu_memory::<false>(nodes, pod, weights, most_requested_score, out)
             }
-            Strategy::MostAllocated => {
-                out.extend(nodes.iter().map(|n| weighted(most_requested_score, n)))
-            }
-            Strategy::Balanced => out.extend(nodes.iter().map(|n| {
-                let (ac, rc, am, rm) = read(n);
-                balanced_score(&[rc, rm], &[ac, am])
-            })),
-            Strategy::RequestedToCapacityRatio(_) => {
+            (Strategy::Balanced, true) => balanced_cpu_memory::<true>(nodes, pod, out),
+            (Strategy::Balanced, false) => balanced_cpu_memory::<false>(nodes, pod, out),
+            (Strategy::RequestedToCapacityRatio(_), _) => {
                 out.extend(nodes.iter().map(|n| self.score(n, pod_requests)))
             }
         }
@@ -283,6 +255,83 @@ impl ResourceAllocationScorer {
     }
 }
 
+/// (allocatable cpu, requested cpu with the pod, allocatable memory, requested memory) of a
+/// node: the node's Requested (`USE_REQUESTED`) or NonZeroRequested.
+#[inline(always)]
+fn cpu_memory<const USE_REQUESTED: bool>(n: &NodeInfo, pod: [i64; 2]) -> (i64, i64, i64, i64) {
+    let r = if USE_REQUESTED {
+        &n.requested
+    } else {
+        &n.non_zero_requested
+    };
+    (
+        n.allocatable.milli_cpu,
+        r.milli_cpu + pod[0],
+        n.allocatable.memory,
+        r.memory + pod[1],
+    )
+}
+
+/// The weighted strategies over cpu and memory: each resource with allocatable capacity adds
+/// `f × weight`, and the node scores the sum over the weights counted.
+#[inline(always)]
+fn weighted_cpu_memory<const USE_REQUESTED: bool>(
+    nodes: &[&NodeInfo],
+    pod: [i64; 2],
+    [w_cpu, w_mem]: [i64; 2],
+    f: impl Fn(i64, i64) -> i64,
+    out: &mut Vec<i64>,
+) {
+    out.reserve(nodes.len());
+    let w_both = w_cpu + w_mem;
+    for n in nodes {
+        let (ac, rc, am, rm) = cpu_memory::<USE_REQUESTED>(n, pod);
+        let score = if ac != 0 && am != 0 && w_both != 0 {
+            // Both resources count (every real node): no per-resource branches.
+            int_div(f(rc, ac) * w_cpu + f(rm, am) * w_mem, w_both)
+        } else {
+            let (mut score, mut weights) = (0i64, 0i64);
+            if ac != 0 {
+                score += f(rc, ac) * w_cpu;
+                weights += w_cpu;
+            }
+            if am != 0 {
+                score += f(rm, am) * w_mem;
+                weights += w_mem;
+            }
+            if weights == 0 {
+                0
+            } else {
+                int_div(score, weights)
+            }
+        };
+        out.push(score);
+    }
+}
+
+/// The balanced strategy over cpu and memory.
+fn balanced_cpu_memory<const USE_REQUESTED: bool>(
+    nodes: &[&NodeInfo],
+    pod: [i64; 2],
+    out: &mut Vec<i64>,
+) {
+    out.reserve(nodes.len());
+    for n in nodes {
+        let (ac, rc, am, rm) = cpu_memory::<USE_REQUESTED>(n, pod);
+        let score = if ac != 0 && am != 0 {
+            // `balanced_score` of two fractions, with the same float operations.
+            let fc = (rc as f64 / ac as f64).min(1.0);
+            let fm = (rm as f64 / am as f64).min(1.0);
+            let std = ((fc - fm) / 2.0).abs();
+            ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+        } else {
+            balanced_score(&[rc, rm], &[ac, am])
+        };
+        out.push(score);
+    }
+}
+
+#[inline]
 fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
         return 0;
@@ -290,6 +339,7 @@ fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     int_div((capacity - requested) * MAX_NODE_SCORE, capacity)
 }
 
+#[inline]
 fn most_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 {
         return 0;
@@ -447,6 +497,27 @@ impl Fit {
 
 impl FilterPlugin for Fit {
     fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        let (req, alloc, used) = (&pod.requests, &node.allocatable, &node.requested);
+        // The common verdict first, with nothing to build: room for one more pod and for each
+        // core request, no extended resources. Anything else takes the full check below.
+        let fits = (node.pods.len() as i64) < alloc.allowed_pod_number
+            && (req.milli_cpu <= 0 || req.milli_cpu <= alloc.milli_cpu - used.milli_cpu)
+            && (req.memory <= 0 || req.memory <= alloc.memory - used.memory)
+            && (req.ephemeral_storage <= 0
+                || req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage)
+            && req.scalar.is_empty();
+        if fits {
+            return FilterResult::PASS;
+        }
+        self.filter_reasons(pod, node)
+    }
+}
+
+impl Fit {
+    /// `fitsRequest`: every insufficient resource, in upstream's order.
+    #[cold]
+    #[inline(never)]
+    fn filter_reasons(&self, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         let req = &pod.requests;
         let alloc = &node.allocatable;
         let used = &node.requested;
@@ -662,6 +733,51 @@ mod tests {
         fn int_div_outside_the_exact_range(a in i64::MIN..0, b in 1i64..1000) {
             prop_assert_eq!(int_div(a, b), a / b);
             prop_assert_eq!(int_div(i64::MAX - b, b), (i64::MAX - b) / b);
+        }
+    }
+
+    fn scorer_node(alloc: (i64, i64), requested: (i64, i64), non_zero: (i64, i64)) -> NodeInfo {
+        let mut n = NodeInfo::new(std::sync::Arc::new(ksim_api::Node::default()));
+        (n.allocatable.milli_cpu, n.allocatable.memory) = alloc;
+        (n.requested.milli_cpu, n.requested.memory) = requested;
+        (n.non_zero_requested.milli_cpu, n.non_zero_requested.memory) = non_zero;
+        n
+    }
+
+    proptest! {
+        /// The cpu + memory loops of `score_nodes` give every node what `score` gives it, for
+        /// every strategy, both request kinds, weights, and nodes lacking a resource.
+        #[test]
+        fn score_nodes_is_score_per_node(
+            nodes in proptest::collection::vec(
+                (prop_oneof![Just(0i64), 1i64..64_000], prop_oneof![Just(0i64), 1i64..(1 << 40)],
+                 0i64..64_000, 0i64..(1 << 40), 0i64..64_000, 0i64..(1 << 40)),
+                1..24),
+            pod in (0i64..8_000, 0i64..(1 << 34)),
+            weights in (1i64..100, 1i64..100),
+            strategy in 0usize..4,
+            use_requested in any::<bool>(),
+        ) {
+            let strategy = match strategy {
+                0 => super::Strategy::LeastAllocated,
+                1 => super::Strategy::MostAllocated,
+                2 => super::Strategy::Balanced,
+                _ => super::Strategy::RequestedToCapacityRatio(vec![(0, 0), (50, 70), (100, 100)]),
+            };
+            let resources = vec![
+                ResourceSpec { name: CPU.into(), weight: weights.0 },
+                ResourceSpec { name: MEMORY.into(), weight: weights.1 },
+            ];
+            let scorer = ResourceAllocationScorer::new(strategy, resources, use_requested);
+            let infos: Vec<NodeInfo> = nodes
+                .iter()
+                .map(|&(ac, am, rc, rm, zc, zm)| scorer_node((ac, am), (rc, rm), (zc, zm)))
+                .collect();
+            let refs: Vec<&NodeInfo> = infos.iter().collect();
+            let mut out = Vec::new();
+            scorer.score_nodes(&refs, &[pod.0, pod.1], &mut out);
+            let each: Vec<i64> = refs.iter().map(|n| scorer.score(n, &[pod.0, pod.1])).collect();
+            prop_assert_eq!(out, each);
         }
     }
 

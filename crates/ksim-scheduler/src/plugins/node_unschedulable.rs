@@ -9,7 +9,7 @@ use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
     FilterPlugin, FilterResult, Plugin, PluginRef, QueueingHint, Status,
 };
-use crate::node_info::NodeInfo;
+use crate::node_info::{NodeFlags, NodeInfo};
 use crate::plugins::helper::tolerations_tolerate;
 use crate::pod_info::PodInfo;
 
@@ -44,10 +44,19 @@ impl Plugin for NodeUnschedulable {
 
 impl FilterPlugin for NodeUnschedulable {
     fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
-        if !node.unschedulable || tolerations_tolerate(&pod.pod.spec.tolerations, &self.taint) {
+        if !node.unschedulable() || tolerations_tolerate(&pod.pod.spec.tolerations, &self.taint) {
             return FilterResult::PASS;
         }
         Status::unresolvable(ERR_REASON).into()
+    }
+
+    /// Only a cordoned node can reject, and none does a pod tolerating the unschedulable taint.
+    fn passes_nodes_without(&self, pod: &PodInfo) -> Option<NodeFlags> {
+        if tolerations_tolerate(&pod.pod.spec.tolerations, &self.taint) {
+            Some(NodeFlags::NONE)
+        } else {
+            Some(NodeFlags::UNSCHEDULABLE)
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use crate::framework::{
     FilterPlugin, FilterResult, Plugin, PluginRef, PreScorePlugin, QueueingHint, ScorePlugin,
     Status, MAX_NODE_SCORE,
 };
-use crate::node_info::{NodeInfo, Snapshot};
+use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::plugins::helper::{
     default_normalize_score, find_untolerated_taint, tolerations_tolerate,
 };
@@ -50,7 +50,7 @@ fn do_not_schedule(t: &Taint) -> bool {
 
 impl FilterPlugin for TaintToleration {
     fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
-        if !node.tainted {
+        if !node.tainted() {
             return FilterResult::PASS;
         }
         match find_untolerated_taint(
@@ -61,6 +61,11 @@ impl FilterPlugin for TaintToleration {
             None => FilterResult::PASS,
             Some(_) => Status::unresolvable(ERR_REASON_NOT_MATCH).into(),
         }
+    }
+
+    /// A node without taints has none the pod fails to tolerate.
+    fn passes_nodes_without(&self, _: &PodInfo) -> Option<NodeFlags> {
+        Some(NodeFlags::TAINTED)
     }
 }
 
@@ -97,7 +102,7 @@ fn prefer_no_schedule_tolerations(pod: &PodInfo) -> Vec<Toleration> {
 
 /// Untolerated PreferNoSchedule taints of a node.
 fn count_intolerable(tols: &[Toleration], node: &NodeInfo) -> i64 {
-    if !node.tainted {
+    if !node.tainted() {
         return 0;
     }
     node.node
