@@ -1402,8 +1402,6 @@ impl Simulation {
 }
 
 fn event_queues(fwk: &Framework, q: &ksim_scheduler::queue::QueuedPod, e: &OwnedEvent) -> bool {
-    let mut tmp = SchedulingQueue::default();
-    let _ = &mut tmp;
     match e {
         OwnedEvent::Node { kinds, old, new } => {
             let objs = ClusterEventObjects::Node {

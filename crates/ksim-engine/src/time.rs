@@ -183,17 +183,43 @@ pub fn rfc3339(t: SimTime) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
     let micros = t.0.rem_euclid(MICROS_PER_SECOND);
-    let frac = if micros == 0 {
-        String::new()
+    // Written digit by digit: every pod start stamps one, and `format!` costs several times
+    // more. Years outside 0..=9999 take the general path.
+    let mut out = String::with_capacity(27);
+    if (0..=9999).contains(&y) {
+        push_digits(&mut out, y, 4);
     } else {
-        format!(".{micros:06}")
-    };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+        out.push_str(&format!("{y:04}"));
+    }
+    out.push('-');
+    push_digits(&mut out, m, 2);
+    out.push('-');
+    push_digits(&mut out, d, 2);
+    out.push('T');
+    push_digits(&mut out, rem / 3600, 2);
+    out.push(':');
+    push_digits(&mut out, (rem % 3600) / 60, 2);
+    out.push(':');
+    push_digits(&mut out, rem % 60, 2);
+    if micros != 0 {
+        out.push('.');
+        push_digits(&mut out, micros, 6);
+    }
+    out.push('Z');
+    out
+}
+
+/// Appends `v` (in `0..10^width`) as exactly `width` decimal digits.
+fn push_digits(out: &mut String, v: i64, width: usize) {
+    let mut buf = [b'0'; 8];
+    let mut v = v;
+    for b in buf[..width].iter_mut().rev() {
+        *b = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    for &b in &buf[..width] {
+        out.push(b as char);
+    }
 }
 
 impl fmt::Display for SimTime {
@@ -269,6 +295,46 @@ mod tests {
                 continue;
             }
             assert!(SimDuration::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn rfc3339_matches_format_everywhere() {
+        // The digit writer against the obvious `format!` over times from before 1970 to far
+        // past 9999, with and without fractions.
+        let reference = |t: SimTime| {
+            let secs = t.0.div_euclid(MICROS_PER_SECOND);
+            let days = secs.div_euclid(86_400);
+            let rem = secs.rem_euclid(86_400);
+            let z = days + 719_468;
+            let era = z.div_euclid(146_097);
+            let doe = z - era * 146_097;
+            let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+            let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+            let mp = (5 * doy + 2) / 153;
+            let d = doy - (153 * mp + 2) / 5 + 1;
+            let m = if mp < 10 { mp + 3 } else { mp - 9 };
+            let y = yoe + era * 400 + i64::from(m <= 2);
+            let micros = t.0.rem_euclid(MICROS_PER_SECOND);
+            let frac = if micros == 0 {
+                String::new()
+            } else {
+                format!(".{micros:06}")
+            };
+            format!(
+                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
+                rem / 3600,
+                (rem % 3600) / 60,
+                rem % 60
+            )
+        };
+        let mut t: i64 = -100_000_000_000_000_000;
+        while t < 300_000_000_000_000_000 {
+            for dt in [0, 1, 999_999, 1_000_000, 86_399_999_999] {
+                let at = SimTime(t + dt);
+                assert_eq!(rfc3339(at), reference(at), "{}", t + dt);
+            }
+            t += 7_777_777_777_777;
         }
     }
 

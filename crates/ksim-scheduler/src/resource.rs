@@ -15,6 +15,8 @@ pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
 /// Amounts of the resources the scheduler tracks: cpu in millicores, the rest in units
 /// (bytes for memory and storage). Scalar resources are kept sorted by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+// In declaration order: the counters together, ahead of the scalar list (NodeInfo's hot path).
+#[repr(C)]
 pub struct Resource {
     pub milli_cpu: i64,
     pub memory: i64,
