@@ -7,10 +7,8 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use plotters::prelude::*;
-use plotters::style::{register_font, FontStyle};
 
 use crate::gen::{generate, Kind, Spec};
 use crate::run::{run_once, Options};
@@ -217,13 +215,6 @@ pub fn markdown(points: &[Point]) -> String {
     s
 }
 
-fn ensure_font() -> bool {
-    static FONT: OnceLock<bool> = OnceLock::new();
-    *FONT.get_or_init(|| {
-        register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular()).is_ok()
-    })
-}
-
 const PALETTE: [RGBColor; 4] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -348,11 +339,7 @@ pub fn write(points: &[Point], dir: &Path) -> Result<(), BenchError> {
     std::fs::write(&p, csv(points)).map_err(io(&p))?;
     let p = dir.join("scaling.md");
     std::fs::write(&p, markdown(points)).map_err(io(&p))?;
-    if !ensure_font() {
-        return Err(BenchError::Spec(
-            "the embedded DejaVu Sans font could not be loaded".into(),
-        ));
-    }
+    ksim_report::ensure_plot_font().map_err(|e| BenchError::Spec(e.to_string()))?;
     let (w, h) = (1200u32, 460u32);
     let p = dir.join("scaling.svg");
     draw(SVGBackend::new(&p, (w, h)).into_drawing_area(), points)

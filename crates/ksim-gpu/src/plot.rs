@@ -2,15 +2,13 @@
 //! fragmentation ratio against arrived GPU demand, one line per policy (mean over seeds).
 //!
 //! plotters is built without its `ttf` feature; text is drawn with DejaVu Sans from the
-//! `dejavu` crate, registered once as "sans-serif" (as ksim-report does), so PNGs render on a
-//! bare machine.
+//! `dejavu` crate, registered once as "sans-serif" by `ksim_report::ensure_plot_font`, so PNGs
+//! render on a bare machine.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::{register_font, FontStyle};
 
 use crate::error::FgdError;
 use crate::experiment::{Curves, Policy, RunOutcome, MAX_BUCKET};
@@ -27,18 +25,6 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(255, 127, 14),
     RGBColor(214, 39, 40),
 ];
-
-fn ensure_font() -> Result<(), String> {
-    static FONT: OnceLock<bool> = OnceLock::new();
-    let ok = *FONT.get_or_init(|| {
-        register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular()).is_ok()
-    });
-    if ok {
-        Ok(())
-    } else {
-        Err("the embedded DejaVu Sans font could not be loaded".into())
-    }
-}
 
 /// The mean over runs of one curve, per bucket (buckets missing in every run are skipped).
 pub fn mean_curve(
@@ -135,9 +121,9 @@ pub fn write_plots(
     workloads: &[String],
     policies: &[Policy],
 ) -> Result<Vec<PathBuf>, FgdError> {
-    ensure_font().map_err(|message| FgdError::Plot {
+    ksim_report::ensure_plot_font().map_err(|e| FgdError::Plot {
         path: dir.to_path_buf(),
-        message,
+        message: e.to_string(),
     })?;
     std::fs::create_dir_all(dir).map_err(|e| FgdError::io(dir, e))?;
     let mut files = Vec::new();

@@ -40,6 +40,7 @@ pub use compare::Comparison;
 pub use error::ReportError;
 pub use eventlog::{render_event_log, EventLogReader, EventLogWriter};
 pub use outputs::{OUTPUT_FILES, PODS_HEADER};
+pub use plots::{ensure_plot_font, PlotFontError};
 pub use recorder::{Recorder, PLACEMENTS_HEADER};
 pub use summary::Summary;
 pub use table::summary_table;

@@ -38,21 +38,32 @@ pub(crate) struct PlotSet {
     pub latency_cdf: String,
 }
 
-/// Registers the embedded font once per process.
-fn ensure_font() -> Result<(), ReportError> {
+/// The embedded plot font could not be registered (it ships inside the binary, so this means a
+/// broken build rather than a missing system package).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the embedded DejaVu Sans font could not be loaded")]
+pub struct PlotFontError;
+
+/// Registers DejaVu Sans (embedded) as plotters' "sans-serif" family, once per process: every
+/// crate that draws plots (reports, sweeps, the FGD experiment, the scaling curve) calls this
+/// before drawing, so text renders on a machine without font packages.
+pub fn ensure_plot_font() -> Result<(), PlotFontError> {
     static FONT: OnceLock<bool> = OnceLock::new();
     let ok = *FONT.get_or_init(|| {
-        let bytes = dejavu::sans::regular();
-        register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
+        register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular()).is_ok()
     });
     if ok {
         Ok(())
     } else {
-        Err(ReportError::Plot {
-            name: "font".into(),
-            message: "the embedded DejaVu Sans font could not be loaded".into(),
-        })
+        Err(PlotFontError)
     }
+}
+
+fn ensure_font() -> Result<(), ReportError> {
+    ensure_plot_font().map_err(|e| ReportError::Plot {
+        name: "font".into(),
+        message: e.to_string(),
+    })
 }
 
 /// A named, coloured line.

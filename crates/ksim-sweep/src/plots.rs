@@ -2,14 +2,13 @@
 //! grid of panels), the latency CDFs of all runs overlaid, and a capacity plan's curve.
 //!
 //! As in ksim-report, plotters is built without its `ttf` feature; DejaVu Sans from the `dejavu`
-//! crate is registered once as "sans-serif", so PNGs render on a bare machine.
+//! crate is registered once as "sans-serif" (`ksim_report::ensure_plot_font`), so PNGs render on
+//! a bare machine.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::{register_font, FontStyle};
 
 use crate::error::SweepError;
 use crate::table::{headline, RunTable};
@@ -30,18 +29,10 @@ const PASS: RGBColor = RGBColor(44, 160, 44);
 const FAIL: RGBColor = RGBColor(214, 39, 40);
 
 fn ensure_font() -> Result<(), SweepError> {
-    static FONT: OnceLock<bool> = OnceLock::new();
-    let ok = *FONT.get_or_init(|| {
-        register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular()).is_ok()
-    });
-    if ok {
-        Ok(())
-    } else {
-        Err(SweepError::Plot {
-            name: "font".into(),
-            message: "the embedded DejaVu Sans font could not be loaded".into(),
-        })
-    }
+    ksim_report::ensure_plot_font().map_err(|e| SweepError::Plot {
+        name: "font".into(),
+        message: e.to_string(),
+    })
 }
 
 /// The x axis of a panel.
