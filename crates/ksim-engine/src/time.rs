@@ -165,9 +165,9 @@ pub fn format_micros(us: i64) -> String {
     out
 }
 
-/// RFC 3339 text of a virtual time, counting from 1970-01-01T00:00:00Z (used for the
-/// timestamps the API server would write: `status.startTime`, `deletionTimestamp`).
-pub fn rfc3339(t: SimTime) -> String {
+/// The UTC calendar fields of a virtual time counted from 1970-01-01T00:00:00Z: (year, month,
+/// day, hour, minute, second, microsecond).
+fn civil(t: SimTime) -> (i64, i64, i64, i64, i64, i64, i64) {
     let secs = t.0.div_euclid(MICROS_PER_SECOND);
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
@@ -183,6 +183,13 @@ pub fn rfc3339(t: SimTime) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
     let micros = t.0.rem_euclid(MICROS_PER_SECOND);
+    (y, m, d, rem / 3600, (rem % 3600) / 60, rem % 60, micros)
+}
+
+/// RFC 3339 text of a virtual time, counting from 1970-01-01T00:00:00Z (used for the
+/// timestamps the API server would write: `status.startTime`, `deletionTimestamp`).
+pub fn rfc3339(t: SimTime) -> String {
+    let (y, m, d, hour, minute, second, micros) = civil(t);
     // Written digit by digit: every pod start stamps one, and `format!` costs several times
     // more. Years outside 0..=9999 take the general path.
     let mut out = String::with_capacity(27);
@@ -196,11 +203,11 @@ pub fn rfc3339(t: SimTime) -> String {
     out.push('-');
     push_digits(&mut out, d, 2);
     out.push('T');
-    push_digits(&mut out, rem / 3600, 2);
+    push_digits(&mut out, hour, 2);
     out.push(':');
-    push_digits(&mut out, (rem % 3600) / 60, 2);
+    push_digits(&mut out, minute, 2);
     out.push(':');
-    push_digits(&mut out, rem % 60, 2);
+    push_digits(&mut out, second, 2);
     if micros != 0 {
         out.push('.');
         push_digits(&mut out, micros, 6);
@@ -300,33 +307,16 @@ mod tests {
 
     #[test]
     fn rfc3339_matches_format_everywhere() {
-        // The digit writer against the obvious `format!` over times from before 1970 to far
-        // past 9999, with and without fractions.
+        // The digit writer against the obvious `format!` of the same calendar fields, over
+        // times from before 1970 to far past 9999, with and without fractions.
         let reference = |t: SimTime| {
-            let secs = t.0.div_euclid(MICROS_PER_SECOND);
-            let days = secs.div_euclid(86_400);
-            let rem = secs.rem_euclid(86_400);
-            let z = days + 719_468;
-            let era = z.div_euclid(146_097);
-            let doe = z - era * 146_097;
-            let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-            let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-            let mp = (5 * doy + 2) / 153;
-            let d = doy - (153 * mp + 2) / 5 + 1;
-            let m = if mp < 10 { mp + 3 } else { mp - 9 };
-            let y = yoe + era * 400 + i64::from(m <= 2);
-            let micros = t.0.rem_euclid(MICROS_PER_SECOND);
+            let (y, m, d, hour, minute, second, micros) = civil(t);
             let frac = if micros == 0 {
                 String::new()
             } else {
                 format!(".{micros:06}")
             };
-            format!(
-                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
-                rem / 3600,
-                (rem % 3600) / 60,
-                rem % 60
-            )
+            format!("{y:04}-{m:02}-{d:02}T{hour:02}:{minute:02}:{second:02}{frac}Z")
         };
         let mut t: i64 = -100_000_000_000_000_000;
         while t < 300_000_000_000_000_000 {
