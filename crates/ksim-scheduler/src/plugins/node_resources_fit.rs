@@ -98,29 +98,32 @@ impl ResourceAllocationScorer {
     /// `resourceAllocationScorer.score`.
     pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
         // The weighted strategies need no per-resource arrays: one pass.
-        let f: Option<fn(i64, i64) -> i64> = match &self.strategy {
-            Strategy::LeastAllocated => Some(least_requested_score),
-            Strategy::MostAllocated => Some(most_requested_score),
-            _ => None,
-        };
-        if let Some(f) = f {
-            let (mut score, mut weights) = (0i64, 0i64);
-            for (i, key) in self.keys.iter().enumerate().take(16) {
-                let (alloc, req) = self.allocatable_request(node, key, pod_requests[i]);
-                if alloc == 0 {
-                    continue;
-                }
-                let w = self.resources[i].weight;
-                score += f(req, alloc) * w;
-                weights += w;
+        let f: fn(i64, i64) -> i64 = match &self.strategy {
+            Strategy::LeastAllocated => least_requested_score,
+            Strategy::MostAllocated => most_requested_score,
+            Strategy::RequestedToCapacityRatio(_) | Strategy::Balanced => {
+                return self.score_from_arrays(node, pod_requests)
             }
-            return if weights == 0 {
-                0
-            } else {
-                int_div(score, weights)
-            };
+        };
+        let (mut score, mut weights) = (0i64, 0i64);
+        for (i, key) in self.keys.iter().enumerate().take(16) {
+            let (alloc, req) = self.allocatable_request(node, key, pod_requests[i]);
+            if alloc == 0 {
+                continue;
+            }
+            let w = self.resources[i].weight;
+            score += f(req, alloc) * w;
+            weights += w;
         }
-        let n = self.resources.len();
+        if weights == 0 {
+            0
+        } else {
+            int_div(score, weights)
+        }
+    }
+
+    /// The strategies that read every resource's fraction at once.
+    fn score_from_arrays(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
         // At most a handful of resources: stack arrays avoid per-node allocation.
         let mut requested = [0i64; 16];
         let mut allocatable = [0i64; 16];
@@ -132,13 +135,12 @@ impl ResourceAllocationScorer {
             allocatable[i] = alloc;
             requested[i] = req;
         }
-        let n = n.min(16);
+        let n = self.resources.len().min(16);
         let (req, alloc) = (&requested[..n], &allocatable[..n]);
         match &self.strategy {
-            Strategy::LeastAllocated => self.weighted(req, alloc, least_requested_score),
-            Strategy::MostAllocated => self.weighted(req, alloc, most_requested_score),
             Strategy::RequestedToCapacityRatio(shape) => self.rtcr(req, alloc, shape),
-            Strategy::Balanced => balanced_score(req, alloc),
+            // The weighted strategies are scored in one pass by `score`.
+            _ => balanced_score(req, alloc),
         }
     }
 
@@ -207,23 +209,6 @@ impl ResourceAllocationScorer {
                     (0, 0)
                 }
             }
-        }
-    }
-
-    fn weighted(&self, req: &[i64], alloc: &[i64], f: fn(i64, i64) -> i64) -> i64 {
-        let (mut score, mut weights) = (0i64, 0i64);
-        for i in 0..req.len() {
-            if alloc[i] == 0 {
-                continue;
-            }
-            let w = self.resources[i].weight;
-            score += f(req[i], alloc[i]) * w;
-            weights += w;
-        }
-        if weights == 0 {
-            0
-        } else {
-            int_div(score, weights)
         }
     }
 
