@@ -132,7 +132,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
     let fwk = build_framework(&Registry::in_tree(), &cfg, &profile)
         .map_err(|e| CaseError::Format(format!("config: {e}")))?;
 
-    let nodes: Vec<Arc<Node>> = input
+    let mut nodes: Vec<Arc<Node>> = input
         .nodes
         .into_iter()
         .map(|mut n| {
@@ -140,6 +140,8 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
             Arc::new(n)
         })
         .collect();
+    // The recording scheduler listed the case's nodes from the API server: by name.
+    ksim_scheduler::node_info::initial_node_order(&mut nodes);
     let mut bound = Vec::new();
     let mut noms: BTreeMap<String, Vec<Arc<PodInfo>>> = BTreeMap::new();
     for mut p in input.existing_pods {

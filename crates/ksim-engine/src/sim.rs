@@ -16,10 +16,10 @@ use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::defaults::{default_node, default_pod};
 use ksim_api::{Node, Pod};
 use ksim_scheduler::framework::{
-    build_frameworks, ClusterEventKind, ClusterEventObjects, CycleState, Framework,
-    PostFilterContext, Registry,
+    build_frameworks, plugin_queueing_hint, ClusterEventKind, ClusterEventObjects, CycleState,
+    Framework, PostFilterContext, Registry,
 };
-use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use ksim_scheduler::node_info::{initial_node_order, ClusterObjects, NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
 use ksim_scheduler::queue::{Location, Nominator, QueueConfig, SchedulingQueue};
 use ksim_scheduler::schedule::{Algorithm, ScheduleError};
@@ -186,7 +186,8 @@ pub struct Simulation {
     sources: Vec<Box<dyn EventSource + Send>>,
     last_source_time: Vec<SimTime>,
     snapshot: Snapshot,
-    /// Node names in insertion order (the node tree's order of arrival).
+    /// Node names in order of arrival (the autoscaler's scale-down order; the cycle order is the
+    /// snapshot's node tree).
     node_order: Vec<String>,
     /// Nodes removed while pods were still bound to them (restored if re-added).
     ghosts: BTreeMap<String, NodeInfo>,
@@ -298,6 +299,9 @@ impl Simulation {
         sim.autoscaler = sim.cfg.autoscaler.clone().map(autoscaler::State::new);
         let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
         let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
+        // The cache receives the initial nodes as the API server lists them: by name.
+        let mut nodes = nodes;
+        initial_node_order(&mut nodes);
         for mut n in nodes {
             default_node(&mut n);
             if !seen.insert(n.metadata.name.clone()) {
@@ -888,8 +892,7 @@ impl Simulation {
             pool: pool_of(&node),
             allocatable: amounts(&info.allocatable),
         });
-        let order = self.node_order.clone();
-        self.snapshot.add_node(info, &order);
+        self.snapshot.add_node(info);
         self.dispatch(OwnedEvent::Node {
             kinds: vec![ClusterEventKind::NodeAdd],
             old: None,
@@ -906,8 +909,7 @@ impl Simulation {
         };
         let node = Arc::new(node);
         let kinds = node_change_kinds(&old, &node);
-        let order = self.node_order.clone();
-        self.snapshot.update_node(node.clone(), &order);
+        self.snapshot.update_node(node.clone());
         if let Some(n) = self.snapshot.get(&name) {
             obs.record(&Record::NodeUpdated {
                 at: self.now,
@@ -927,16 +929,10 @@ impl Simulation {
     }
 
     fn remove_node(&mut self, name: &str, obs: &mut dyn Observer) {
-        let order: Vec<String> = self
-            .node_order
-            .iter()
-            .filter(|n| *n != name)
-            .cloned()
-            .collect();
-        let Some(info) = self.snapshot.remove_node(name, &order) else {
+        let Some(info) = self.snapshot.remove_node(name) else {
             return;
         };
-        self.node_order = order;
+        self.node_order.retain(|n| n != name);
         obs.record(&Record::NodeRemoved {
             at: self.now,
             node: name.to_string(),
@@ -1037,6 +1033,8 @@ impl Simulation {
         self.next_action();
         let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
         let mut state = CycleState::new();
+        // UpdateSnapshot: a cycle sees the node list re-read if nodes were added or removed.
+        self.snapshot.update_for_cycle();
         let res = self
             .alg
             .schedule_pod(&fwk, &mut state, &info, &self.snapshot, &self.nominator);
@@ -1437,22 +1435,19 @@ fn hint_queue(
         return true;
     }
     q.unschedulable_plugins.iter().any(|name| {
-        fwk.plugin(name)
-            .is_some_and(|p| match p.as_enqueue_extensions() {
-                None => true,
-                Some(ext) => {
-                    ext.events().iter().any(|e| e.covers(kind))
-                        && ext.hint(&q.pod, kind, objs)
-                            == ksim_scheduler::framework::QueueingHint::Queue
-                }
-            })
+        fwk.plugin(name).is_some_and(|p| {
+            plugin_queueing_hint(p.as_enqueue_extensions(), &q.pod, kind, objs)
+                == ksim_scheduler::framework::QueueingHint::Queue
+        })
     })
 }
 
 /// The kinds of change between two versions of a node (upstream `NodeSchedulingPropertiesChange`).
 pub fn node_change_kinds(old: &Node, new: &Node) -> Vec<ClusterEventKind> {
+    // Extractors in upstream's order, each event offered on its own. Only an uncordon counts
+    // (as UpdateNodeTaint): a cordon makes no node more schedulable, so it is no event at all.
     let mut k = Vec::new();
-    if old.spec.unschedulable != new.spec.unschedulable {
+    if old.spec.unschedulable && !new.spec.unschedulable {
         k.push(ClusterEventKind::NodeUpdateTaint);
     }
     if old.status.allocatable != new.status.allocatable {
@@ -1461,10 +1456,18 @@ pub fn node_change_kinds(old: &Node, new: &Node) -> Vec<ClusterEventKind> {
     if old.metadata.labels != new.metadata.labels {
         k.push(ClusterEventKind::NodeUpdateLabel);
     }
-    if old.spec.taints != new.spec.taints && !k.contains(&ClusterEventKind::NodeUpdateTaint) {
+    if old.spec.taints != new.spec.taints {
         k.push(ClusterEventKind::NodeUpdateTaint);
     }
-    if old.status.conditions != new.status.conditions {
+    // Conditions compare as type -> status only (upstream strips reasons and timestamps).
+    let conditions = |n: &Node| -> BTreeMap<String, String> {
+        n.status
+            .conditions
+            .iter()
+            .map(|c| (c.type_.clone(), c.status.clone()))
+            .collect()
+    };
+    if conditions(old) != conditions(new) {
         k.push(ClusterEventKind::NodeUpdateCondition);
     }
     if old.metadata.annotations != new.metadata.annotations {

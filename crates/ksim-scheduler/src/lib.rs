@@ -12,6 +12,7 @@
 
 pub mod framework;
 pub mod node_info;
+pub mod node_tree;
 pub mod plugins;
 pub mod pod_index;
 pub mod pod_info;

@@ -11,6 +11,7 @@ use ksim_api::{
 };
 use rustc_hash::FxHashMap;
 
+use crate::node_tree::NodeTree;
 use crate::pod_index::PodIndex;
 use crate::pod_info::{HostPort, PodInfo};
 use crate::resource::Resource;
@@ -398,6 +399,13 @@ pub struct Snapshot {
     pub pod_index: PodIndex,
     /// Label columns built on demand ([`Snapshot::label_column`]), dropped when nodes change.
     columns: ColumnCache,
+    /// The cache's node tree, updated on every node event (upstream's `cache.nodeTree`).
+    tree: NodeTree,
+    /// The node names as the last cycle listed them: the order `nodes` must have during a
+    /// cycle until the set of nodes changes.
+    listed: Vec<String>,
+    /// A node was added or removed since the last listing.
+    membership_changed: bool,
 }
 
 /// One label key's values on every node, interned: what the spreading plugins read for every
@@ -431,16 +439,26 @@ impl std::fmt::Debug for ColumnCache {
 }
 
 impl Snapshot {
-    /// Builds a snapshot from nodes (in insertion order) and bound pods.
+    /// Builds a snapshot from nodes (in the order the cache received them) and bound pods.
     ///
+    /// A real scheduler receives a cluster's initial nodes from the informer's list, which the
+    /// API server returns sorted by name: sort them with [`initial_node_order`] first.
     /// Pods naming a node that does not exist are ignored, as the cache keeps them aside.
     pub fn build(
         nodes: impl IntoIterator<Item = Arc<Node>>,
         pods: impl IntoIterator<Item = Arc<PodInfo>>,
         objects: Arc<ClusterObjects>,
     ) -> Snapshot {
-        let mut infos: Vec<NodeInfo> = node_tree_order(nodes.into_iter().collect())
+        let nodes: Vec<Arc<Node>> = nodes.into_iter().collect();
+        let tree = NodeTree::new(nodes.iter().map(|n| n.as_ref()));
+        let listed = tree.list();
+        let mut by_name: FxHashMap<String, Arc<Node>> = nodes
             .into_iter()
+            .map(|n| (n.metadata.name.clone(), n))
+            .collect();
+        let mut infos: Vec<NodeInfo> = listed
+            .iter()
+            .filter_map(|name| by_name.remove(name))
             .map(NodeInfo::new)
             .collect();
         let index: FxHashMap<String, usize> = infos
@@ -461,9 +479,44 @@ impl Snapshot {
             objects,
             pod_index: PodIndex::default(),
             columns: ColumnCache::default(),
+            tree,
+            listed,
+            membership_changed: false,
         };
         s.refresh_derived();
         s
+    }
+
+    /// Upstream's `UpdateSnapshot` at the start of a scheduling cycle, for the node order: when
+    /// the set of nodes differs from the last cycle's, the list is re-read from the node tree;
+    /// otherwise the previous order stands, even if zone labels changed or a node was removed
+    /// and re-added in between.
+    pub fn update_for_cycle(&mut self) {
+        if !self.membership_changed {
+            return;
+        }
+        self.membership_changed = false;
+        let same_set = self.listed.len() == self.nodes.len()
+            && self.listed.iter().all(|n| self.index.contains_key(n));
+        if !same_set {
+            self.listed = self.tree.list();
+        }
+        let in_order = self.listed.len() == self.nodes.len()
+            && self
+                .listed
+                .iter()
+                .zip(&self.nodes)
+                .all(|(name, info)| name == info.name());
+        if !in_order {
+            let order = self.listed.clone();
+            self.reorder(&order);
+            self.refresh_derived();
+        }
+    }
+
+    /// The node tree (zones and their nodes in arrival order).
+    pub fn node_tree(&self) -> &NodeTree {
+        &self.tree
     }
 
     /// Recomputes the image states and the affinity node lists after nodes or pods changed.
@@ -570,9 +623,7 @@ impl Snapshot {
         }
     }
 
-    /// Re-orders the nodes into node-tree order (zones interleaved, zones and nodes in the order
-    /// they were added) after a node was added, removed or changed zone. `order` is the node
-    /// names in insertion order.
+    /// Puts the nodes in exactly the order `order` names them (every node is named once).
     fn reorder(&mut self, order: &[String]) {
         self.invalidate_columns();
         let mut by_name: FxHashMap<String, NodeInfo> = self
@@ -580,15 +631,19 @@ impl Snapshot {
             .drain(..)
             .map(|n| (n.name().to_string(), n))
             .collect();
-        let nodes: Vec<Arc<Node>> = order
-            .iter()
-            .filter_map(|n| by_name.get(n).map(|i| i.node.clone()))
-            .collect();
-        for node in node_tree_order(nodes) {
-            if let Some(info) = by_name.remove(node.metadata.name.as_str()) {
+        for name in order {
+            if let Some(info) = by_name.remove(name) {
                 self.nodes.push(info);
             }
         }
+        // Not named (cannot happen while the tree and the nodes agree): kept, by name.
+        let mut rest: Vec<NodeInfo> = by_name.into_values().collect();
+        rest.sort_by(|a, b| a.name().cmp(b.name()));
+        self.nodes.extend(rest);
+        self.reindex();
+    }
+
+    fn reindex(&mut self) {
         self.index = self
             .nodes
             .iter()
@@ -597,36 +652,43 @@ impl Snapshot {
             .collect();
     }
 
-    /// Adds a node (or restores `info` with its pods, for a node re-added after removal).
-    /// `order` is the insertion order of all nodes including this one.
-    pub fn add_node(&mut self, info: NodeInfo, order: &[String]) {
+    /// Adds a node (or restores `info` with its pods, for a node re-added after removal). It
+    /// joins the node tree now; cycles see it in tree order from the next
+    /// [`update_for_cycle`](Self::update_for_cycle).
+    pub fn add_node(&mut self, info: NodeInfo) {
+        self.tree.add_node(&info.node);
         self.nodes.push(info);
-        self.reorder(order);
+        self.membership_changed = true;
+        self.reindex();
         self.refresh_derived();
     }
 
     /// Removes a node, returning its NodeInfo (with its pods).
-    pub fn remove_node(&mut self, name: &str, order: &[String]) -> Option<NodeInfo> {
+    pub fn remove_node(&mut self, name: &str) -> Option<NodeInfo> {
         let i = *self.index.get(name)?;
         let info = self.nodes.remove(i);
-        self.reorder(order);
+        self.tree.remove_node(&info.node);
+        self.membership_changed = true;
+        self.reindex();
         self.refresh_derived();
         Some(info)
     }
 
-    /// Replaces a node object, keeping its pods.
-    pub fn update_node(&mut self, node: Arc<Node>, order: &[String]) -> bool {
+    /// Replaces a node object, keeping its pods. A zone change moves the node in the node tree;
+    /// the cycle order follows only when the set of nodes next changes, as upstream's.
+    pub fn update_node(&mut self, node: Arc<Node>) -> bool {
         let Some(&i) = self.index.get(node.metadata.name.as_str()) else {
             return false;
         };
         let zone_changed = zone_key(&self.nodes[i].node) != zone_key(&node);
         let images_changed = self.nodes[i].node.status.images != node.status.images;
+        if zone_changed {
+            let old = self.nodes[i].node.clone();
+            self.tree.update_node(&old, &node);
+        }
         self.nodes[i].set_node(node);
         self.invalidate_columns();
-        if zone_changed {
-            self.reorder(order);
-        }
-        if zone_changed || images_changed {
+        if images_changed {
             self.refresh_derived();
         }
         true
@@ -710,27 +772,8 @@ pub fn zone_key(node: &Node) -> String {
     )
 }
 
-/// Upstream `nodeTree.list()`: zones in the order first seen, taking one node from each zone in
-/// turn until all are listed.
-pub fn node_tree_order(nodes: Vec<Arc<Node>>) -> Vec<Arc<Node>> {
-    let mut zones: Vec<(String, Vec<Arc<Node>>)> = Vec::new();
-    let n = nodes.len();
-    for node in nodes {
-        let z = zone_key(&node);
-        match zones.iter_mut().find(|(k, _)| *k == z) {
-            Some((_, v)) => v.push(node),
-            None => zones.push((z, vec![node])),
-        }
-    }
-    let mut out = Vec::with_capacity(n);
-    let mut idx = 0;
-    while out.len() < n {
-        for (_, v) in &zones {
-            if let Some(node) = v.get(idx) {
-                out.push(node.clone());
-            }
-        }
-        idx += 1;
-    }
-    out
+/// The order in which a scheduler's cache receives a cluster's initial nodes: the informer's
+/// list, which the API server returns sorted by name, whatever order a file lists them in.
+pub fn initial_node_order<T: std::borrow::Borrow<Node>>(nodes: &mut [T]) {
+    nodes.sort_by(|a, b| a.borrow().metadata.name.cmp(&b.borrow().metadata.name));
 }

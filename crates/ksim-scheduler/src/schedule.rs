@@ -280,8 +280,9 @@ impl Algorithm {
         let nnn = &pod.pod.status.nominated_node_name;
         if !nnn.is_empty() {
             if let Some(&i) = snapshot.index.get(nnn) {
-                // Upstream shares the diagnosis' status map with this pass.
-                self.find_nodes_that_pass_filters(
+                // Upstream shares the diagnosis' status map with this pass, and only logs an
+                // error from it (evaluateNominatedNode): the search goes on over all nodes.
+                let r = self.find_nodes_that_pass_filters(
                     fwk,
                     state,
                     pod,
@@ -290,10 +291,11 @@ impl Algorithm {
                     diagnosis,
                     Candidates::Listed(&[i]),
                     feasible,
-                )?;
-                if !feasible.is_empty() {
+                );
+                if r.is_ok() && !feasible.is_empty() {
                     return Ok(());
                 }
+                feasible.clear();
             }
         }
 
@@ -355,6 +357,9 @@ impl Algorithm {
         let filters = fwk.active_filters(state, pod);
         // Without nominated pods the two-pass filter is one pass: decided once per cycle.
         let no_nominations = nominated.is_empty();
+        // Upstream counts feasible nodes atomically and cancels the search only when one more than
+        // `to_find` passes: nodes rejected between the last wanted and that extra feasible node are
+        // still recorded (and advance the next cycle's start index); the extra node is dropped.
         // Position in the candidate list, wrapping at its end (no division per node).
         let mut pos = start % num_all;
         for _ in 0..num_all {
@@ -367,10 +372,10 @@ impl Algorithm {
             let s = if no_nominations {
                 let r = fwk.run_active_filters(&filters, state, pod, node);
                 if r.is_success() {
-                    feasible.push(idx);
-                    if feasible.len() >= to_find {
+                    if feasible.len() == to_find {
                         break;
                     }
+                    feasible.push(idx);
                     continue;
                 }
                 r.into_status()
@@ -388,10 +393,10 @@ impl Algorithm {
                 return Err(s);
             }
             if s.is_success() {
-                feasible.push(idx);
-                if feasible.len() >= to_find {
+                if feasible.len() == to_find {
                     break;
                 }
+                feasible.push(idx);
             } else {
                 diagnosis.add_plugin_status(&s);
                 diagnosis.node_to_status.set(idx, s);

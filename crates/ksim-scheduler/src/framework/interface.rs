@@ -389,6 +389,38 @@ impl ClusterEventKind {
     }
 }
 
+/// What one plugin that rejected `pod` says about a cluster event of `kind`: the plugin's own
+/// hint when it registered a matching event, else `Skip` — except for upstream's workaround for
+/// kubernetes#109437 in `buildQueueingHintMap` (pkg/scheduler/scheduler.go): a plugin that
+/// registers `Node/Add` but no event covering `Node/UpdateNodeTaint` also gets
+/// `Node/UpdateNodeTaint` with an always-`Queue` hint. So a pod rejected by NodeResourcesFit,
+/// NodeAffinity or InterPodAffinity is requeued by any taint change (or uncordon) on any node.
+/// A plugin without `EnqueueExtensions` is woken by every event, as upstream registers all
+/// events for it.
+pub fn plugin_queueing_hint(
+    ext: Option<&dyn EnqueueExtensions>,
+    pod: &PodInfo,
+    kind: ClusterEventKind,
+    objects: &ClusterEventObjects<'_>,
+) -> QueueingHint {
+    let Some(ext) = ext else {
+        return QueueingHint::Queue;
+    };
+    let events = ext.events();
+    if events.iter().any(|e| e.covers(kind)) {
+        return ext.hint(pod, kind, objects);
+    }
+    if kind == ClusterEventKind::NodeUpdateTaint
+        && events.contains(&ClusterEventKind::NodeAdd)
+        && !events
+            .iter()
+            .any(|e| e.covers(ClusterEventKind::NodeUpdateTaint))
+    {
+        return QueueingHint::Queue;
+    }
+    QueueingHint::Skip
+}
+
 pub trait EnqueueExtensions {
     /// The event kinds this plugin cares about.
     fn events(&self) -> &'static [ClusterEventKind];

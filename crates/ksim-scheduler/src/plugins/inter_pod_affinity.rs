@@ -733,8 +733,10 @@ impl EnqueueExtensions for InterPodAffinity {
             ClusterEventKind::AssignedPodAdd,
             ClusterEventKind::AssignedPodUpdate,
             ClusterEventKind::AssignedPodDelete,
+            // Upstream (queueing hints on): Node Add | UpdateNodeLabel; taint changes reach it
+            // through buildQueueingHintMap's always-Queue UpdateNodeTaint entry.
             ClusterEventKind::NodeAdd,
-            ClusterEventKind::NodeUpdate,
+            ClusterEventKind::NodeUpdateLabel,
         ]
     }
 

@@ -23,7 +23,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::framework::{ClusterEventKind, ClusterEventObjects, Framework, QueueingHint};
+use crate::framework::{
+    plugin_queueing_hint, ClusterEventKind, ClusterEventObjects, Framework, QueueingHint,
+};
 use crate::pod_info::PodInfo;
 
 pub mod nominator;
@@ -430,7 +432,9 @@ impl SchedulingQueue {
         Some(loc)
     }
 
-    /// Offers a cluster event to every pool pod; returns the pods moved, in pool order.
+    /// Offers cluster events to every pool pod, one event at a time in the order given (upstream
+    /// calls `MoveAllToActiveOrBackoffQueue` once per event that `NodeSchedulingPropertiesChange`
+    /// extracts); returns the pods moved, in order.
     pub fn on_event(
         &mut self,
         kinds: &[ClusterEventKind],
@@ -438,14 +442,29 @@ impl SchedulingQueue {
         now: i64,
         fwk: &Framework,
     ) -> Vec<(QPodId, Moved)> {
-        let candidates: Vec<(Stamp, QPodId)> = self.unschedulable.iter().copied().collect();
         let mut moved = Vec::new();
+        for kind in kinds {
+            self.move_all_for_event(*kind, objs, now, fwk, &mut moved);
+        }
+        moved
+    }
+
+    /// `MoveAllToActiveOrBackoffQueue` for one event.
+    fn move_all_for_event(
+        &mut self,
+        kind: ClusterEventKind,
+        objs: &ClusterEventObjects<'_>,
+        now: i64,
+        fwk: &Framework,
+        moved: &mut Vec<(QPodId, Moved)>,
+    ) {
+        let candidates: Vec<(Stamp, QPodId)> = self.unschedulable.iter().copied().collect();
         for (_, id) in candidates {
             let Some(q) = self.pods.get(&id) else {
                 continue;
             };
             let q = q.clone();
-            if !kinds.iter().any(|k| hints_say_queue(fwk, &q, *k, objs)) {
+            if !hints_say_queue(fwk, &q, kind, objs) {
                 continue;
             }
             self.unlink(id);
@@ -457,7 +476,6 @@ impl SchedulingQueue {
                 moved.push((id, Moved::ToActive));
             }
         }
-        moved
     }
 
     /// `flushBackoffQCompleted`: backoffQ and error-backoff pods whose expiry is before `now`'s
@@ -567,12 +585,8 @@ fn hints_say_queue(
         let Some(p) = fwk.plugin(name) else {
             continue;
         };
-        let Some(ext) = p.as_enqueue_extensions() else {
-            // A plugin without registrations is woken by every event, as upstream.
-            return true;
-        };
-        if ext.events().iter().any(|e| e.covers(kind))
-            && ext.hint(&q.pod, kind, objs) == QueueingHint::Queue
+        if plugin_queueing_hint(p.as_enqueue_extensions(), &q.pod, kind, objs)
+            == QueueingHint::Queue
         {
             return true;
         }
