@@ -18,10 +18,10 @@ use ksim_scheduler::framework::{
     build_frameworks, ClusterEventKind, ClusterEventObjects, CycleState, PostFilterContext,
     Registry,
 };
-use ksim_scheduler::node_info::{ClusterObjects, Snapshot};
+use ksim_scheduler::node_info::{initial_node_order, ClusterObjects, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
-use ksim_scheduler::queue::{Nominator, QueueConfig, SchedulingQueue};
-use ksim_scheduler::schedule::{Algorithm, ScheduleError};
+use ksim_scheduler::queue::{Nominator, QueueConfig, QueueingStrategy, SchedulingQueue};
+use ksim_scheduler::schedule::{Algorithm, Diagnosis, ScheduleError};
 
 use crate::{BenchError, Workload};
 
@@ -91,6 +91,9 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
             bound.push(Arc::new(PodInfo::new(p)));
         }
     }
+    // As the engine: the initial nodes in the API server's list order (by name).
+    let mut nodes = nodes;
+    initial_node_order(&mut nodes);
     let mut snapshot = Snapshot::build(nodes, bound, Arc::new(ClusterObjects::default()));
     let pct = opts.config.percentage_of_nodes_to_score.unwrap_or(0);
     let mut alg = Algorithm::new(ksim_engine::sim::rng_stream(opts.seed, 1), pct);
@@ -133,12 +136,16 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                 }
                 if !s.is_success() {
                     f.run_unreserve(&mut state, &info, &node);
-                    let plugins = if s.plugin.is_empty() {
-                        vec![]
-                    } else {
-                        vec![s.plugin]
-                    };
-                    queue.failed_unschedulable(id, stamp, plugins, false);
+                    let mut d = Diagnosis::default();
+                    d.add_plugin_status(&s);
+                    let strategy = failure_strategy(&d);
+                    queue.failed_unschedulable(
+                        id,
+                        stamp,
+                        d.unschedulable_plugins,
+                        d.pending_plugins,
+                        strategy,
+                    );
                     continue;
                 }
                 // Assume: the pod with its node set goes into the cache (snapshot).
@@ -180,7 +187,8 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                     id,
                     stamp,
                     fit.diagnosis.unschedulable_plugins.clone(),
-                    false,
+                    fit.diagnosis.pending_plugins.clone(),
+                    failure_strategy(&fit.diagnosis),
                 );
                 if let Some(node) = nominated {
                     let mut p = info.pod.clone();
@@ -225,6 +233,16 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
         digest: crate::digest(&placements),
         placements,
     })
+}
+
+/// The loop has no in-flight events (nothing happens while a pod is scheduled): a failed pod
+/// stays in the pool unless no plugin rejected it (`determineSchedulingHintForInFlightPod`).
+fn failure_strategy(d: &Diagnosis) -> QueueingStrategy {
+    if d.unschedulable_plugins.is_empty() && d.pending_plugins.is_empty() {
+        QueueingStrategy::AfterBackoff
+    } else {
+        QueueingStrategy::Skip
+    }
 }
 
 #[cfg(test)]

@@ -16,12 +16,15 @@ use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::defaults::{default_node, default_pod};
 use ksim_api::{Node, Pod};
 use ksim_scheduler::framework::{
-    build_frameworks, plugin_queueing_hint, ClusterEventKind, ClusterEventObjects, CycleState,
-    Framework, PostFilterContext, Registry,
+    build_frameworks, ClusterEventKind, ClusterEventObjects, CycleState, Framework,
+    PostFilterContext, Registry,
 };
 use ksim_scheduler::node_info::{initial_node_order, ClusterObjects, NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
-use ksim_scheduler::queue::{Location, Nominator, QueueConfig, SchedulingQueue};
+use ksim_scheduler::queue::{
+    in_flight_strategy, requeue_strategy, Location, Nominator, QueueConfig, QueueingStrategy,
+    SchedulingQueue,
+};
 use ksim_scheduler::schedule::{Algorithm, ScheduleError};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -166,6 +169,8 @@ enum CycleOutcome {
     Unschedulable {
         pod: PodId,
         plugins: Vec<&'static str>,
+        /// Of `plugins`, those that answered Pending.
+        pending: Vec<&'static str>,
         nominated: Option<String>,
         victims: Vec<PodId>,
     },
@@ -1085,15 +1090,13 @@ impl Simulation {
                         0,
                         1,
                     );
-                    let plugins = if s.plugin.is_empty() {
-                        vec![]
-                    } else {
-                        vec![s.plugin]
-                    };
+                    let mut diagnosis = ksim_scheduler::schedule::Diagnosis::default();
+                    diagnosis.add_plugin_status(&s);
                     (
                         CycleOutcome::Unschedulable {
                             pod: id,
-                            plugins,
+                            plugins: diagnosis.unschedulable_plugins,
+                            pending: diagnosis.pending_plugins,
                             nominated: None,
                             victims: vec![],
                         },
@@ -1142,10 +1145,12 @@ impl Simulation {
                     evaluated,
                 );
                 let plugins = fit.diagnosis.unschedulable_plugins.clone();
+                let pending = fit.diagnosis.pending_plugins.clone();
                 (
                     CycleOutcome::Unschedulable {
                         pod: id,
                         plugins,
+                        pending,
                         nominated,
                         victims,
                     },
@@ -1225,6 +1230,7 @@ impl Simulation {
             CycleOutcome::Unschedulable {
                 pod,
                 plugins,
+                pending,
                 nominated,
                 victims,
             } => {
@@ -1232,14 +1238,21 @@ impl Simulation {
                     return;
                 }
                 let fwk = self.fwk0();
-                let q = self.queue.get(pod).cloned();
-                let requeue = q.is_some_and(|q| {
-                    let mut q = q;
-                    q.unschedulable_plugins = plugins.clone();
-                    events.iter().any(|e| event_queues(&fwk, &q, e))
-                });
+                // determineSchedulingHintForInFlightPod, with this attempt's rejectors.
+                let strategy =
+                    self.queue
+                        .get(pod)
+                        .cloned()
+                        .map_or(QueueingStrategy::AfterBackoff, |mut q| {
+                            q.unschedulable_plugins = plugins.clone();
+                            q.pending_plugins = pending.clone();
+                            in_flight_strategy(
+                                &q,
+                                events.iter().map(|e| event_strategy(&fwk, &q, e)),
+                            )
+                        });
                 self.queue
-                    .failed_unschedulable(pod, stamp, plugins, requeue);
+                    .failed_unschedulable(pod, stamp, plugins, pending, strategy);
                 if nominated.as_deref() == Some("") {
                     self.set_nomination(pod, None);
                 }
@@ -1399,47 +1412,40 @@ impl Simulation {
     }
 }
 
-fn event_queues(fwk: &Framework, q: &ksim_scheduler::queue::QueuedPod, e: &OwnedEvent) -> bool {
+/// The strongest requeue strategy of one in-flight event (a node update offers each of its
+/// extracted kinds).
+fn event_strategy(
+    fwk: &Framework,
+    q: &ksim_scheduler::queue::QueuedPod,
+    e: &OwnedEvent,
+) -> QueueingStrategy {
     match e {
         OwnedEvent::Node { kinds, old, new } => {
             let objs = ClusterEventObjects::Node {
                 old: old.as_deref(),
                 new: new.as_deref(),
             };
-            kinds.iter().any(|k| hint_queue(fwk, q, *k, &objs))
+            kinds
+                .iter()
+                .map(|k| requeue_strategy(fwk, q, *k, &objs))
+                .max()
+                .unwrap_or(QueueingStrategy::Skip)
         }
         OwnedEvent::Pod { kind, old, new } => {
             let objs = ClusterEventObjects::Pod {
                 old: old.as_deref(),
                 new: new.as_deref(),
             };
-            hint_queue(fwk, q, *kind, &objs)
+            requeue_strategy(fwk, q, *kind, &objs)
         }
         OwnedEvent::Object { kind, old, new } => {
             let objs = ClusterEventObjects::Object {
                 old: old.as_deref(),
                 new: new.as_deref(),
             };
-            hint_queue(fwk, q, *kind, &objs)
+            requeue_strategy(fwk, q, *kind, &objs)
         }
     }
-}
-
-fn hint_queue(
-    fwk: &Framework,
-    q: &ksim_scheduler::queue::QueuedPod,
-    kind: ClusterEventKind,
-    objs: &ClusterEventObjects<'_>,
-) -> bool {
-    if q.unschedulable_plugins.is_empty() {
-        return true;
-    }
-    q.unschedulable_plugins.iter().any(|name| {
-        fwk.plugin(name).is_some_and(|p| {
-            plugin_queueing_hint(p.as_enqueue_extensions(), &q.pod, kind, objs)
-                == ksim_scheduler::framework::QueueingHint::Queue
-        })
-    })
 }
 
 /// The kinds of change between two versions of a node (upstream `NodeSchedulingPropertiesChange`).

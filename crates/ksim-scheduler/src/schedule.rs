@@ -54,16 +54,23 @@ pub struct Diagnosis {
     pub node_to_status: NodeToStatus,
     /// Plugins that rejected at least one node (sorted).
     pub unschedulable_plugins: Vec<&'static str>,
+    /// Plugins that answered `Pending` for at least one node (sorted; also in
+    /// `unschedulable_plugins`).
+    pub pending_plugins: Vec<&'static str>,
     pub pre_filter_msg: String,
     pub post_filter_msg: String,
 }
 
 impl Diagnosis {
-    fn add_plugin_status(&mut self, s: &Status) {
+    /// `Diagnosis.AddPluginStatus`.
+    pub fn add_plugin_status(&mut self, s: &Status) {
         if s.plugin.is_empty() || !s.is_rejected() {
             return;
         }
         add_sorted(&mut self.unschedulable_plugins, s.plugin);
+        if s.code == Code::Pending {
+            add_sorted(&mut self.pending_plugins, s.plugin);
+        }
     }
 }
 

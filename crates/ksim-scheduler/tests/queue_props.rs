@@ -10,7 +10,7 @@ use ksim_scheduler::framework::{
     build_framework, ClusterEventKind, ClusterEventObjects, Framework, Registry,
 };
 use ksim_scheduler::pod_info::PodInfo;
-use ksim_scheduler::queue::{Location, QueueConfig, SchedulingQueue};
+use ksim_scheduler::queue::{Location, QueueConfig, QueueingStrategy, SchedulingQueue};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -90,7 +90,7 @@ proptest! {
                         prop_assert_eq!(q.get(id).map(|e| e.location), Some(Location::InFlight));
                         prop_assert!(q.check_invariants().is_ok());
                         match outcome {
-                            0 => { q.failed_unschedulable(id, (now, seq), vec!["NodeResourcesFit"], false); }
+                            0 => { q.failed_unschedulable(id, (now, seq), vec!["NodeResourcesFit"], vec![], QueueingStrategy::Skip); }
                             1 => { q.failed_error(id, (now, seq)); }
                             _ => { q.remove(id); live.remove(&id); }
                         }

@@ -356,6 +356,7 @@ fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
             }
             let (u0, s0) = shape[i - 1];
             let (u1, s1) = shape[i];
+            // u1 > u0 here, whatever the shape: p <= u0 would have matched at i - 1.
             return s0 + (s1 - s0) * (p - u0) / (u1 - u0);
         }
     }
@@ -365,23 +366,32 @@ fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
 /// `balancedResourceScorer`: 100 × (1 − standard deviation of the requested fractions).
 #[inline]
 fn balanced_score(req: &[i64], alloc: &[i64]) -> i64 {
-    let mut fractions = [0f64; 16];
-    let mut n = 0;
+    // Each fraction is recomputed where upstream reads it back from its slice: the same float
+    // operations in the same order, with no bound on how many resources are configured.
+    let fraction = |i: usize| (req[i] as f64 / alloc[i] as f64).min(1.0);
+    let counted = || (0..req.len()).filter(|&i| alloc[i] != 0);
+    let mut n = 0usize;
     let mut total = 0.0;
-    for i in 0..req.len() {
-        if alloc[i] == 0 {
-            continue;
-        }
-        let f = (req[i] as f64 / alloc[i] as f64).min(1.0);
+    let (mut first, mut second) = (0.0, 0.0);
+    for i in counted() {
+        let f = fraction(i);
         total += f;
-        fractions[n] = f;
+        match n {
+            0 => first = f,
+            1 => second = f,
+            _ => {}
+        }
         n += 1;
     }
     let std = if n == 2 {
-        ((fractions[0] - fractions[1]) / 2.0).abs()
+        ((first - second) / 2.0).abs()
     } else if n > 2 {
         let mean = total / n as f64;
-        let sum: f64 = fractions[..n].iter().map(|f| (f - mean) * (f - mean)).sum();
+        let mut sum = 0.0;
+        for i in counted() {
+            let f = fraction(i);
+            sum += (f - mean) * (f - mean);
+        }
         (sum / n as f64).sqrt()
     } else {
         0.0
@@ -800,5 +810,21 @@ mod tests {
     fn balanced() {
         assert_eq!(balanced_score(&[6, 1], &[8, 4]), 75);
         assert_eq!(balanced_score(&[1, 1], &[2, 2]), 100);
+        // Three fractions 0.5, 0.25, 1 (capped): mean 7/12, population std ≈ 0.3118 → 68.
+        assert_eq!(balanced_score(&[2, 1, 9], &[4, 4, 8]), 68);
+        // Resources without allocatable do not count.
+        assert_eq!(balanced_score(&[6, 5, 1], &[8, 0, 4]), 75);
+        // Any number of configured resources (a config may list more than a fixed buffer holds).
+        let req: Vec<i64> = (1..=20).collect();
+        let alloc = vec![40i64; 20];
+        let s = balanced_score(&req, &alloc);
+        assert!((0..=100).contains(&s), "{s}");
+    }
+
+    #[test]
+    fn broken_linear_with_a_repeated_point_takes_the_first() {
+        assert_eq!(broken_linear(&[(0, 0), (50, 7), (50, 9)], 50), 7);
+        assert_eq!(broken_linear(&[(0, 0), (50, 7), (50, 9)], 60), 9);
+        assert_eq!(broken_linear(&[(0, 0), (100, 10)], 50), 5);
     }
 }

@@ -97,6 +97,9 @@ pub struct QueuedPod {
     pub consecutive_errors: u32,
     /// Plugins that rejected the pod in its last attempt (sorted).
     pub unschedulable_plugins: Vec<&'static str>,
+    /// Of those, the plugins that answered `Pending` (sorted): a `Queue` hint from one of them
+    /// moves the pod to activeQ at once, skipping its backoff.
+    pub pending_plugins: Vec<&'static str>,
     /// The PreEnqueue plugin that gates the pod, if any.
     pub gated_by: Option<&'static str>,
     pub location: Location,
@@ -281,6 +284,7 @@ impl SchedulingQueue {
             unschedulable_count: 0,
             consecutive_errors: 0,
             unschedulable_plugins: Vec::new(),
+            pending_plugins: Vec::new(),
             gated_by: if gate.is_success() {
                 None
             } else {
@@ -320,15 +324,17 @@ impl SchedulingQueue {
         Some((id, q.pod.clone(), q.attempts))
     }
 
-    /// The popped pod failed as Unschedulable: it goes to the pool with a new timestamp, unless
-    /// an event that arrived while it was in flight makes one of its rejectors say Queue (then
-    /// backoffQ / activeQ).
+    /// The popped pod failed as Unschedulable (`AddUnschedulableIfNotPresent`): its rejector
+    /// sets are replaced by this attempt's, and it goes to the pool with a new timestamp unless
+    /// `strategy` (from the events that arrived while it was in flight, see
+    /// [`in_flight_strategy`]) requeues it: to backoffQ while backing off, else to activeQ.
     pub fn failed_unschedulable(
         &mut self,
         id: QPodId,
         stamp: Stamp,
         plugins: Vec<&'static str>,
-        requeue_now: bool,
+        pending: Vec<&'static str>,
+        strategy: QueueingStrategy,
     ) -> Location {
         let now = stamp.0;
         let Some(q) = self.pods.get_mut(&id) else {
@@ -338,15 +344,12 @@ impl SchedulingQueue {
         q.consecutive_errors = 0;
         q.timestamp = stamp;
         q.unschedulable_plugins = plugins;
+        q.pending_plugins = pending;
         let q = q.clone();
-        let loc = if requeue_now {
-            if self.is_backing_off(&q, now) {
-                Location::Backoff
-            } else {
-                Location::Active
-            }
-        } else {
-            Location::Unschedulable
+        let loc = match strategy {
+            QueueingStrategy::Skip => Location::Unschedulable,
+            QueueingStrategy::AfterBackoff if self.is_backing_off(&q, now) => Location::Backoff,
+            QueueingStrategy::AfterBackoff | QueueingStrategy::Immediately => Location::Active,
         };
         self.place(id, loc);
         loc
@@ -360,6 +363,7 @@ impl SchedulingQueue {
         q.consecutive_errors += 1;
         q.timestamp = stamp;
         q.unschedulable_plugins.clear();
+        q.pending_plugins.clear();
         self.place(id, Location::ErrorBackoff);
         Location::ErrorBackoff
     }
@@ -416,14 +420,14 @@ impl SchedulingQueue {
                     new: Some(&pod),
                 };
                 let e = self.pods.get(&id)?.clone();
-                if hints_say_queue(fwk, &e, ClusterEventKind::UnscheduledPodUpdate, &objs) {
-                    if self.is_backing_off(&e, now) {
+                match requeue_strategy(fwk, &e, ClusterEventKind::UnscheduledPodUpdate, &objs) {
+                    QueueingStrategy::Skip => Location::Unschedulable,
+                    QueueingStrategy::AfterBackoff if self.is_backing_off(&e, now) => {
                         Location::Backoff
-                    } else {
+                    }
+                    QueueingStrategy::AfterBackoff | QueueingStrategy::Immediately => {
                         Location::Active
                     }
-                } else {
-                    Location::Unschedulable
                 }
             }
             other => other,
@@ -464,11 +468,12 @@ impl SchedulingQueue {
                 continue;
             };
             let q = q.clone();
-            if !hints_say_queue(fwk, &q, kind, objs) {
+            let strategy = requeue_strategy(fwk, &q, kind, objs);
+            if strategy == QueueingStrategy::Skip {
                 continue;
             }
             self.unlink(id);
-            if self.is_backing_off(&q, now) {
+            if strategy == QueueingStrategy::AfterBackoff && self.is_backing_off(&q, now) {
                 self.place(id, Location::Backoff);
                 moved.push((id, Moved::ToBackoff));
             } else {
@@ -567,29 +572,67 @@ impl SchedulingQueue {
     }
 }
 
-/// Whether any plugin that rejected the pod registered `kind` and its hint says Queue. A pod
-/// rejected by no plugin is moved by any event.
-fn hints_say_queue(
+/// How an event requeues a rejected pod (upstream `queueingStrategy`), weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum QueueingStrategy {
+    /// Stays in the unschedulable pool.
+    Skip,
+    /// To backoffQ while backing off, else activeQ.
+    AfterBackoff,
+    /// To activeQ at once (a Pending plugin said Queue).
+    Immediately,
+}
+
+/// `isPodWorthRequeuing`: what an event of `kind` does for a pod in the pool. A pod rejected
+/// by no plugin (and the unschedulable-timeout flush, a wildcard event) is requeued after
+/// backoff; otherwise each rejecting or pending plugin's hint for the events it registered is
+/// asked: `Queue` from a Pending plugin requeues at once, from another plugin after backoff.
+pub fn requeue_strategy(
     fwk: &Framework,
     q: &QueuedPod,
     kind: ClusterEventKind,
     objs: &ClusterEventObjects<'_>,
-) -> bool {
+) -> QueueingStrategy {
     if kind == ClusterEventKind::UnschedulableTimeout {
-        return true;
+        return QueueingStrategy::AfterBackoff;
     }
-    if q.unschedulable_plugins.is_empty() {
-        return true;
+    if q.unschedulable_plugins.is_empty() && q.pending_plugins.is_empty() {
+        return QueueingStrategy::AfterBackoff;
     }
-    for name in &q.unschedulable_plugins {
+    let mut strategy = QueueingStrategy::Skip;
+    let rejectors = q.unschedulable_plugins.iter().chain(
+        q.pending_plugins
+            .iter()
+            .filter(|p| !q.unschedulable_plugins.contains(p)),
+    );
+    for name in rejectors {
         let Some(p) = fwk.plugin(name) else {
             continue;
         };
-        if plugin_queueing_hint(p.as_enqueue_extensions(), &q.pod, kind, objs)
-            == QueueingHint::Queue
+        if plugin_queueing_hint(p.as_enqueue_extensions(), &q.pod, kind, objs) == QueueingHint::Skip
         {
-            return true;
+            continue;
         }
+        if q.pending_plugins.contains(name) {
+            return QueueingStrategy::Immediately;
+        }
+        if q.pending_plugins.is_empty() {
+            return QueueingStrategy::AfterBackoff;
+        }
+        strategy = QueueingStrategy::AfterBackoff;
     }
-    false
+    strategy
+}
+
+/// `determineSchedulingHintForInFlightPod`: what the events that arrived while the pod was in
+/// flight do for it once it failed with these rejectors — after backoff when no plugin rejected
+/// it, else the strongest of the events' strategies.
+pub fn in_flight_strategy(
+    q: &QueuedPod,
+    events: impl IntoIterator<Item = QueueingStrategy>,
+) -> QueueingStrategy {
+    if q.unschedulable_plugins.is_empty() && q.pending_plugins.is_empty() {
+        return QueueingStrategy::AfterBackoff;
+    }
+    events.into_iter().max().unwrap_or(QueueingStrategy::Skip)
 }
