@@ -187,6 +187,9 @@ pub struct Simulation {
     seq: u64,
     /// Sequence of queue actions: every applied event and attempt gets a new one.
     action_seq: u64,
+    /// `action_seq` when the clock reached `now`: actions since then are the sub-second order of
+    /// this instant (start times keep it, see `set_started`).
+    instant_first_action: u64,
     heap: BinaryHeap<Reverse<Entry>>,
     sources: Vec<Box<dyn EventSource + Send>>,
     last_source_time: Vec<SimTime>,
@@ -274,6 +277,7 @@ impl Simulation {
             now: SimTime::ZERO,
             seq: 0,
             action_seq: 0,
+            instant_first_action: 0,
             heap: BinaryHeap::new(),
             sources: Vec::new(),
             last_source_time: Vec::new(),
@@ -497,6 +501,9 @@ impl Simulation {
             }
             if self.cfg.horizon.is_none() && self.only_flushes_left(&entry) {
                 break;
+            }
+            if at != self.now {
+                self.instant_first_action = self.action_seq;
             }
             self.now = at;
             self.events_applied += 1;
@@ -742,7 +749,14 @@ impl Simulation {
         }
         let mut p = slot.info.pod.clone();
         p.status.phase = "Running".into();
-        p.status.start_time = Some(crate::time::rfc3339(self.now + self.cfg.costs.pod_startup));
+        // Pods started in the same instant get distinct start times in the order of the actions
+        // that started them, 1 µs apart (the oracle's clock advances 1 µs per action). Preemption
+        // reads the order: an earlier start is the more important pod, and a candidate node's
+        // latest start time breaks ties between nodes.
+        let offset = SimDuration::from_micros((self.action_seq - self.instant_first_action) as i64);
+        p.status.start_time = Some(crate::time::rfc3339(
+            self.now + self.cfg.costs.pod_startup + offset,
+        ));
         let info = Arc::new(slot.info.with_object(p));
         let node = slot.node.clone();
         let old_uid = slot.info.uid().to_string();

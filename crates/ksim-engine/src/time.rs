@@ -55,6 +55,9 @@ impl SimDuration {
     pub fn from_secs(s: i64) -> SimDuration {
         SimDuration(s.saturating_mul(MICROS_PER_SECOND))
     }
+    pub fn from_micros(us: i64) -> SimDuration {
+        SimDuration(us)
+    }
     pub fn from_millis(ms: i64) -> SimDuration {
         SimDuration(ms.saturating_mul(1000))
     }
