@@ -114,6 +114,32 @@ pub struct EngineConfig {
     /// The optional node-group autoscaler (see [`crate::autoscale`]); None = fixed cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub autoscaler: Option<crate::autoscale::AutoscalerConfig>,
+    /// Guards that stop a run that would otherwise go on (almost) forever.
+    pub limits: RunLimits,
+}
+
+/// Hard guards of every run (scenario `limits:`). A run without a horizon normally ends by
+/// itself when it stalls (see the engine's termination rule); these catch what that rule
+/// cannot, each with an error naming the setting to raise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RunLimits {
+    /// Failed attempts of one pod in a row with no cluster change in between (the same cluster
+    /// each time, so the same answer). Upstream would retry forever.
+    pub max_attempts_without_change: u32,
+    /// Virtual time a run without a horizon may reach.
+    pub max_virtual_time: SimDuration,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            // At the 5-minute leftover flush, a month of a quiet cluster; at the 10 s error
+            // backoff, more than a day.
+            max_attempts_without_change: 10_000,
+            max_virtual_time: SimDuration::from_secs(366 * 24 * 3600),
+        }
+    }
 }
 
 impl Default for EngineConfig {
@@ -127,6 +153,7 @@ impl Default for EngineConfig {
             leftover_flush_period: SimDuration::from_secs(30),
             max_in_unschedulable: SimDuration::from_secs(300),
             autoscaler: None,
+            limits: RunLimits::default(),
         }
     }
 }

@@ -26,9 +26,17 @@ pub enum Outcome {
     Preempted,
     /// Lost its node (node removed) or could not be scheduled for good.
     Failed,
+    /// Still waiting when a run without a horizon stalled: nothing left could change the
+    /// cluster, and the pod had already failed against the cluster as it was.
+    Stalled,
 }
 
 impl Outcome {
+    /// Never bound and still waiting at the end (pending at a horizon, or stalled).
+    pub fn is_waiting(self) -> bool {
+        matches!(self, Outcome::Pending | Outcome::Stalled)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Running => "running",
@@ -37,6 +45,7 @@ impl Outcome {
             Outcome::Pending => "pending",
             Outcome::Preempted => "preempted",
             Outcome::Failed => "failed",
+            Outcome::Stalled => "stalled",
         }
     }
 }
@@ -126,6 +135,10 @@ pub enum Record {
     /// The run ended at the horizon (or when nothing was left to do).
     RunEnded {
         at: SimTime,
+        /// Why a run without a horizon stopped with pods still waiting (see
+        /// [`Outcome::Stalled`]); absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stalled: Option<String>,
     },
 }
 
@@ -139,7 +152,7 @@ impl Record {
             | Record::Attempt { at, .. }
             | Record::PodBound { at, .. }
             | Record::PodEnded { at, .. }
-            | Record::RunEnded { at } => *at,
+            | Record::RunEnded { at, .. } => *at,
         }
     }
 }

@@ -47,6 +47,9 @@ pub enum SimError {
     Source(#[from] SourceError),
     #[error("at {at}: {message}")]
     Input { at: SimTime, message: String },
+    /// A guard of [`crate::config::RunLimits`] stopped the run.
+    #[error("at {at}: {message}")]
+    Limit { at: SimTime, message: String },
 }
 
 /// Dense pod id (index into the pod arena).
@@ -79,6 +82,10 @@ pub struct PodSlot {
     pub preempted_by: String,
     /// The pod is terminating (a preemption victim within its grace period).
     pub terminating: bool,
+    /// The cluster generation its last failed attempt saw (see the termination rule).
+    pub last_failed_generation: Option<u64>,
+    /// Failed attempts in a row that all saw the same cluster generation.
+    pub failures_without_change: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -218,6 +225,15 @@ pub struct Simulation {
     preempt_rng: ChaCha8Rng,
     jitter_rng: ChaCha8Rng,
     busy: bool,
+    /// Bumped by every cluster change a retry could see (each dispatched cluster event and
+    /// each nomination change): a pod that failed at the current generation fails again.
+    cluster_generation: u64,
+    /// The generation the in-flight cycle started at.
+    cycle_generation: u64,
+    /// A guard that tripped during the last applied event.
+    guard_error: Option<SimError>,
+    /// Why the run stopped early with pods waiting (see `stall`).
+    stall_reason: Option<String>,
     in_flight: Option<PodId>,
     in_flight_events: Vec<OwnedEvent>,
     pending_outcome: Option<CycleOutcome>,
@@ -294,6 +310,10 @@ impl Simulation {
             queue: SchedulingQueue::new(qcfg),
             nominator: Nominator::default(),
             busy: false,
+            cluster_generation: 0,
+            cycle_generation: 0,
+            guard_error: None,
+            stall_reason: None,
             in_flight: None,
             in_flight_events: Vec::new(),
             pending_outcome: None,
@@ -499,8 +519,22 @@ impl Simulation {
             if !is_flush {
                 self.non_flush_pending -= 1;
             }
-            if self.cfg.horizon.is_none() && self.only_flushes_left(&entry) {
-                break;
+            if self.cfg.horizon.is_none() {
+                if self.stalled(&entry) {
+                    self.stall(obs);
+                    break;
+                }
+                let limit = self.cfg.limits.max_virtual_time;
+                if at.micros() > limit.micros() {
+                    return Err(SimError::Limit {
+                        at,
+                        message: format!(
+                            "the run has no horizon and reached the maximum virtual time of {} \
+                             (limits.maxVirtualTime): give a horizon (--until) or raise the limit",
+                            limit
+                        ),
+                    });
+                }
             }
             if at != self.now {
                 self.instant_first_action = self.action_seq;
@@ -508,30 +542,102 @@ impl Simulation {
             self.now = at;
             self.events_applied += 1;
             self.apply(entry.ev, obs)?;
+            if let Some(e) = self.guard_error.take() {
+                return Err(e);
+            }
         }
         let end = if self.cfg.horizon.is_some() {
             horizon
         } else {
             self.now
         };
-        obs.record(&Record::RunEnded { at: end });
+        obs.record(&Record::RunEnded {
+            at: end,
+            stalled: self.stall_reason.clone(),
+        });
         Ok(())
     }
 
-    /// Without a horizon the run ends once only periodic flushes remain and nothing can be
-    /// popped: pending pods would otherwise be retried forever.
-    fn only_flushes_left(&self, next: &Entry) -> bool {
+    /// The termination rule of a run without a horizon: only periodic flushes (and retries) are
+    /// left — no input event, no pod that will finish or bind, no victim, volume or autoscaler
+    /// action due — and every pod waiting to be retried (activeQ, backoffQ, error backoff) has
+    /// already failed against the cluster as it is now, so its retry would see the same cluster
+    /// and fail the same way. Pods in the unschedulable pool wait for an event that cannot
+    /// come. Left alone, such a run would retry forever.
+    fn stalled(&self, next: &Entry) -> bool {
         matches!(
             next.ev,
             Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
         ) && !self.busy
             && !self.autoscaler_has_work()
             && self.non_flush_pending == 0
-            && !self.queue.has_poppable()
-            && {
-                let (_, backoff, err, _, _) = self.queue.sizes();
-                backoff == 0 && err == 0
-            }
+            && self.queue.iter().all(|(id, q)| match q.location {
+                Location::Active | Location::Backoff | Location::ErrorBackoff => {
+                    self.pods.get(id as usize).is_some_and(|slot| {
+                        slot.last_failed_generation == Some(self.cluster_generation)
+                    })
+                }
+                _ => true,
+            })
+    }
+
+    /// Ends a stalled run: every pod still waiting ends as `stalled`, and the run says why.
+    fn stall(&mut self, obs: &mut dyn Observer) {
+        let waiting: Vec<PodId> = (0..self.pods.len() as PodId)
+            .filter(|&id| {
+                let slot = &self.pods[id as usize];
+                slot.phase == PodPhase::Pending
+                    || (slot.phase == PodPhase::Binding && self.volume_waits.contains_key(&id))
+            })
+            .collect();
+        if waiting.is_empty() {
+            return;
+        }
+        for &id in &waiting {
+            let info = self.pods[id as usize].info.clone();
+            obs.record(&Record::PodEnded {
+                at: self.now,
+                namespace: info.namespace().to_string(),
+                name: info.name().to_string(),
+                outcome: Outcome::Stalled,
+                preempted_by: String::new(),
+            });
+            self.pods[id as usize].phase = PodPhase::Ended(Outcome::Stalled);
+        }
+        self.stall_reason = Some(format!(
+            "the run stalled at {}: {} pod(s) still waiting can never be scheduled — no event is \
+             left that could change the cluster, and each already failed against it as it is \
+             (give a horizon with --until to keep the run going)",
+            self.now,
+            waiting.len()
+        ));
+    }
+
+    /// Counts a failed attempt of `pod` for the termination rule and the attempts guard.
+    fn note_failure(&mut self, pod: PodId) {
+        let generation = self.cycle_generation;
+        let limit = self.cfg.limits.max_attempts_without_change;
+        let Some(slot) = self.pods.get_mut(pod as usize) else {
+            return;
+        };
+        if slot.last_failed_generation == Some(generation) {
+            slot.failures_without_change = slot.failures_without_change.saturating_add(1);
+        } else {
+            slot.last_failed_generation = Some(generation);
+            slot.failures_without_change = 1;
+        }
+        if slot.failures_without_change > limit && self.guard_error.is_none() {
+            let key = format!("{}/{}", slot.info.namespace(), slot.info.name());
+            self.guard_error = Some(SimError::Limit {
+                at: self.now,
+                message: format!(
+                    "pod {key} failed {} attempts in a row with no cluster change in between \
+                     (limits.maxAttemptsWithoutChange = {limit}): raise the limit, or shorten \
+                     the horizon",
+                    slot.failures_without_change
+                ),
+            });
+        }
     }
 
     /// Wakes a sleeping flush chain when its queues have pods again, at the next instant of
@@ -685,6 +791,8 @@ impl Simulation {
             ended_by: "",
             preempted_by: String::new(),
             terminating: false,
+            last_failed_generation: None,
+            failures_without_change: 0,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -1013,6 +1121,7 @@ impl Simulation {
 
     /// Offers a cluster event to the queue (and remembers it while a cycle is in flight).
     fn dispatch(&mut self, ev: OwnedEvent) {
+        self.cluster_generation += 1;
         let now = self.now.micros();
         let fwk = self.fwk0();
         match &ev {
@@ -1054,6 +1163,7 @@ impl Simulation {
         let mut state = CycleState::new();
         // UpdateSnapshot: a cycle sees the node list re-read if nodes were added or removed.
         self.snapshot.update_for_cycle();
+        self.cycle_generation = self.cluster_generation;
         let res = self
             .alg
             .schedule_pod(&fwk, &mut state, &info, &self.snapshot, &self.nominator);
@@ -1220,6 +1330,7 @@ impl Simulation {
                     // The node disappeared during the cycle: the assume fails.
                     self.unreserve(pod, &node, &mut state);
                     self.queue.failed_error(pod, stamp);
+                    self.note_failure(pod);
                     return;
                 }
                 self.nominator.remove(self.pods[pod as usize].info.uid());
@@ -1267,6 +1378,7 @@ impl Simulation {
                         });
                 self.queue
                     .failed_unschedulable(pod, stamp, plugins, pending, strategy);
+                self.note_failure(pod);
                 if nominated.as_deref() == Some("") {
                     self.set_nomination(pod, None);
                 }
@@ -1329,6 +1441,7 @@ impl Simulation {
                     return;
                 }
                 self.queue.failed_error(pod, stamp);
+                self.note_failure(pod);
             }
         }
     }
@@ -1386,6 +1499,8 @@ impl Simulation {
         if current == node.unwrap_or("") && self.nominator.node_of(slot.info.uid()) == node {
             return;
         }
+        // Nominations change what other pods' filters count on a node.
+        self.cluster_generation += 1;
         let mut p = slot.info.pod.clone();
         p.status.nominated_node_name = node.unwrap_or("").to_string();
         let info = Arc::new(slot.info.with_object(p));

@@ -3,8 +3,6 @@
 
 use std::fmt::Write as _;
 
-use ksim_engine::record::Outcome;
-
 use crate::fmt::{count, human, opt_pct, opt_secs, secs};
 use crate::plots::PlotSet;
 use crate::recorder::Recorder;
@@ -226,7 +224,7 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
         .pods
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.outcome() == Outcome::Pending)
+        .filter(|(_, p)| p.outcome().is_waiting())
         .collect();
     pending.sort_by_key(|(i, p)| (p.created, *i));
     h.push_str("<section id=\"pending\"><h2>Pods pending at the end</h2>");

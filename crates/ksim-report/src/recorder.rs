@@ -164,6 +164,8 @@ pub struct Recorder {
     pub(crate) nominations: u64,
     pub(crate) unmatched: u64,
     pub(crate) run_ended: Option<SimTime>,
+    /// Why a run without a horizon stopped with pods waiting (`RunEnded.stalled`).
+    pub(crate) stalled: Option<String>,
     pub(crate) last_at: SimTime,
     /// First error met while streaming placements; reported by `write_outputs`.
     stream_error: Option<ReportError>,
@@ -224,6 +226,7 @@ impl Recorder {
             nominations: 0,
             unmatched: 0,
             run_ended: None,
+            stalled: None,
             last_at: SimTime::ZERO,
             stream_error: None,
             options: ReportOptions::default(),
@@ -570,7 +573,7 @@ impl Observer for Recorder {
                 }
                 match outcome {
                     // The engine may report where pods stand at the horizon; they stay put.
-                    Outcome::Running | Outcome::Pending => {}
+                    Outcome::Running | Outcome::Pending | Outcome::Stalled => {}
                     Outcome::Succeeded
                     | Outcome::Deleted
                     | Outcome::Preempted
@@ -580,8 +583,9 @@ impl Observer for Recorder {
                     }
                 }
             }
-            Record::RunEnded { at } => {
+            Record::RunEnded { at, stalled } => {
                 self.run_ended = Some(*at);
+                self.stalled.clone_from(stalled);
             }
         }
     }

@@ -60,6 +60,9 @@ pub struct Summary {
     pub unschedulable_reason_parts: Vec<ReasonCount>,
     /// Records naming a pod or node the report did not know (or a pod that had already ended).
     pub unmatched_records: u64,
+    /// Why a run without a horizon stopped early with pods waiting (see `Outcome::Stalled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,6 +83,13 @@ pub struct OutcomeCounts {
     pub pending: u64,
     pub preempted: u64,
     pub failed: u64,
+    /// Still waiting when a run without a horizon stalled (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stalled: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl OutcomeCounts {
@@ -91,10 +101,17 @@ impl OutcomeCounts {
             Outcome::Pending => self.pending += 1,
             Outcome::Preempted => self.preempted += 1,
             Outcome::Failed => self.failed += 1,
+            Outcome::Stalled => self.stalled += 1,
         }
     }
     pub fn total(&self) -> u64 {
-        self.running + self.succeeded + self.deleted + self.pending + self.preempted + self.failed
+        self.running
+            + self.succeeded
+            + self.deleted
+            + self.pending
+            + self.preempted
+            + self.failed
+            + self.stalled
     }
 }
 
@@ -260,7 +277,7 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         pods.by_outcome.add(o);
         max_attempts = max_attempts.max(p.attempts);
     }
-    pods.pending_at_end = pods.by_outcome.pending;
+    pods.pending_at_end = pods.by_outcome.pending + pods.by_outcome.stalled;
     let created = pods.created;
     let ratio = |a: u64, b: u64| (b > 0).then(|| r6(a as f64 / b as f64));
 
@@ -345,6 +362,7 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         unschedulable_reason_parts: histogram(parts.iter().flatten().map(String::as_str)),
         pods,
         unmatched_records: rec.unmatched,
+        stalled: rec.stalled.clone(),
     }
 }
 
@@ -359,7 +377,7 @@ fn fragmentation(rec: &Recorder) -> Option<Fragmentation> {
         .pods
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.outcome() == Outcome::Pending)
+        .filter(|(_, p)| p.outcome().is_waiting())
         .map(|(i, p)| (get(&p.requests, Some(cpu)), get(&p.requests, mem), i))
         .collect();
     if pending.is_empty() {

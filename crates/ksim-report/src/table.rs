@@ -29,8 +29,18 @@ pub fn summary_table(s: &Summary) -> String {
         (
             "outcomes".into(),
             format!(
-                "running {} · succeeded {} · deleted {} · pending {} · preempted {} · failed {}",
-                o.running, o.succeeded, o.deleted, o.pending, o.preempted, o.failed
+                "running {} · succeeded {} · deleted {} · pending {} · preempted {} · failed {}{}",
+                o.running,
+                o.succeeded,
+                o.deleted,
+                o.pending,
+                o.preempted,
+                o.failed,
+                if o.stalled > 0 {
+                    format!(" · stalled {}", o.stalled)
+                } else {
+                    String::new()
+                }
             ),
         ),
         (

@@ -241,7 +241,10 @@ fn fixture() -> Vec<Record> {
             0,
             3,
         ),
-        Record::RunEnded { at: t(100.0) },
+        Record::RunEnded {
+            at: t(100.0),
+            stalled: None,
+        },
     ]
 }
 
@@ -415,7 +418,10 @@ fn random_run(seed: u64, pods: usize) -> Vec<Record> {
         now += 3.5;
     }
     recs.sort_by_key(|r| r.at());
-    recs.push(Record::RunEnded { at: t(now + 10.0) });
+    recs.push(Record::RunEnded {
+        at: t(now + 10.0),
+        stalled: None,
+    });
     recs
 }
 
@@ -520,7 +526,10 @@ fn records_about_unknown_pods_are_counted_not_dropped() {
             at: t(3.0),
             node: "nope".into(),
         },
-        Record::RunEnded { at: t(4.0) },
+        Record::RunEnded {
+            at: t(4.0),
+            stalled: None,
+        },
     ];
     let dir = out_dir("unmatched");
     let s = run_into(&records, &dir, ReportOptions::default());

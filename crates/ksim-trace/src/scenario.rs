@@ -28,6 +28,9 @@
 //!   leftoverFlushPeriod: 30s
 //!   maxInUnschedulable: 5m
 //! onNodeRemoval: failAndRecreateOwned   # or fail, keepBound
+//! limits:                       # optional guards (ksim_engine::config::RunLimits)
+//!   maxAttemptsWithoutChange: 10000   # failed attempts of one pod with no cluster change
+//!   maxVirtualTime: 366d              # virtual time a run without a horizon may reach
 //! output: results/web-capacity # optional output directory
 //! ```
 //!
@@ -88,6 +91,9 @@ pub struct Scenario {
     /// pool's template is the pool's own unless given.
     #[serde(default)]
     pub autoscaler: Option<ksim_engine::autoscale::AutoscalerConfig>,
+    /// Guards against runs that would go on forever (`ksim_engine::config::RunLimits`).
+    #[serde(default)]
+    pub limits: Option<ksim_engine::config::RunLimits>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -413,6 +419,9 @@ impl Scenario {
         }
         if let Some(d) = self.queue.max_in_unschedulable {
             engine.max_in_unschedulable = d;
+        }
+        if let Some(l) = &self.limits {
+            engine.limits = l.clone();
         }
 
         let scheduler = match &self.scheduler {

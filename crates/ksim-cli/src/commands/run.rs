@@ -105,6 +105,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let horizon = plan.engine.horizon;
     let summary = run_plan(plan, &out, a.event_log)?;
     let wall = started.elapsed();
+    if let Some(why) = &summary.stalled {
+        eprintln!("note: {why}");
+    }
     if !a.quiet {
         println!("{}", ksim_report::summary_table(&summary));
         println!(
