@@ -102,6 +102,13 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| Path::new("results").join(&plan.name));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let started = Instant::now();
+    if plan.nodes.is_empty() && plan.engine.autoscaler.is_none() {
+        eprintln!(
+            "warning: {}: the cluster has no nodes at t=0; pods wait until a trace adds nodes \
+             (a run without a horizon stops as soon as nothing can change)",
+            plan.source
+        );
+    }
     let horizon = plan.engine.horizon;
     let summary = run_plan(plan, &out, a.event_log)?;
     let wall = started.elapsed();
