@@ -13,6 +13,7 @@
 pub mod config;
 pub mod core;
 pub mod defaults;
+pub mod json;
 pub mod load;
 pub mod meta;
 pub mod object;

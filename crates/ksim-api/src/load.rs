@@ -28,9 +28,10 @@ pub enum LoadError {
 /// Parses JSON or YAML (chosen by the first non-blank character: `{` or `[` means JSON) into
 /// generic values, one per document.
 pub fn parse_documents(source_name: &str, text: &str) -> Result<Vec<Value>, LoadError> {
+    let text = crate::json::strip_bom(text);
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let v: Value = serde_json::from_str(text).map_err(|e| LoadError::Json {
+        let v: Value = crate::json::parse_value(text).map_err(|e| LoadError::Json {
             source_name: source_name.to_string(),
             message: e.to_string(),
         })?;
@@ -49,11 +50,14 @@ pub fn flatten_items(docs: Vec<Value>) -> Vec<Value> {
     for d in docs {
         match d {
             Value::Array(items) => out.extend(flatten_items(items)),
+            // `kind: List` as kubectl writes it, or a bare `items:` mapping (no kind, no
+            // metadata) as people write by hand; either way the items are the objects.
             Value::Object(ref m)
-                if m.get("kind")
-                    .and_then(Value::as_str)
-                    .is_some_and(|k| k == "List" || k.ends_with("List"))
-                    && m.get("items").is_some_and(Value::is_array) =>
+                if m.get("items").is_some_and(Value::is_array)
+                    && match m.get("kind").and_then(Value::as_str) {
+                        Some(k) => k.ends_with("List"),
+                        None => !m.contains_key("kind") && !m.contains_key("metadata"),
+                    } =>
             {
                 if let Some(Value::Array(items)) = m.get("items").cloned() {
                     out.extend(flatten_items(items));

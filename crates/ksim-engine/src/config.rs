@@ -129,6 +129,12 @@ pub struct RunLimits {
     pub max_attempts_without_change: u32,
     /// Virtual time a run without a horizon may reach.
     pub max_virtual_time: SimDuration,
+    /// Nodes a scenario may build at t=0 (nodes files and pools together). Checked by the
+    /// readers before anything is allocated, so a typo such as `count: 100000000` is an
+    /// error instead of gigabytes of nodes.
+    pub max_nodes: u64,
+    /// Pods one generator may create (its `count`).
+    pub max_pods_per_generator: u64,
 }
 
 impl Default for RunLimits {
@@ -138,6 +144,10 @@ impl Default for RunLimits {
             // backoff, more than a day.
             max_attempts_without_change: 10_000,
             max_virtual_time: SimDuration::from_secs(366 * 24 * 3600),
+            // Ten times the largest clusters Kubernetes supports (5,000 nodes is the
+            // documented limit; large forks run 100k); a month of a busy cluster's pods.
+            max_nodes: 1_000_000,
+            max_pods_per_generator: 100_000_000,
         }
     }
 }

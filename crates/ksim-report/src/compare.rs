@@ -134,7 +134,7 @@ impl Comparison {
     pub fn from_paths(paths: &[PathBuf]) -> Result<Comparison, ReportError> {
         let mut runs = Vec::with_capacity(paths.len());
         for p in paths {
-            let summary = Summary::read(p)?;
+            let summary = Summary::read_run(p)?;
             runs.push((run_name(p), summary));
         }
         Ok(Comparison { runs })

@@ -133,11 +133,48 @@ impl<R: BufRead> Iterator for EventLogReader<R> {
 }
 
 /// Re-renders a run's outputs into `out_dir` from a saved event log (`ksim report LOG --out
-/// DIR`). Stops at the first bad line.
+/// DIR`), atomically as a run writes them. Stops at the first bad line; a log that does not end
+/// with the run's `RunEnded` record was cut off (the run was interrupted, or the file
+/// truncated) and is refused rather than rendered as a complete-looking run.
 pub fn render_event_log(log: &Path, out_dir: &Path) -> Result<Summary, ReportError> {
-    let mut rec = Recorder::to_dir(out_dir)?;
+    let staged = crate::staging::StagedDir::begin(out_dir)?;
+    let mut rec = Recorder::to_dir(staged.path())?;
+    let mut ended = false;
+    let mut records = 0u64;
     for r in EventLogReader::open(log)? {
-        rec.record(&r?);
+        let r = r?;
+        if ended {
+            return Err(ReportError::Invalid {
+                path: log.to_path_buf(),
+                message: format!(
+                    "record {} comes after RunEnded: the file holds more than one run",
+                    records + 1
+                ),
+            });
+        }
+        ended = matches!(r, Record::RunEnded { .. });
+        records += 1;
+        rec.record(&r);
     }
-    rec.write_outputs(out_dir)
+    if !ended {
+        return Err(ReportError::Invalid {
+            path: log.to_path_buf(),
+            message: format!(
+                "cut off: its {records} records do not end with the run's RunEnded record (the \
+                 run was interrupted or the file truncated); nothing was written"
+            ),
+        });
+    }
+    // Re-rendering a run in its own folder must keep its log, which the swap would drop.
+    let same_dir = match (log.parent().map(Path::canonicalize), out_dir.canonicalize()) {
+        (Some(Ok(a)), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let (true, Some(name)) = (same_dir, log.file_name()) {
+        let kept = staged.path().join(name);
+        std::fs::copy(log, &kept).map_err(|e| ReportError::io(&kept, e))?;
+    }
+    let summary = rec.write_outputs(staged.path())?;
+    staged.commit()?;
+    Ok(summary)
 }

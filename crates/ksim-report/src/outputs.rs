@@ -34,7 +34,8 @@ pub const PODS_HEADER: [&str; 13] = [
     "last_reason",
 ];
 
-/// The files [`Recorder::write_outputs`] writes, in the order it writes them.
+/// The files [`Recorder::write_outputs`] writes, in the order it writes them; the completion
+/// marker ([`crate::staging::COMPLETE_MARKER`]) comes after them.
 pub const OUTPUT_FILES: [&str; 11] = [
     "placements.csv",
     "pods.csv",
@@ -50,7 +51,9 @@ pub const OUTPUT_FILES: [&str; 11] = [
 ];
 
 impl Recorder {
-    /// Writes [`OUTPUT_FILES`] into `dir` (created if missing) and returns the summary.
+    /// Writes [`OUTPUT_FILES`] into `dir` (created if missing), then the completion marker,
+    /// and returns the summary. For an atomic run directory write into a
+    /// [`crate::staging::StagedDir`].
     ///
     /// Pods not ended by a `PodEnded` are reported as running when bound, pending otherwise.
     /// When the recorder was made with [`Recorder::to_dir`] for another directory, its
@@ -76,6 +79,8 @@ impl Recorder {
         let path = dir.join("report.html");
         fs::write(&path, html::render(&summary, self, &plots))
             .map_err(|e| ReportError::io(&path, e))?;
+        // Last: the folder is complete (readers refuse one without it).
+        crate::staging::write_marker(dir)?;
         Ok(summary)
     }
 

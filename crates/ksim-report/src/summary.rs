@@ -432,6 +432,18 @@ impl Summary {
         serde_json::from_str(&text).map_err(|source| ReportError::Json { path: file, source })
     }
 
+    /// Reads the `summary.json` of a complete run directory (`path` may be the directory or
+    /// the file): a folder without the completion marker is refused.
+    pub fn read_run(path: &Path) -> Result<Summary, ReportError> {
+        let dir = if path.is_dir() {
+            path
+        } else {
+            path.parent().unwrap_or(Path::new("."))
+        };
+        crate::staging::check_complete(dir)?;
+        Summary::read(path)
+    }
+
     /// The JSON text written to `summary.json` (pretty, with a final newline).
     pub fn to_json(&self) -> String {
         // Serialising plain structs, ordered maps and finite floats cannot fail; fall back to

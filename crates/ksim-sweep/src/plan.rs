@@ -145,11 +145,23 @@ pub fn parse_slo(text: &str) -> Result<Vec<Condition>, SweepError> {
                     let v: f64 = p.trim().parse().map_err(|_| {
                         SweepError::input(&at, format!("{value:?} is not a percentage"))
                     })?;
+                    if !(0.0..=100.0).contains(&v) {
+                        return Err(SweepError::input(
+                            &at,
+                            format!("{value} is not a share: a percentage is between 0% and 100%"),
+                        ));
+                    }
                     v / 100.0
                 } else {
                     let v: f64 = value.parse().map_err(|_| {
                         SweepError::input(&at, format!("{value:?} is not a share (99.9% or 0.999)"))
                     })?;
+                    if v < 0.0 {
+                        return Err(SweepError::input(
+                            &at,
+                            format!("{value} is not a share: a share is between 0 and 1"),
+                        ));
+                    }
                     if v > 1.0 {
                         return Err(SweepError::input(
                             &at,

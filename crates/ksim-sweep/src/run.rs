@@ -23,12 +23,26 @@ pub fn run_plan(
     event_log: bool,
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<Summary, SweepError> {
+    run_plan_with(plan, out, event_log, progress, &[])
+}
+
+/// [`run_plan`], also writing `extra` files (name, content) into the run directory before
+/// the run (a sweep's `run.json`), inside the same atomic swap.
+pub fn run_plan_with(
+    plan: ScenarioPlan,
+    out: &Path,
+    event_log: bool,
+    progress: &mut dyn FnMut(SimTime),
+    extra: &[(&str, &str)],
+) -> Result<Summary, SweepError> {
     let source = plan.source.clone();
     let run_err = |m: String| SweepError::Run {
         run: source.clone(),
         message: m,
     };
-    std::fs::create_dir_all(out).map_err(|e| SweepError::io(out, e))?;
+    // Written into a staging folder, swapped into place only when complete: an interrupted
+    // run leaves the previous output as it was.
+    let staged = ksim_report::StagedDir::begin(out)?;
     let mut sim = Simulation::new(
         plan.engine,
         &plan.scheduler,
@@ -39,10 +53,15 @@ pub fn run_plan(
     .map_err(|e| run_err(e.to_string()))?;
     sim.add_source(Box::new(plan.events))
         .map_err(|e| run_err(e.to_string()))?;
-    let mut recorder = ksim_report::Recorder::to_dir(out)?;
+    let dir = staged.path();
+    for (name, text) in extra {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| SweepError::io(&path, e))?;
+    }
+    let mut recorder = ksim_report::Recorder::to_dir(dir)?;
     let mut log = if event_log {
         Some(ksim_report::EventLogWriter::create(
-            &out.join("events.jsonl"),
+            &dir.join("events.jsonl"),
         )?)
     } else {
         None
@@ -60,7 +79,9 @@ pub fn run_plan(
     if let Some(l) = log {
         l.finish()?;
     }
-    Ok(recorder.write_outputs(out)?)
+    let summary = recorder.write_outputs(dir)?;
+    staged.commit()?;
+    Ok(summary)
 }
 
 /// `--shard I/N`: the I-th (0-based) of N disjoint slices of a sweep. Run k belongs to shard
@@ -230,10 +251,15 @@ pub fn run_point(
         "scheduler": plan.scheduler,
     }))
     .unwrap_or_default();
-    std::fs::create_dir_all(dir).map_err(|e| SweepError::io(dir, e))?;
-    let run_json = dir.join("run.json");
-    std::fs::write(&run_json, cfg_text + "\n").map_err(|e| SweepError::io(&run_json, e))?;
-    run_plan(plan, dir, event_log, &mut |_| {}).map_err(|e| match e {
+    let run_json = cfg_text + "\n";
+    run_plan_with(
+        plan,
+        dir,
+        event_log,
+        &mut |_| {},
+        &[("run.json", &run_json)],
+    )
+    .map_err(|e| match e {
         SweepError::Run { message, .. } => SweepError::Run {
             run: p.id.clone(),
             message,

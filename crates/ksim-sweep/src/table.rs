@@ -102,7 +102,7 @@ impl RunTable {
                 let rdir = run_dir(dir, &r.id);
                 *slot = Some(Row {
                     id: r.id.clone(),
-                    summary: Summary::read(&rdir)?,
+                    summary: Summary::read_run(&rdir)?,
                     dir: rdir,
                     values: r.values.clone(),
                 });
@@ -157,7 +157,7 @@ impl RunTable {
                 id = format!("{id}#{n}");
             }
             rows.push(Row {
-                summary: Summary::read(&dir)?,
+                summary: Summary::read_run(&dir)?,
                 id,
                 dir,
                 values: Vec::new(),

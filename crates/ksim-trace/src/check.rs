@@ -84,6 +84,47 @@ pub fn check_node(node: &Node) -> Result<(), FieldProblem> {
     }
     check_list("status.capacity", &node.status.capacity)?;
     check_list("status.allocatable", &node.status.allocatable)?;
+    // Defaulting copied capacity into a missing allocatable; with neither, the node could
+    // host nothing and every pod would fail on it for a reason the user never wrote.
+    if node.status.allocatable.is_empty() {
+        return Err((
+            "status.allocatable".into(),
+            "the node has neither allocatable nor capacity; give at least cpu, memory and pods"
+                .into(),
+        ));
+    }
+    for (name, alloc) in &node.status.allocatable {
+        if let Some(cap) = node.status.capacity.get(name) {
+            if alloc.milli_value() > cap.milli_value() {
+                return Err((
+                    format!("status.allocatable.{name}"),
+                    format!(
+                        "allocatable {:?} is more than capacity {:?}",
+                        alloc.as_str(),
+                        cap.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    for (i, t) in node.spec.taints.iter().enumerate() {
+        if t.key.is_empty() {
+            return Err((format!("spec.taints[{i}].key"), "required".into()));
+        }
+        // As the API server's ValidateNodeSpec: the three effects a taint may have.
+        if !matches!(
+            t.effect.as_str(),
+            "NoSchedule" | "PreferNoSchedule" | "NoExecute"
+        ) {
+            return Err((
+                format!("spec.taints[{i}].effect"),
+                format!(
+                    "unsupported value {:?}: supported values are \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"",
+                    t.effect
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -110,3 +110,31 @@ pub fn is_csv(path: &Path) -> bool {
         .unwrap_or_default();
     name.ends_with(".csv") || name.ends_with(".csv.gz")
 }
+
+/// Whether a trace file holds at least one event line: a line that is not blank or a `#`
+/// comment (and, in a CSV, not the header). Reads only up to the first such line, so a run can
+/// warn about an empty trace without reading a large one twice.
+pub fn trace_has_events(path: &Path) -> Result<bool, TraceError> {
+    let mut r = open_input(path)?;
+    let mut skip_header = is_csv(path);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = r
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| TraceError::io(path, e))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let t = text.trim_start_matches('\u{feff}').trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if skip_header {
+            skip_header = false;
+            continue;
+        }
+        return Ok(true);
+    }
+}

@@ -154,12 +154,12 @@ fn required_str(obj: &Map<String, Value>, field: &str) -> Result<String, FieldPr
 
 /// Parses one line of a native trace. `Ok(None)` for blank and comment lines.
 pub fn parse_event_line(text: &str) -> Result<Option<TimedEvent>, FieldProblem> {
-    let t = text.trim();
+    let t = ksim_api::json::strip_bom(text).trim();
     if t.is_empty() || t.starts_with('#') {
         return Ok(None);
     }
-    let v: Value =
-        serde_json::from_str(t).map_err(|e| (String::new(), format!("not valid JSON: {e}")))?;
+    let v: Value = ksim_api::json::parse_value(t)
+        .map_err(|e| (String::new(), format!("not valid JSON: {e}")))?;
     let Value::Object(obj) = v else {
         return Err((
             String::new(),
@@ -566,7 +566,7 @@ mod tests {
 {"at": 2, "kind": "CompletePod", "namespace": "x", "name": "b"}
 {"at": "3s", "kind": "UpdatePod", "pod": {"metadata": {"name": "a"}}}
 {"at": "3s", "kind": "AddNode", "node": {"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4"}}}}
-{"at": "3s", "kind": "UpdateNode", "node": {"metadata": {"name": "n"}}}
+{"at": "3s", "kind": "UpdateNode", "node": {"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4"}}}}
 {"at": "1h", "kind": "RemoveNode", "name": "n"}
 "#;
         let evs = read_all(text).unwrap();

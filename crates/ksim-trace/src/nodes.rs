@@ -37,9 +37,10 @@ pub fn parse_nodes(source: &str, text: &str) -> Result<Vec<Node>, TraceError> {
 /// 10,000-node `kubectl get nodes -o yaml`. The text is in memory already, so limits
 /// proportional to its length still bound the work.
 pub fn parse_documents(source: &str, text: &str) -> Result<Vec<Value>, TraceError> {
+    let text = ksim_api::json::strip_bom(text);
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let v: Value = serde_json::from_str(text)
+        let v: Value = ksim_api::json::parse_value(text)
             .map_err(|e| TraceError::at_field(source, "", format!("not valid JSON: {e}")))?;
         return Ok(vec![v]);
     }
@@ -133,17 +134,17 @@ mod tests {
 
     #[test]
     fn reads_list_and_multi_document_yaml() {
-        let yaml = "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: a}\n  status: {capacity: {cpu: '4', memory: 8Gi}}\n- metadata: {name: b}\n";
+        let yaml = "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: a}\n  status: {capacity: {cpu: '4', memory: 8Gi}}\n- metadata: {name: b}\n  status: {allocatable: {cpu: '1'}}\n";
         let nodes = parse_nodes("nodes.yaml", yaml).unwrap();
         assert_eq!(nodes.len(), 2);
         assert_eq!(nodes[0].status.allocatable["cpu"].milli_value(), 4000);
-        let multi = "kind: Node\nmetadata: {name: a}\n---\nkind: Node\nmetadata: {name: b}\n";
+        let multi = "kind: Node\nmetadata: {name: a}\nstatus: {capacity: {cpu: '1'}}\n---\nkind: Node\nmetadata: {name: b}\nstatus: {capacity: {cpu: '1'}}\n";
         assert_eq!(parse_nodes("m.yaml", multi).unwrap().len(), 2);
     }
 
     #[test]
     fn errors_name_item_and_field() {
-        let yaml = "kind: List\nitems:\n- metadata: {name: a}\n- metadata: {name: b}\n  status: {capacity: {cpu: lots}}\n";
+        let yaml = "kind: List\nitems:\n- metadata: {name: a}\n  status: {capacity: {cpu: '1'}}\n- metadata: {name: b}\n  status: {capacity: {cpu: lots}}\n";
         let err = parse_nodes("nodes.yaml", yaml).unwrap_err().to_string();
         assert!(
             err.starts_with(
@@ -151,12 +152,16 @@ mod tests {
             ),
             "{err}"
         );
-        let dup = "- metadata: {name: a}\n- metadata: {name: a}\n";
+        let dup = "- metadata: {name: a}\n  status: {capacity: {cpu: '1'}}\n- metadata: {name: a}\n  status: {capacity: {cpu: '1'}}\n";
         let err = parse_nodes("n.yaml", dup).unwrap_err().to_string();
         assert!(
             err.contains("items[1] (node \"a\"): metadata.name: duplicate"),
             "{err}"
         );
+        // A bare `items:` mapping (no kind) is a list too; an empty one is no nodes.
+        assert!(parse_nodes("e.yaml", "items: []\n").unwrap().is_empty());
+        let bare = "items:\n- metadata: {name: a}\n  status: {capacity: {cpu: '1'}}\n";
+        assert_eq!(parse_nodes("b.yaml", bare).unwrap().len(), 1);
         let pod = "- kind: Pod\n  metadata: {name: a}\n";
         let err = parse_nodes("n.yaml", pod).unwrap_err().to_string();
         assert!(

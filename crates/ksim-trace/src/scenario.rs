@@ -31,6 +31,8 @@
 //! limits:                       # optional guards (ksim_engine::config::RunLimits)
 //!   maxAttemptsWithoutChange: 10000   # failed attempts of one pod with no cluster change
 //!   maxVirtualTime: 366d              # virtual time a run without a horizon may reach
+//!   maxNodes: 1000000                 # nodes at t=0 (files and pools)
+//!   maxPodsPerGenerator: 100000000    # a generator's count
 //! output: results/web-capacity # optional output directory
 //! ```
 //!
@@ -166,6 +168,8 @@ pub struct ScenarioPlan {
     pub events: MergedSource,
     /// Resolved output directory, when the scenario names one.
     pub output_dir: Option<PathBuf>,
+    /// Things worth telling the user before the run (e.g. a trace with no event).
+    pub warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for ScenarioPlan {
@@ -446,9 +450,31 @@ impl Scenario {
             Some(_) => KubeSchedulerConfiguration::default(),
         };
 
+        let max_nodes = engine.limits.max_nodes;
+        let too_many_nodes = |field: String, n: u64| {
+            TraceError::at_field(
+                source,
+                field,
+                format!(
+                    "{n} nodes is more than the limit of {max_nodes} nodes (raise it with \
+                     limits.maxNodes in the scenario)"
+                ),
+            )
+        };
         let mut nodes = Vec::new();
         for f in &self.cluster.nodes_files {
             nodes.extend(load_nodes(&resolve(f))?);
+        }
+        let mut total = nodes.len() as u64;
+        for (i, pool) in self.cluster.pools.iter().enumerate() {
+            // Counted before any node is built: the check must not cost what it prevents.
+            total += u64::from(pool.count);
+            if total > max_nodes {
+                return Err(too_many_nodes(format!("cluster.pools[{i}].count"), total));
+            }
+        }
+        if total > max_nodes {
+            return Err(too_many_nodes("cluster.nodesFiles".into(), total));
         }
         for (i, pool) in self.cluster.pools.iter().enumerate() {
             let path = format!("cluster.pools[{i}]");
@@ -479,8 +505,13 @@ impl Scenario {
         }
 
         let mut sources: Vec<BoxedSource> = Vec::new();
+        let mut warnings = Vec::new();
         for t in &self.workload.traces {
-            sources.push(open_trace(&resolve(t))?);
+            let path = resolve(t);
+            if !crate::io::trace_has_events(&path)? {
+                warnings.push(format!("{}: the trace has no event", display_name(&path)));
+            }
+            sources.push(open_trace(&path)?);
         }
         let mut names = std::collections::BTreeSet::new();
         for (i, g) in self.workload.generators.iter().enumerate() {
@@ -490,6 +521,17 @@ impl Scenario {
                     source,
                     join_path(&path, "name"),
                     format!("generator name {:?} is used twice", g.name),
+                ));
+            }
+            let max_pods = engine.limits.max_pods_per_generator;
+            if let Some(c) = g.count.filter(|c| *c > max_pods) {
+                return Err(TraceError::at_field(
+                    source,
+                    join_path(&path, "count"),
+                    format!(
+                        "{c} pods is more than the limit of {max_pods} pods per generator \
+                         (raise it with limits.maxPodsPerGenerator in the scenario)"
+                    ),
                 ));
             }
             let gen = Generator::new(g.clone(), self.seed, horizon, &path)
@@ -506,6 +548,7 @@ impl Scenario {
             objects,
             events: MergedSource::new(sources),
             output_dir: self.output.as_deref().map(resolve),
+            warnings,
         })
     }
 }

@@ -356,16 +356,16 @@ mod tests {
 
     #[test]
     fn lists_every_problem_with_its_line() {
-        let text = r#"{"at": 0, "kind": "AddNode", "node": {"metadata": {"name": "n1"}}}
+        let text = r#"{"at": 0, "kind": "AddNode", "node": {"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "1"}}}}
 {"at": 1, "kind": "CreatePod", "pod": {"metadata": {"name": "a"}}}
 {"at": 2, "kind": "CreatePod", "pod": {"metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}}
 {"at": 0, "kind": "DeletePod", "name": "ghost"}
-{"at": 3, "kind": "UpdateNode", "node": {"metadata": {"name": "n9"}}}
+{"at": 3, "kind": "UpdateNode", "node": {"metadata": {"name": "n9"}, "status": {"capacity": {"cpu": "1"}}}}
 {"at": 4, "kind": "CreatePod", "pod": {"metadata": {"name": "a"}}}
 {"at": 5, "kind": "CreatePod", "pod": {"metadata": {"name": "c"}, "spec": {"nodeName": "n2"}}}
 {"at": 6, "kind": "RemoveNode", "name": "n1"}
 {"at": 7, "kind": "RemoveNode", "name": "n1"}
-{"at": 8, "kind": "AddNode", "node": {"metadata": {"name": "n1"}}}
+{"at": 8, "kind": "AddNode", "node": {"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "1"}}}}
 {"at": 9, "kind": "Oops"}
 "#;
         let rep = validate(text);

@@ -99,7 +99,10 @@ fn gpuspec_becomes_required_node_affinity() {
     let out = tempfile::tempdir().unwrap();
     let sum = import(
         ImportFormat::Openb,
-        &[openb("openb_pod_list_gpuspec33.csv.gz")],
+        &[
+            openb("openb_node_list_gpu_node.csv"),
+            openb("openb_pod_list_gpuspec33.csv.gz"),
+        ],
         out.path(),
         &ImportOptions::default(),
     )

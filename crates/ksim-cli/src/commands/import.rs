@@ -42,11 +42,17 @@ pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
             let (c, m) = s.split_once(',').ok_or_else(|| {
                 anyhow::anyhow!("--machine {s:?}: expected CPU,MEMORY such as 64,256Gi")
             })?;
-            Some(MachineShape {
-                cpu: Quantity::parse(c.trim()).with_context(|| format!("--machine cpu {c:?}"))?,
-                memory: Quantity::parse(m.trim())
-                    .with_context(|| format!("--machine memory {m:?}"))?,
-            })
+            let cpu = Quantity::parse(c.trim()).with_context(|| format!("--machine cpu {c:?}"))?;
+            let memory =
+                Quantity::parse(m.trim()).with_context(|| format!("--machine memory {m:?}"))?;
+            // Normalised 1.0 stands for this machine: zero or negative would turn every
+            // request into nothing (or less).
+            for (what, q) in [("cpu", &cpu), ("memory", &memory)] {
+                if q.milli_value() <= 0 {
+                    anyhow::bail!("--machine {what} {:?}: must be more than 0", q.as_str());
+                }
+            }
+            Some(MachineShape { cpu, memory })
         }
     };
     let mut node_pools = Vec::new();

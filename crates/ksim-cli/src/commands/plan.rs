@@ -29,8 +29,8 @@ pub struct PlanArgs {
     pub max: Option<u32>,
     /// Counts run in parallel per bisection round (1 = plain bisection). Fixed, so the counts
     /// run and the curve do not depend on the machine.
-    #[arg(long, default_value_t = 2)]
-    pub probes: usize,
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub probes: u64,
     /// Runs at once (default: one per core).
     #[arg(long, short)]
     pub jobs: Option<usize>,
@@ -72,7 +72,20 @@ pub fn run(a: PlanArgs) -> anyhow::Result<ExitCode> {
         .find(|p| p.name == a.pool)
         .map(|p| p.count)
         .unwrap_or(0);
-    let max = a.max.unwrap_or((current * 2).max(a.min.max(1)));
+    let max = a.max.unwrap_or(current.saturating_mul(2).max(a.min.max(1)));
+    if max < a.min {
+        anyhow::bail!("--max {max} is below --min {}", a.min);
+    }
+    // Refused before any run: a probe of this size would be refused anyway, after the others.
+    let limit = scenario.limits.as_ref().map_or_else(
+        || ksim_engine::config::RunLimits::default().max_nodes,
+        |l| l.max_nodes,
+    );
+    if u64::from(max) > limit {
+        anyhow::bail!(
+            "--max {max}: more than the limit of {limit} nodes (raise it with limits.maxNodes in the scenario)"
+        );
+    }
     let out = a.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(format!("{}-plan-{}", scenario.name, a.pool))
     });
@@ -81,7 +94,7 @@ pub fn run(a: PlanArgs) -> anyhow::Result<ExitCode> {
         slo,
         min: a.min,
         max,
-        probes: a.probes,
+        probes: a.probes as usize,
         out: out.clone(),
     };
     let started = Instant::now();

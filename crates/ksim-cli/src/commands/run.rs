@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Args;
 use ksim_engine::{EngineConfig, SimDuration, SimTime};
 use ksim_scheduler::node_info::ClusterObjects;
@@ -66,6 +66,7 @@ fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
                 objects: ClusterObjects::default(),
                 events: MergedSource::new(Vec::new()),
                 output_dir: None,
+                warnings: Vec::new(),
             }
         }
     };
@@ -73,6 +74,14 @@ fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
         plan.nodes = load_nodes(n)?;
     }
     if !a.traces.is_empty() {
+        plan.warnings
+            .retain(|w| !w.ends_with("the trace has no event"));
+        for t in &a.traces {
+            if !ksim_trace::io::trace_has_events(t)? {
+                plan.warnings
+                    .push(format!("{}: the trace has no event", t.display()));
+            }
+        }
         let sources = a
             .traces
             .iter()
@@ -100,8 +109,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(|| plan.output_dir.clone())
         .unwrap_or_else(|| Path::new("results").join(&plan.name));
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let started = Instant::now();
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
     if plan.nodes.is_empty() && plan.engine.autoscaler.is_none() {
         eprintln!(
             "warning: {}: the cluster has no nodes at t=0; pods wait until a trace adds nodes \

@@ -77,13 +77,20 @@ pub fn parse_rfc3339(s: &str) -> Result<i64, String> {
         let six: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
         micros = six.parse().map_err(|_| bad())?;
     }
-    let offset_secs = match &s[i..] {
-        "Z" | "z" => 0,
-        tz if tz.len() == 6 && (tz.starts_with('+') || tz.starts_with('-')) && &tz[3..4] == ":" => {
-            let hh: i64 = tz[1..3].parse().map_err(|_| bad())?;
-            let mm: i64 = tz[4..6].parse().map_err(|_| bad())?;
+    // Byte-wise on purpose: the zone may hold any character, and slicing a `str` at a
+    // non-char boundary panics (issue 16).
+    let offset_secs = match &b[i..] {
+        b"Z" | b"z" => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2]
+            if [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()) =>
+        {
+            let digit = |c: &u8| i64::from(c - b'0');
+            let (hh, mm) = (digit(h1) * 10 + digit(h2), digit(m1) * 10 + digit(m2));
+            if hh > 23 || mm > 59 {
+                return Err(bad());
+            }
             let o = hh * 3600 + mm * 60;
-            if tz.starts_with('-') {
+            if *sign == b'-' {
                 -o
             } else {
                 o
@@ -131,6 +138,7 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
         let mut buf = Vec::new();
         let mut line = 0u64;
         let mut count = 0u64;
+        let mut audit_events = 0u64;
         loop {
             buf.clear();
             let n = src
@@ -147,8 +155,8 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
             }
             count += 1;
             let err = |f: &str, m: String| TraceError::at_line(&file, line, f, m);
-            let ev: Value =
-                serde_json::from_str(text).map_err(|e| err("", format!("not valid JSON: {e}")))?;
+            let ev: Value = ksim_api::json::parse_value(text)
+                .map_err(|e| err("", format!("not valid JSON: {e}")))?;
             if ev
                 .get("kind")
                 .and_then(Value::as_str)
@@ -156,6 +164,14 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
             {
                 cx.summary.skip("not an audit Event");
                 continue;
+            }
+            if ev.get("auditID").is_some()
+                || ev
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| v.starts_with("audit.k8s.io/"))
+            {
+                audit_events += 1;
             }
             let ts_field = if ev.get("stageTimestamp").is_some() {
                 "stageTimestamp"
@@ -353,6 +369,19 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                 )),
             }
         }
+        if count > 0 && audit_events == 0 {
+            // A pod list, a trace or any other JSON Lines file would otherwise import as
+            // "nothing happened" with exit 0.
+            return Err(TraceError::at_field(
+                &file,
+                "",
+                format!(
+                    "not a Kubernetes audit log: none of its {count} lines is an audit.k8s.io Event \
+                     (with apiVersion audit.k8s.io/v1 or an auditID); pass the API server's \
+                     --audit-log-path output in JSON format"
+                ),
+            ));
+        }
         cx.summary.read.insert(file, count);
     }
     // Pods never bound or deleted within the log: created at their time, still pending.
@@ -396,6 +425,13 @@ mod tests {
             "yesterday",
             "2024-01-01T00:00:00",
             "2024-01-01T00:00:00.Z",
+            // Multi-byte characters in the zone are an error, never a panic (issue 16).
+            "2024-01-01T00:00:00+0\u{e9}:00",
+            "2024-01-01T00:00:00+\u{e9}\u{e9}00",
+            "2024-01-01T00:00:00\u{2212}01:00",
+            "2024-01-01T00:00:00+01:\u{e9}",
+            "2024-01-01T00:00:00.5\u{e9}",
+            "2024-01-01T00:00:00+01:60",
         ] {
             assert!(parse_rfc3339(bad).is_err(), "{bad}");
         }

@@ -487,7 +487,7 @@ pub fn import_2019(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(),
             }
             count += 1;
             let err = |f: &str, m: String| TraceError::at_line(&file, line, f, m);
-            let v: Value = serde_json::from_str(text.trim())
+            let v: Value = ksim_api::json::parse_value(text.trim())
                 .map_err(|e| err("", format!("not valid JSON: {e}")))?;
             let t = int(v.get("time"))
                 .ok_or_else(|| err("time", "required integer (microseconds)".into()))?;

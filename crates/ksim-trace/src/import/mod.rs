@@ -143,6 +143,24 @@ impl ImportFormat {
     }
 }
 
+impl ImportFormat {
+    /// The input that carries the nodes, for the "0 nodes written" error; `None` for traces
+    /// that never carry nodes (SimKube, DLRM) or may not (an audit log of pods only).
+    fn node_input(self) -> Option<&'static str> {
+        match self {
+            ImportFormat::Openb => Some("openb_node_list_*.csv"),
+            ImportFormat::AlibabaV2017 => Some("server_event.csv"),
+            ImportFormat::AlibabaV2018 => Some("machine_meta.csv"),
+            ImportFormat::AlibabaV2020Machines => Some("pai_machine_spec.csv"),
+            ImportFormat::AlibabaV2026SpotNodes => Some("node_info_df.csv"),
+            ImportFormat::Borg2011 => Some("the machine_events part files"),
+            ImportFormat::Borg2019 => Some("the MachineEvents export"),
+            ImportFormat::KubeDump => Some("kubectl get nodes,pods,pdb,priorityclasses -A"),
+            ImportFormat::AlibabaV2025Dlrm | ImportFormat::AuditLog | ImportFormat::SimKube => None,
+        }
+    }
+}
+
 impl fmt::Display for ImportFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -342,6 +360,26 @@ pub fn import(
         let nodes = crate::scenario::pool_nodes(pool, &format!("nodePools[{i}]"))
             .map_err(|(f, m)| TraceError::at_field("node pool", f, m))?;
         cx.nodes.extend(nodes);
+    }
+    if cx.nodes.is_empty() && !cx.sink.counts().contains_key("AddNode") {
+        // Written anyway, the next `ksim run` would have nothing to schedule onto (issue 16).
+        match format.node_input() {
+            Some(input) => {
+                let _ = std::fs::remove_dir_all(&scratch);
+                return Err(TraceError::at_field(
+                    format.name(),
+                    "inputs",
+                    format!(
+                        "0 nodes written: the inputs hold no node; pass the node list too \
+                         ({input}) or add nodes with --node-pool"
+                    ),
+                ));
+            }
+            None => cx.summary.note(
+                "0 nodes written: this kind of trace carries no node; add nodes with \
+                 --node-pool, or run the trace with a scenario's pools",
+            ),
+        }
     }
     let mut seen = std::collections::BTreeSet::new();
     for n in &cx.nodes {

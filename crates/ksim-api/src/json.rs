@@ -1,0 +1,127 @@
+//! JSON as the API server reads it: a key given twice in one object is an error, not "the last
+//! one wins" (serde_json's default, which would let `{"at":"1s","at":"999h"}` pass silently).
+//! Every JSON input of ksim goes through [`parse_value`]; a UTF-8 byte-order mark at the start
+//! is skipped ([`strip_bom`]), as editors on Windows write one.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+/// A [`Value`] whose objects had no duplicate key (works with any serde format).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniqueKeys(pub Value);
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeysVisitor).map(UniqueKeys)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> Visitor<'de> for UniqueKeysVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        // As serde_json's own Value: a non-finite float becomes null.
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        UniqueKeys::deserialize(d).map(|u| u.0)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(UniqueKeys(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "duplicate key {key:?} in one object"
+                )));
+            }
+            let UniqueKeys(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Skips a leading UTF-8 byte-order mark.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Parses one JSON document, refusing duplicate keys; a leading BOM is skipped.
+pub fn parse_value(text: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str::<UniqueKeys>(strip_bom(text)).map(|u| u.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_are_refused_at_any_depth() {
+        let e = parse_value(r#"{"at":"1s","at":"999h"}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("duplicate key \"at\" in one object"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("line 1"), "{e}");
+        let e = parse_value(r#"{"pod":{"metadata":{"name":"a","name":"b"}}}"#).unwrap_err();
+        assert!(e.to_string().contains("duplicate key \"name\""), "{e}");
+        let e = parse_value(r#"[{"a":1},{"b":1,"b":2}]"#).unwrap_err();
+        assert!(e.to_string().contains("duplicate key \"b\""), "{e}");
+    }
+
+    #[test]
+    fn same_value_as_serde_json_otherwise() {
+        for text in [
+            r#"{"a":[1,-2,3.5,"x",null,true,{"b":{}}],"c":18446744073709551615}"#,
+            "[]",
+            "\"s\"",
+            "1e3",
+        ] {
+            let want: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(parse_value(text).unwrap(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        assert_eq!(
+            parse_value("\u{feff}{\"a\":1}").unwrap(),
+            serde_json::json!({"a": 1})
+        );
+    }
+}
