@@ -138,3 +138,82 @@ pub fn trace_has_events(path: &Path) -> Result<bool, TraceError> {
         return Ok(true);
     }
 }
+
+/// The longest line a line-based input (native trace, audit log, Borg 2019 JSON) may have:
+/// far above any real event (a pod object is a few KiB), low enough that a file without line
+/// breaks cannot exhaust memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// What [`read_line_capped`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    Eof,
+    Line,
+    /// The line was longer than [`MAX_LINE_BYTES`]; it was skipped and `buf` is empty.
+    TooLong,
+}
+
+/// `read_until(b'\n')` that holds at most [`MAX_LINE_BYTES`] + 1 bytes of one line.
+pub fn read_line_capped<R: BufRead>(src: &mut R, buf: &mut Vec<u8>) -> std::io::Result<LineRead> {
+    let n = src
+        .by_ref()
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(LineRead::Eof);
+    }
+    if buf.len() <= MAX_LINE_BYTES {
+        return Ok(LineRead::Line);
+    }
+    // Skip the rest of the line without keeping it.
+    if buf.last() != Some(&b'\n') {
+        loop {
+            let avail = src.fill_buf()?;
+            if avail.is_empty() {
+                break;
+            }
+            match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    src.consume(i + 1);
+                    break;
+                }
+                None => {
+                    let l = avail.len();
+                    src.consume(l);
+                }
+            }
+        }
+    }
+    buf.clear();
+    Ok(LineRead::TooLong)
+}
+
+/// The message for a line over [`MAX_LINE_BYTES`].
+pub fn line_too_long() -> String {
+    format!(
+        "line longer than {} MiB (the input line limit): is this a JSON Lines file?",
+        MAX_LINE_BYTES >> 20
+    )
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    #[test]
+    fn a_line_over_the_limit_is_skipped_whole() {
+        let mut text = vec![b'x'; MAX_LINE_BYTES + 10];
+        text.extend_from_slice(b"\nnext\n");
+        let mut r = std::io::Cursor::new(text);
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_line_capped(&mut r, &mut buf).unwrap(),
+            LineRead::TooLong
+        );
+        assert!(buf.is_empty());
+        assert_eq!(read_line_capped(&mut r, &mut buf).unwrap(), LineRead::Line);
+        assert_eq!(buf, b"next\n");
+        buf.clear();
+        assert_eq!(read_line_capped(&mut r, &mut buf).unwrap(), LineRead::Eof);
+    }
+}

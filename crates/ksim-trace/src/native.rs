@@ -387,9 +387,18 @@ impl<R: BufRead> NativeReader<R> {
     pub fn next_unordered(&mut self) -> Option<Result<(u64, TimedEvent), TraceError>> {
         loop {
             self.buf.clear();
-            match self.src.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => {}
+            match crate::io::read_line_capped(&mut self.src, &mut self.buf) {
+                Ok(crate::io::LineRead::Eof) => return None,
+                Ok(crate::io::LineRead::Line) => {}
+                Ok(crate::io::LineRead::TooLong) => {
+                    self.line += 1;
+                    return Some(Err(TraceError::at_line(
+                        &self.file,
+                        self.line,
+                        "",
+                        crate::io::line_too_long(),
+                    )));
+                }
                 Err(e) => {
                     self.line += 1;
                     return Some(Err(TraceError::at_line(

@@ -21,7 +21,6 @@
 //! error naming the line.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::BufRead;
 use std::path::PathBuf;
 
 use ksim_api::{Node, Pod};
@@ -141,13 +140,21 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
         let mut audit_events = 0u64;
         loop {
             buf.clear();
-            let n = src
-                .read_until(b'\n', &mut buf)
+            let read = crate::io::read_line_capped(&mut src, &mut buf)
                 .map_err(|e| TraceError::io(path, e))?;
-            if n == 0 {
-                break;
-            }
             line += 1;
+            match read {
+                crate::io::LineRead::Eof => break,
+                crate::io::LineRead::TooLong => {
+                    return Err(TraceError::at_line(
+                        &file,
+                        line,
+                        "",
+                        crate::io::line_too_long(),
+                    ))
+                }
+                crate::io::LineRead::Line => {}
+            }
             let text = String::from_utf8_lossy(&buf);
             let text = text.trim();
             if text.is_empty() {

@@ -30,7 +30,6 @@
 //! grows with the number of concurrently live tasks.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use ksim_api::meta::LabelSelector;
@@ -473,14 +472,21 @@ pub fn import_2019(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(),
         let (mut line, mut count) = (0u64, 0u64);
         loop {
             buf.clear();
-            if src
-                .read_until(b'\n', &mut buf)
-                .map_err(|e| TraceError::io(p, e))?
-                == 0
-            {
-                break;
-            }
+            let read = crate::io::read_line_capped(&mut src, &mut buf)
+                .map_err(|e| TraceError::io(p, e))?;
             line += 1;
+            match read {
+                crate::io::LineRead::Eof => break,
+                crate::io::LineRead::TooLong => {
+                    return Err(TraceError::at_line(
+                        &file,
+                        line,
+                        "",
+                        crate::io::line_too_long(),
+                    ))
+                }
+                crate::io::LineRead::Line => {}
+            }
             let text = String::from_utf8_lossy(&buf);
             if text.trim().is_empty() {
                 continue;
