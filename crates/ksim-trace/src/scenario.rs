@@ -331,16 +331,8 @@ fn scheduler_config_from_value(
     prefix: &str,
     v: &Value,
 ) -> Result<KubeSchedulerConfiguration, TraceError> {
-    let cfg: KubeSchedulerConfiguration =
-        ksim_api::load::decode(source, v).map_err(|e| match e {
-            ksim_api::load::LoadError::Field { path, message, .. } => {
-                TraceError::at_field(source, join_path(prefix, &path), message)
-            }
-            other => TraceError::at_field(source, prefix, other.to_string()),
-        })?;
-    cfg.validate()
-        .map_err(|m| TraceError::at_field(source, prefix, m))?;
-    Ok(cfg)
+    KubeSchedulerConfiguration::from_value(v)
+        .map_err(|e| TraceError::at_field(source, "", e.prefixed(prefix).to_string()))
 }
 
 impl Scenario {
