@@ -29,6 +29,7 @@ pub fn run_plan(
         message: m,
     };
     std::fs::create_dir_all(out).map_err(|e| SweepError::io(out, e))?;
+    let seed = plan.engine.seed;
     let mut sim = Simulation::new(
         plan.engine,
         &plan.scheduler,
@@ -37,7 +38,9 @@ pub fn run_plan(
         plan.objects,
     )
     .map_err(|e| run_err(e.to_string()))?;
-    sim.add_source(Box::new(plan.events))
+    let mut events = plan.events;
+    events.set_seed(seed);
+    sim.add_source(Box::new(events))
         .map_err(|e| run_err(e.to_string()))?;
     let mut recorder = ksim_report::Recorder::to_dir(out)?;
     let mut log = if event_log {
