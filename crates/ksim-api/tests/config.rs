@@ -213,6 +213,9 @@ fn profile_rules() {
         err(&format!("{HEAD}profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{{name: MySort}}]\n")),
         "profiles[1].plugins.queueSort: Invalid value: {\"enabled\":[{\"name\":\"MySort\"}]}: must be the same for all profiles"
     );
+    // The same queue sort everywhere, written out or not, is fine.
+    ok(&format!("{HEAD}profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{{name: PrioritySort}}]\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{{name: PrioritySort}}]\n"));
+    ok(&format!("{HEAD}profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort: {{}}\n"));
     // Score plugin weights: upstream reads 0 as 1 and checks nothing else below MaxTotalScore.
     ok(&format!("{HEAD}profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled: [{{name: ImageLocality, weight: 0}}, {{name: TaintToleration, weight: 100}}]\n"));
 }

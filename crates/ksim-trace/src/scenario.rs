@@ -529,7 +529,7 @@ mod tests {
         let cases = [
             ("name: x\ncluster: {pools: [{name: a, count: 2, template: {status: {capacity: {cpu: lots}}}}]}\n", "s.yaml: cluster.pools[0].template.status.capacity.cpu: quantity \"lots\""),
             ("name: x\nworkload: {generators: [{name: g, arrival: {interval: 1s}, shapes: [{}]}]}\n", "s.yaml: workload.generators[0].count: a generator needs a count"),
-            ("name: x\nscheduler: {config: {percentageOfNodesToScore: 200}}\n", "s.yaml: scheduler.config: percentageOfNodesToScore"),
+            ("name: x\nscheduler: {config: {percentageOfNodesToScore: 200}}\n", "s.yaml: scheduler.config.percentageOfNodesToScore: Invalid value: 200: not in valid range [0-100]"),
             ("name: x\ncluster: {nodesFiles: [missing.yaml]}\n", "./missing.yaml: "),
         ];
         for (y, want) in cases {

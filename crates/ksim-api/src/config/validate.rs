@@ -232,11 +232,18 @@ fn typed<T: DeserializeOwned + Default>(v: &Value) -> Result<T, FieldError> {
 
 fn validate_common_queue_sort(errs: &mut FieldErrors, profiles: &[Profile]) {
     let empty = PluginSet::default();
+    // v1's default plugins are all MultiPoint, so the defaulted queueSort set is the user's,
+    // with the weights of disabled plugins dropped.
     let set_of = |p: &Profile| -> PluginSet {
-        p.plugins
+        let mut s = p
+            .plugins
             .as_ref()
             .map(|x| x.queue_sort.clone())
-            .unwrap_or_else(|| empty.clone())
+            .unwrap_or_else(|| empty.clone());
+        for d in &mut s.disabled {
+            d.weight = None;
+        }
+        s
     };
     let canon = set_of(&profiles[0]);
     if canon.enabled.len() > 1 {
