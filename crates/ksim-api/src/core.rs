@@ -17,11 +17,16 @@ pub type ResourceList = BTreeMap<String, Quantity>;
 #[serde(rename_all = "camelCase", default)]
 pub struct Pod {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: PodSpec,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub status: PodStatus,
 }
 
@@ -29,37 +34,50 @@ pub struct Pod {
 #[serde(rename_all = "camelCase", default)]
 pub struct PodSpec {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub scheduler_name: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub init_containers: Vec<Container>,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub containers: Vec<Container>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub overhead: ResourceList,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub priority_class_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_name: String,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_selector: Labels,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub affinity: Option<Affinity>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub tolerations: Vec<Toleration>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub scheduling_gates: Vec<SchedulingGate>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub host_network: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub volumes: Vec<Volume>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub restart_policy: String,
 }
 
@@ -67,12 +85,15 @@ pub struct PodSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct PodStatus {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub phase: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub nominated_node_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub conditions: Vec<Condition>,
 }
 
@@ -80,22 +101,30 @@ pub struct PodStatus {
 #[serde(rename_all = "camelCase", default)]
 pub struct Condition {
     #[serde(rename = "type")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub type_: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub status: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub reason: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub message: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Container {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub name: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub image: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub resources: ResourceRequirements,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub ports: Vec<ContainerPort>,
     /// `Always` on an init container makes it a restartable sidecar.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,8 +141,10 @@ impl Container {
 #[serde(rename_all = "camelCase", default)]
 pub struct ResourceRequirements {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub requests: ResourceList,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub limits: ResourceList,
 }
 
@@ -121,13 +152,18 @@ pub struct ResourceRequirements {
 #[serde(rename_all = "camelCase", default)]
 pub struct ContainerPort {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub name: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub container_port: i32,
     #[serde(skip_serializing_if = "is_zero_i32")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub host_port: i32,
     #[serde(rename = "hostIP", skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub host_ip: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub protocol: String,
 }
 
@@ -138,6 +174,7 @@ fn is_zero_i32(v: &i32) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SchedulingGate {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub name: String,
 }
 
@@ -145,12 +182,16 @@ pub struct SchedulingGate {
 #[serde(rename_all = "camelCase", default)]
 pub struct Toleration {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub key: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub operator: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub value: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub effect: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
@@ -177,9 +218,12 @@ impl Toleration {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Taint {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub key: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub value: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub effect: String,
 }
 
@@ -206,12 +250,14 @@ pub struct NodeAffinity {
         rename = "preferredDuringSchedulingIgnoredDuringExecution",
         skip_serializing_if = "Vec::is_empty"
     )]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub preferred: Vec<PreferredSchedulingTerm>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelector {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_selector_terms: Vec<NodeSelectorTerm>,
 }
 
@@ -219,24 +265,31 @@ pub struct NodeSelector {
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelectorTerm {
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub match_expressions: Vec<NodeSelectorRequirement>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub match_fields: Vec<NodeSelectorRequirement>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelectorRequirement {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub key: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub operator: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub values: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PreferredSchedulingTerm {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub weight: i32,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub preference: NodeSelectorTerm,
 }
 
@@ -248,11 +301,13 @@ pub struct PodAffinity {
         rename = "requiredDuringSchedulingIgnoredDuringExecution",
         skip_serializing_if = "Vec::is_empty"
     )]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub required: Vec<PodAffinityTerm>,
     #[serde(
         rename = "preferredDuringSchedulingIgnoredDuringExecution",
         skip_serializing_if = "Vec::is_empty"
     )]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub preferred: Vec<WeightedPodAffinityTerm>,
 }
 
@@ -262,28 +317,37 @@ pub struct PodAffinityTerm {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<LabelSelector>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub namespaces: Vec<String>,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub topology_key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<LabelSelector>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub match_label_keys: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub mismatch_label_keys: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct WeightedPodAffinityTerm {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub weight: i32,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub pod_affinity_term: PodAffinityTerm,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TopologySpreadConstraint {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub max_skew: i32,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub topology_key: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub when_unsatisfiable: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<LabelSelector>,
@@ -294,6 +358,7 @@ pub struct TopologySpreadConstraint {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints_policy: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub match_label_keys: Vec<String>,
 }
 
@@ -301,6 +366,7 @@ pub struct TopologySpreadConstraint {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Volume {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim: Option<PvcVolumeSource>,
@@ -329,20 +395,26 @@ pub struct Volume {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PvcVolumeSource {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub claim_name: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub read_only: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct GcePersistentDisk {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub pd_name: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub fs_type: String,
     #[serde(skip_serializing_if = "is_zero_i32")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub partition: i32,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub read_only: bool,
 }
 
@@ -350,31 +422,42 @@ pub struct GcePersistentDisk {
 #[serde(rename_all = "camelCase", default)]
 pub struct AwsElasticBlockStore {
     #[serde(rename = "volumeID")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub volume_id: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub fs_type: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub read_only: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Iscsi {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub target_portal: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub iqn: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub lun: i32,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub read_only: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Rbd {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub monitors: Vec<String>,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub image: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub pool: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub read_only: bool,
 }
 
@@ -382,11 +465,16 @@ pub struct Rbd {
 #[serde(rename_all = "camelCase", default)]
 pub struct Node {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: NodeSpec,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub status: NodeStatus,
 }
 
@@ -394,8 +482,10 @@ pub struct Node {
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSpec {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub unschedulable: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub taints: Vec<Taint>,
 }
 
@@ -403,32 +493,41 @@ pub struct NodeSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeStatus {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub capacity: ResourceList,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub allocatable: ResourceList,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub images: Vec<ContainerImage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub conditions: Vec<Condition>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ContainerImage {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub names: Vec<String>,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub size_bytes: i64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Namespace {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Service {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: ServiceSpec,
 }
 
@@ -436,6 +535,7 @@ pub struct Service {
 #[serde(rename_all = "camelCase", default)]
 pub struct ServiceSpec {
     /// Plain `key: value` selector; empty selects nothing for spreading purposes.
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub selector: Labels,
 }
 
@@ -443,7 +543,9 @@ pub struct ServiceSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ReplicationController {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: ServiceSpec,
 }
 
@@ -451,7 +553,9 @@ pub struct ReplicationController {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct WorkloadSet {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: WorkloadSetSpec,
 }
 
@@ -468,8 +572,11 @@ pub struct WorkloadSetSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodDisruptionBudget {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: PdbSpec,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub status: PdbStatus,
 }
 
@@ -487,11 +594,16 @@ pub struct PdbSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PdbStatus {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub disruptions_allowed: i32,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub current_healthy: i32,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub desired_healthy: i32,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub expected_pods: i32,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub disrupted_pods: BTreeMap<String, String>,
 }
 
@@ -499,9 +611,12 @@ pub struct PdbStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PriorityClass {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub value: i32,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub global_default: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,

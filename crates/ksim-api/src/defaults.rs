@@ -6,12 +6,32 @@ use crate::core::{Container, Node, Pod};
 /// Scheduler name a pod gets when it names none.
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 
+/// The PriorityClasses every cluster has (`scheduling.k8s.io` `SystemPriorityClasses`): the
+/// Priority admission plugin resolves a pod's `priorityClassName` against them even when no
+/// PriorityClass object was loaded.
+pub const BUILTIN_PRIORITY_CLASSES: [(&str, i32); 2] = [
+    ("system-node-critical", 2_000_001_000),
+    ("system-cluster-critical", 2_000_000_000),
+];
+
+/// The value of a built-in PriorityClass.
+pub fn builtin_priority(class: &str) -> Option<i32> {
+    BUILTIN_PRIORITY_CLASSES
+        .iter()
+        .find(|(n, _)| *n == class)
+        .map(|(_, v)| *v)
+}
+
 /// Applies pod defaulting in place. Idempotent.
 pub fn default_pod(pod: &mut Pod) {
+    if pod.spec.priority.is_none() {
+        pod.spec.priority = builtin_priority(&pod.spec.priority_class_name);
+    }
     if pod.metadata.namespace.is_empty() {
         pod.metadata.namespace = "default".into();
     }
-    if pod.metadata.uid.is_empty() {
+    // A pod named by generateName gets its uid when it is named.
+    if pod.metadata.uid.is_empty() && !pod.metadata.name.is_empty() {
         pod.metadata.uid = format!("uid-{}-{}", pod.metadata.namespace, pod.metadata.name);
     }
     if pod.spec.scheduler_name.is_empty() {
@@ -80,5 +100,28 @@ mod tests {
         assert_eq!(p.metadata.namespace, "default");
         assert_eq!(p.metadata.uid, "uid-default-p");
         assert_eq!(p.spec.scheduler_name, "default-scheduler");
+    }
+
+    #[test]
+    fn builtin_priority_classes_resolve() {
+        let mut p: Pod = serde_json::from_str(
+            r#"{"metadata":{"name":"p"},"spec":{"priorityClassName":"system-node-critical"}}"#,
+        )
+        .unwrap();
+        default_pod(&mut p);
+        assert_eq!(p.spec.priority, Some(2_000_001_000));
+        let mut p: Pod = serde_json::from_str(
+            r#"{"metadata":{"name":"p"},"spec":{"priorityClassName":"system-cluster-critical"}}"#,
+        )
+        .unwrap();
+        default_pod(&mut p);
+        assert_eq!(p.priority(), 2_000_000_000);
+        // An explicit priority is kept; an unknown class is left to the loader.
+        let mut p: Pod = serde_json::from_str(
+            r#"{"metadata":{"name":"p"},"spec":{"priority":5,"priorityClassName":"system-node-critical"}}"#,
+        )
+        .unwrap();
+        default_pod(&mut p);
+        assert_eq!(p.spec.priority, Some(5));
     }
 }

@@ -16,9 +16,11 @@ pub mod defaults;
 pub mod json;
 pub mod load;
 pub mod meta;
+pub mod nulls;
 pub mod object;
 pub mod quantity;
 pub mod storage;
+pub mod validation;
 
 pub use crate::core::*;
 pub use crate::meta::{LabelSelector, Labels, ObjectMeta, Selector};

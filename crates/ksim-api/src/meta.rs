@@ -10,29 +10,44 @@ pub type Labels = BTreeMap<String, String>;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectMeta {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub name: String,
+    /// `metadata.generateName`: without a name, the object is named this prefix plus five
+    /// random characters when it enters the cluster (as the API server does).
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub generate_name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub namespace: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub uid: String,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub labels: Labels,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub annotations: Labels,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_timestamp: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub owner_references: Vec<OwnerReference>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OwnerReference {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub name: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub uid: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<bool>,
@@ -43,17 +58,22 @@ pub struct OwnerReference {
 #[serde(rename_all = "camelCase", default)]
 pub struct LabelSelector {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub match_labels: Labels,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LabelSelectorRequirement {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub key: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub operator: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub values: Vec<String>,
 }
 

@@ -47,11 +47,16 @@ pub const READ_WRITE_ONCE_POD: &str = "ReadWriteOncePod";
 #[serde(rename_all = "camelCase", default)]
 pub struct PersistentVolume {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: PersistentVolumeSpec,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub status: PersistentVolumeStatus,
 }
 
@@ -59,10 +64,13 @@ pub struct PersistentVolume {
 #[serde(rename_all = "camelCase", default)]
 pub struct PersistentVolumeSpec {
     #[serde(skip_serializing_if = "ResourceList::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub capacity: ResourceList,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub access_modes: Vec<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub storage_class_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claim_ref: Option<ObjectReference>,
@@ -71,10 +79,12 @@ pub struct PersistentVolumeSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub persistent_volume_reclaim_policy: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub volume_attributes_class_name: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub mount_options: Vec<String>,
     // Volume sources that scheduling reads. At most one is set.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,6 +108,7 @@ pub struct PersistentVolumeSpec {
 pub struct PersistentVolumeStatus {
     /// `Pending`, `Available`, `Bound`, `Released` or `Failed`.
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub phase: String,
 }
 
@@ -106,16 +117,22 @@ pub struct PersistentVolumeStatus {
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectReference {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub namespace: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub name: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub uid: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub resource_version: String,
 }
 
@@ -131,19 +148,25 @@ pub struct VolumeNodeAffinity {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CsiPersistentVolumeSource {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub driver: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub volume_handle: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub read_only: bool,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub fs_type: String,
     #[serde(skip_serializing_if = "Labels::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub volume_attributes: Labels,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LocalVolumeSource {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
@@ -152,6 +175,7 @@ pub struct LocalVolumeSource {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct HostPathVolumeSource {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub path: String,
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
@@ -162,11 +186,16 @@ pub struct HostPathVolumeSource {
 #[serde(rename_all = "camelCase", default)]
 pub struct PersistentVolumeClaim {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: PersistentVolumeClaimSpec,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub status: PersistentVolumeClaimStatus,
 }
 
@@ -174,7 +203,9 @@ pub struct PersistentVolumeClaim {
 #[serde(rename_all = "camelCase", default)]
 pub struct PersistentVolumeClaimSpec {
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub access_modes: Vec<String>,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub resources: VolumeResourceRequirements,
     /// `None` (absent) and `Some("")` differ for the PV controller's defaulting; for scheduling
     /// both mean "no class".
@@ -183,6 +214,7 @@ pub struct PersistentVolumeClaimSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub volume_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<String>,
@@ -194,8 +226,10 @@ pub struct PersistentVolumeClaimSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct VolumeResourceRequirements {
     #[serde(skip_serializing_if = "ResourceList::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub requests: ResourceList,
     #[serde(skip_serializing_if = "ResourceList::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub limits: ResourceList,
 }
 
@@ -204,10 +238,13 @@ pub struct VolumeResourceRequirements {
 pub struct PersistentVolumeClaimStatus {
     /// `Pending`, `Bound` or `Lost`.
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub phase: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub access_modes: Vec<String>,
     #[serde(skip_serializing_if = "ResourceList::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub capacity: ResourceList,
 }
 
@@ -216,18 +253,24 @@ pub struct PersistentVolumeClaimStatus {
 #[serde(rename_all = "camelCase", default)]
 pub struct StorageClass {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub provisioner: String,
     #[serde(skip_serializing_if = "Labels::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub parameters: Labels,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reclaim_policy: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub volume_binding_mode: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub allowed_topologies: Vec<TopologySelectorTerm>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_volume_expansion: Option<bool>,
@@ -238,6 +281,7 @@ pub struct StorageClass {
 #[serde(rename_all = "camelCase", default)]
 pub struct TopologySelectorTerm {
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub match_label_expressions: Vec<TopologySelectorLabelRequirement>,
 }
 
@@ -245,7 +289,9 @@ pub struct TopologySelectorTerm {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TopologySelectorLabelRequirement {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub key: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub values: Vec<String>,
 }
 
@@ -254,26 +300,34 @@ pub struct TopologySelectorLabelRequirement {
 #[serde(rename_all = "camelCase", default)]
 pub struct CsiNode {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: CsiNodeSpec,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CsiNodeSpec {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub drivers: Vec<CsiNodeDriver>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CsiNodeDriver {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub name: String,
     #[serde(rename = "nodeID", skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_id: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub topology_keys: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocatable: Option<VolumeNodeResources>,
@@ -292,10 +346,14 @@ pub struct VolumeNodeResources {
 #[serde(rename_all = "camelCase", default)]
 pub struct CsiDriver {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: CsiDriverSpec,
 }
 
@@ -316,10 +374,14 @@ pub struct CsiDriverSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct CsiStorageCapacity {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub storage_class_name: String,
     /// Which nodes can reach the storage; `None` means none can.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -335,11 +397,16 @@ pub struct CsiStorageCapacity {
 #[serde(rename_all = "camelCase", default)]
 pub struct VolumeAttachment {
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub api_version: String,
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub kind: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub spec: VolumeAttachmentSpec,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub status: VolumeAttachmentStatus,
 }
 
@@ -347,8 +414,11 @@ pub struct VolumeAttachment {
 #[serde(rename_all = "camelCase", default)]
 pub struct VolumeAttachmentSpec {
     /// The CSI driver name.
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub attacher: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_name: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub source: VolumeAttachmentSource,
 }
 
@@ -366,6 +436,7 @@ pub struct VolumeAttachmentSource {
 #[serde(rename_all = "camelCase", default)]
 pub struct VolumeAttachmentStatus {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
     pub attached: bool,
 }
 

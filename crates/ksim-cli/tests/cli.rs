@@ -162,3 +162,73 @@ fn missing_file_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("/no/such/scenario.yaml"), "{stderr}");
 }
+
+#[test]
+fn generate_name_pods_get_the_same_names_for_the_same_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("nodes.json"), NODES).unwrap();
+    let mut t = String::new();
+    for i in 0..5 {
+        t.push_str(&format!(
+            "{{\"at\": {i}, \"kind\": \"CreatePod\", \"pod\": {{\"metadata\": {{\"generateName\": \"batch-\", \"labels\": null}}, \"spec\": {{\"priorityClassName\": \"system-cluster-critical\", \"tolerations\": null, \"containers\": [{{\"name\": \"c\", \"resources\": {{\"requests\": {{\"cpu\": \"100m\"}}}}}}]}}}}}}\n"
+        ));
+    }
+    std::fs::write(d.join("trace.jsonl"), t).unwrap();
+    run_into(d, "3");
+    run_into(d, "4");
+    let names = |seed: &str| -> Vec<String> {
+        let pods = std::fs::read_to_string(d.join(format!("out-{seed}/pods.csv"))).unwrap();
+        pods.lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                assert_eq!(f[2], "2000000000", "built-in class priority: {l}");
+                f[1].to_string()
+            })
+            .collect()
+    };
+    let a = names("3");
+    assert_eq!(a.len(), 5);
+    assert!(
+        a.iter().all(|n| n.starts_with("batch-") && n.len() == 11),
+        "{a:?}"
+    );
+    run_into(d, "3");
+    assert_eq!(names("3"), a, "same seed, same names");
+    assert_ne!(names("4"), a, "another seed, other names");
+}
+
+#[test]
+fn a_misspelt_scheduler_config_field_stops_the_run_naming_file_and_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("nodes.json"), NODES).unwrap();
+    std::fs::write(d.join("trace.jsonl"), trace(3)).unwrap();
+    let cfg = d.join("sched.yaml");
+    std::fs::write(
+        &cfg,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStratgy: {type: MostAllocated}}\n",
+    )
+    .unwrap();
+    let out = ksim()
+        .args(["run", "--nodes"])
+        .arg(d.join("nodes.json"))
+        .arg("--trace")
+        .arg(d.join("trace.jsonl"))
+        .arg("--scheduler-config")
+        .arg(&cfg)
+        .args(["--until", "1m", "-q", "--out"])
+        .arg(d.join("out"))
+        .output()
+        .expect("run ksim");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}: profiles[0].pluginConfig[0].args.scoringStratgy: unknown field (did you mean \"scoringStrategy\"?)",
+            cfg.display()
+        )),
+        "{err}"
+    );
+}

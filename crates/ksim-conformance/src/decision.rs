@@ -32,6 +32,7 @@ struct Input {
     nodes: Vec<Node>,
     existing_pods: Vec<Pod>,
     pod: Pod,
+    #[serde(default, deserialize_with = "ksim_api::config::strict_option")]
     config: Option<KubeSchedulerConfiguration>,
     services: Vec<Service>,
     replica_sets: Vec<WorkloadSet>,

@@ -25,7 +25,7 @@ struct Input {
     #[serde(default)]
     events: Vec<RawEvent>,
     until: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "ksim_api::config::strict_option")]
     config: Option<KubeSchedulerConfiguration>,
 }
 

@@ -43,6 +43,7 @@ pub fn run_plan_with(
     // Written into a staging folder, swapped into place only when complete: an interrupted
     // run leaves the previous output as it was.
     let staged = ksim_report::StagedDir::begin(out)?;
+    let seed = plan.engine.seed;
     let mut sim = Simulation::new(
         plan.engine,
         &plan.scheduler,
@@ -51,7 +52,9 @@ pub fn run_plan_with(
         plan.objects,
     )
     .map_err(|e| run_err(e.to_string()))?;
-    sim.add_source(Box::new(plan.events))
+    let mut events = plan.events;
+    events.set_seed(seed);
+    sim.add_source(Box::new(events))
         .map_err(|e| run_err(e.to_string()))?;
     let dir = staged.path();
     for (name, text) in extra {

@@ -301,15 +301,9 @@ fn build_axis(
                         (c.label.clone().unwrap_or(stem), Some(Box::new(cfg)))
                     }
                     (None, Some(v)) => {
-                        let cfg: KubeSchedulerConfiguration = serde_path_to_error::deserialize(v)
-                            .map_err(|e| {
-                            SweepError::input(
-                                format!("{at}.config.{}", e.path()),
-                                e.inner().to_string(),
-                            )
+                        let cfg = KubeSchedulerConfiguration::from_value(v).map_err(|e| {
+                            SweepError::input(at.clone(), e.prefixed("config").to_string())
                         })?;
-                        cfg.validate()
-                            .map_err(|m| SweepError::input(format!("{at}.config"), m))?;
                         (
                             c.label.clone().unwrap_or_else(|| format!("config{j}")),
                             Some(Box::new(cfg)),

@@ -54,8 +54,11 @@ fn check_list(prefix: &str, list: &ResourceList) -> Result<(), FieldProblem> {
 
 /// Checks a pod after defaulting: a name, and sane quantities everywhere.
 pub fn check_pod(pod: &Pod) -> Result<(), FieldProblem> {
-    if pod.metadata.name.is_empty() {
-        return Err(("metadata.name".into(), "a pod needs a name".into()));
+    if pod.metadata.name.is_empty() && pod.metadata.generate_name.is_empty() {
+        return Err((
+            "metadata.name".into(),
+            "a pod needs a name (metadata.name, or metadata.generateName)".into(),
+        ));
     }
     if !pod.kind.is_empty() && pod.kind != "Pod" {
         return Err(("kind".into(), format!("expected Pod, got {:?}", pod.kind)));

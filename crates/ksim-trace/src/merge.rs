@@ -3,11 +3,20 @@
 //! a defined order — first by the order the sources were listed in, then in each source's own
 //! order — whatever the sources are. Errors pass through unchanged (they already name their
 //! file and line); after an error the merged source ends.
+//!
+//! A pod created with `metadata.generateName` and no name is named here, as the API server
+//! names it: the prefix plus five characters from `bcdfghjklmnpqrstvwxz2456789`, drawn from a
+//! ChaCha stream of the run seed ([`MergedSource::set_seed`]), in event order — the same seed
+//! gives the same names.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use ksim_engine::{EventSource, SimTime, SourceError, TimedEvent};
+use std::collections::HashSet;
+
+use ksim_engine::{EventSource, InputEvent, SimTime, SourceError, TimedEvent};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 
 /// A source that can move to the simulation's thread.
 pub type BoxedSource = Box<dyn EventSource + Send>;
@@ -21,6 +30,56 @@ pub struct MergedSource {
     primed: bool,
     failed: bool,
     last: SimTime,
+    names: NameGenerator,
+}
+
+/// upstream `names.SimpleNameGenerator` with the alphabet of `utilrand.String`.
+struct NameGenerator {
+    seed: u64,
+    rng: Option<ChaCha8Rng>,
+    /// Names given so far (`namespace/name`): a collision draws again, as the API server retries.
+    given: HashSet<String>,
+}
+
+/// `utilrand` alphanumerics: no vowels (no words) and no confusable characters.
+const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+const NAME_SUFFIX_LEN: usize = 5;
+
+impl NameGenerator {
+    fn name(&mut self, namespace: &str, prefix: &str) -> String {
+        let seed = self.seed;
+        let rng = self
+            .rng
+            .get_or_insert_with(|| crate::generator::stream_rng(seed, "generateName"));
+        loop {
+            let mut name = prefix.to_string();
+            for _ in 0..NAME_SUFFIX_LEN {
+                name.push(char::from(
+                    NAME_ALPHABET[rng.random_range(0..NAME_ALPHABET.len())],
+                ));
+            }
+            if self.given.insert(format!("{namespace}/{name}")) {
+                return name;
+            }
+        }
+    }
+
+    fn apply(&mut self, ev: &mut TimedEvent) {
+        if let InputEvent::CreatePod { pod, .. } = &mut ev.event {
+            let m = &mut pod.metadata;
+            if m.name.is_empty() && !m.generate_name.is_empty() {
+                let ns = if m.namespace.is_empty() {
+                    "default".to_string()
+                } else {
+                    m.namespace.clone()
+                };
+                m.name = self.name(&ns, &m.generate_name);
+                if m.uid.is_empty() {
+                    m.uid = format!("uid-{ns}-{}", m.name);
+                }
+            }
+        }
+    }
 }
 
 impl MergedSource {
@@ -34,7 +93,19 @@ impl MergedSource {
             primed: false,
             failed: false,
             last: SimTime::ZERO,
+            names: NameGenerator {
+                seed: 0,
+                rng: None,
+                given: HashSet::new(),
+            },
         }
+    }
+
+    /// The run seed, from which the names of `generateName` pods are drawn (default 0). Set it
+    /// before the first event is read.
+    pub fn set_seed(&mut self, seed: u64) {
+        self.names.seed = seed;
+        self.names.rng = None;
     }
 
     /// How many sources are merged.
@@ -93,6 +164,8 @@ impl EventSource for MergedSource {
             self.failed = true;
             return Err(e);
         }
+        let mut ev = ev;
+        self.names.apply(&mut ev);
         Ok(Some(ev))
     }
 }

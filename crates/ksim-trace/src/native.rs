@@ -641,7 +641,7 @@ mod tests {
             ),
             (
                 r#"{"at": 1, "kind": "CreatePod", "pod": {"spec": {}}}"#,
-                "trace.jsonl:1: pod.metadata.name: a pod needs a name",
+                "trace.jsonl:1: pod.metadata.name: a pod needs a name (metadata.name, or metadata.generateName)",
             ),
             ("{not json", "trace.jsonl:1: not valid JSON"),
             (

@@ -335,16 +335,8 @@ fn scheduler_config_from_value(
     prefix: &str,
     v: &Value,
 ) -> Result<KubeSchedulerConfiguration, TraceError> {
-    let cfg: KubeSchedulerConfiguration =
-        ksim_api::load::decode(source, v).map_err(|e| match e {
-            ksim_api::load::LoadError::Field { path, message, .. } => {
-                TraceError::at_field(source, join_path(prefix, &path), message)
-            }
-            other => TraceError::at_field(source, prefix, other.to_string()),
-        })?;
-    cfg.validate()
-        .map_err(|m| TraceError::at_field(source, prefix, m))?;
-    Ok(cfg)
+    KubeSchedulerConfiguration::from_value(v)
+        .map_err(|e| TraceError::at_field(source, "", e.prefixed(prefix).to_string()))
 }
 
 impl Scenario {
@@ -580,7 +572,7 @@ mod tests {
         let cases = [
             ("name: x\ncluster: {pools: [{name: a, count: 2, template: {status: {capacity: {cpu: lots}}}}]}\n", "s.yaml: cluster.pools[0].template.status.capacity.cpu: quantity \"lots\""),
             ("name: x\nworkload: {generators: [{name: g, arrival: {interval: 1s}, shapes: [{}]}]}\n", "s.yaml: workload.generators[0].count: a generator needs a count"),
-            ("name: x\nscheduler: {config: {percentageOfNodesToScore: 200}}\n", "s.yaml: scheduler.config: percentageOfNodesToScore"),
+            ("name: x\nscheduler: {config: {percentageOfNodesToScore: 200}}\n", "s.yaml: scheduler.config.percentageOfNodesToScore: Invalid value: 200: not in valid range [0-100]"),
             ("name: x\ncluster: {nodesFiles: [missing.yaml]}\n", "./missing.yaml: "),
         ];
         for (y, want) in cases {

@@ -80,7 +80,7 @@ fn validate_args(args: &InterPodAffinityArgs) -> Result<(), String> {
     if !(MIN_HARD_POD_AFFINITY_WEIGHT..=MAX_HARD_POD_AFFINITY_WEIGHT).contains(&w) {
         return Err(format!(
             "hardPodAffinityWeight: Invalid value: {w}: not in valid range \
-             [{MIN_HARD_POD_AFFINITY_WEIGHT}-{MAX_HARD_POD_AFFINITY_WEIGHT}]"
+             [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]"
         ));
     }
     Ok(())
@@ -1312,7 +1312,7 @@ mod tests {
         })
         .err()
         .unwrap();
-        assert!(err.contains("not in valid range [0-100]"), "{err}");
+        assert!(err.contains("not in valid range [0, 100]"), "{err}");
         let ok = json!({"hardPodAffinityWeight": 100, "ignorePreferredTermsOfExistingPods": true});
         assert!(new(&FactoryArgs {
             args: Some(&ok),

@@ -69,7 +69,12 @@ pub fn import(
         );
     }
     // Priority classes first: pods need them.
-    let mut classes = std::collections::BTreeMap::new();
+    // The built-in classes exist in every cluster, dumped or not.
+    let mut classes: std::collections::BTreeMap<String, i32> =
+        ksim_api::defaults::BUILTIN_PRIORITY_CLASSES
+            .iter()
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect();
     let mut global_default: Option<i32> = None;
     for (file, i, v) in &items {
         if kind_of(v) == "PriorityClass" {

@@ -1,10 +1,25 @@
 //! `kubescheduler.config.k8s.io/v1` KubeSchedulerConfiguration and the plugin args it carries,
 //! with upstream's defaulting of the top-level fields and of each args type.
 //!
+//! [`KubeSchedulerConfiguration::from_value`] reads a document as kube-scheduler does: strictly
+//! (an unknown field anywhere, plugin args included, is an error naming its path; see
+//! [`strict`]), then validated as upstream's `ValidateKubeSchedulerConfiguration` and the
+//! plugin args validations do ([`KubeSchedulerConfiguration::check`]).
+//!
 //! Expanding a profile into the plugin set per extension point (default plugins merged with the
 //! user's enable/disable lists) is scheduler logic and lives in `ksim-scheduler`.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::nulls::or_default;
+use crate::validation::{quote, FieldError, FieldErrors};
+
+pub mod strict;
+mod validate;
+
+/// The only configuration version kube-scheduler v1.35 reads.
+pub const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -19,7 +34,12 @@ pub struct KubeSchedulerConfiguration {
     pub pod_initial_backoff_seconds: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_max_backoff_seconds: Option<i64>,
+    #[serde(deserialize_with = "or_default")]
     pub profiles: Vec<Profile>,
+    /// Scheduler extenders: read so that a configuration naming them is refused with a reason
+    /// (ksim does not call extenders) rather than run without them.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "or_default")]
+    pub extenders: Vec<Value>,
 }
 
 impl Default for KubeSchedulerConfiguration {
@@ -32,6 +52,7 @@ impl Default for KubeSchedulerConfiguration {
             pod_initial_backoff_seconds: None,
             pod_max_backoff_seconds: None,
             profiles: Vec::new(),
+            extenders: Vec::new(),
         }
     }
 }
@@ -46,58 +67,108 @@ impl KubeSchedulerConfiguration {
         self.pod_max_backoff_seconds.unwrap_or(10)
     }
 
-    /// Checks what upstream's validation rejects and a user is likely to get wrong.
-    pub fn validate(&self) -> Result<(), String> {
-        if !self.api_version.is_empty() && self.api_version != "kubescheduler.config.k8s.io/v1" {
-            return Err(format!(
-                "apiVersion {:?} is not supported (expected kubescheduler.config.k8s.io/v1)",
-                self.api_version
-            ));
-        }
-        if !self.kind.is_empty() && self.kind != "KubeSchedulerConfiguration" {
-            return Err(format!(
-                "kind {:?} is not KubeSchedulerConfiguration",
-                self.kind
-            ));
-        }
-        if let Some(p) = self.percentage_of_nodes_to_score {
-            if !(0..=100).contains(&p) {
-                return Err(format!(
-                    "percentageOfNodesToScore: {p} is not in the range 0..100"
-                ));
-            }
-        }
-        if self.initial_backoff_seconds() <= 0 {
-            return Err("podInitialBackoffSeconds must be greater than 0".into());
-        }
-        if self.max_backoff_seconds() < self.initial_backoff_seconds() {
-            return Err(
-                "podMaxBackoffSeconds must be greater than or equal to podInitialBackoffSeconds"
-                    .into(),
-            );
-        }
-        for (i, p) in self.profiles.iter().enumerate() {
-            if let Some(pct) = p.percentage_of_nodes_to_score {
-                if !(0..=100).contains(&pct) {
-                    return Err(format!(
-                        "profiles[{i}].percentageOfNodesToScore: {pct} is not in the range 0..100"
-                    ));
-                }
-            }
-        }
-        Ok(())
+    /// upstream's validation (see [`validate`](self::validate)): every problem, with its path.
+    pub fn check(&self) -> Result<(), FieldErrors> {
+        validate::validate(self).into_result()
     }
+
+    /// [`check`](Self::check) as one message (upstream's aggregate form).
+    pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(|e| e.to_string())
+    }
+
+    /// Reads a KubeSchedulerConfiguration document as kube-scheduler does: a ConfigMap wrapping
+    /// one is refused with the command that extracts it; unknown fields anywhere are refused
+    /// (strict decoding); then the typed decoding and upstream's validation. Errors name the
+    /// field path.
+    pub fn from_value(v: &Value) -> Result<KubeSchedulerConfiguration, FieldErrors> {
+        if let Some(e) = configmap_hint(v) {
+            return Err(FieldErrors(vec![e]));
+        }
+        if !v.is_object() {
+            return Err(FieldErrors(vec![FieldError::new(
+                "",
+                format!("expected a KubeSchedulerConfiguration object, got {v}"),
+            )]));
+        }
+        let unknown = strict::unknown_fields(v);
+        if !unknown.is_empty() {
+            return Err(FieldErrors(unknown));
+        }
+        let v = crate::nulls::without_nulls(v);
+        let cfg: KubeSchedulerConfiguration =
+            serde_path_to_error::deserialize(&v).map_err(|e| {
+                let p = e.path().to_string();
+                FieldErrors(vec![FieldError::new(
+                    if p == "." { String::new() } else { p },
+                    e.inner().to_string(),
+                )])
+            })?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+}
+
+/// For `#[serde(deserialize_with)]` on an `Option<KubeSchedulerConfiguration>` field: the
+/// configuration read strictly and validated by [`KubeSchedulerConfiguration::from_value`].
+pub fn strict_option<'de, D>(d: D) -> Result<Option<KubeSchedulerConfiguration>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => KubeSchedulerConfiguration::from_value(&v)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+/// A ConfigMap holding a KubeSchedulerConfiguration (as clusters store it): an error saying so,
+/// naming the data key and the command that extracts it.
+fn configmap_hint(v: &Value) -> Option<FieldError> {
+    if v.get("kind").and_then(Value::as_str) != Some("ConfigMap") {
+        return None;
+    }
+    let name = v
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("NAME");
+    let data = v.get("data").and_then(Value::as_object);
+    let key = data.and_then(|d| {
+        d.iter()
+            .find(|(_, x)| {
+                x.as_str()
+                    .is_some_and(|s| s.contains("KubeSchedulerConfiguration"))
+            })
+            .or_else(|| d.iter().next())
+            .map(|(k, _)| k.clone())
+    });
+    Some(match key {
+        Some(k) => FieldError::new(
+            "kind",
+            format!(
+                "this is a ConfigMap, not a KubeSchedulerConfiguration; its data key {} holds the configuration. Extract it with: kubectl get cm {name} -o jsonpath='{{.data.{}}}' > scheduler-config.yaml",
+                quote(&k),
+                k.replace('.', "\\.")
+            ),
+        ),
+        None => FieldError::new(
+            "kind",
+            "this is a ConfigMap, not a KubeSchedulerConfiguration, and it has no data keys",
+        ),
+    })
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Profile {
+    #[serde(deserialize_with = "or_default")]
     pub scheduler_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percentage_of_nodes_to_score: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugins: Option<Plugins>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "or_default")]
     pub plugin_config: Vec<PluginConfig>,
 }
 
@@ -123,33 +194,47 @@ impl Profile {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Plugins {
+    #[serde(deserialize_with = "or_default")]
     pub pre_enqueue: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub queue_sort: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub pre_filter: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub filter: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub post_filter: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub pre_score: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub score: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub reserve: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub permit: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub pre_bind: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub bind: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub post_bind: PluginSet,
+    #[serde(deserialize_with = "or_default")]
     pub multi_point: PluginSet,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PluginSet {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "or_default")]
     pub enabled: Vec<PluginRef>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "or_default")]
     pub disabled: Vec<PluginRef>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PluginRef {
+    #[serde(deserialize_with = "or_default")]
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weight: Option<i32>,
@@ -158,7 +243,9 @@ pub struct PluginRef {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PluginConfig {
+    #[serde(deserialize_with = "or_default")]
     pub name: String,
+    #[serde(deserialize_with = "or_default")]
     pub args: serde_json::Value,
 }
 
@@ -168,7 +255,9 @@ pub struct PluginConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ResourceSpec {
+    #[serde(deserialize_with = "or_default")]
     pub name: String,
+    #[serde(deserialize_with = "or_default")]
     pub weight: i64,
 }
 
@@ -197,16 +286,22 @@ fn default_cpu_mem() -> Vec<ResourceSpec> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeResourcesFitArgs {
+    #[serde(deserialize_with = "or_default")]
     pub ignored_resources: Vec<String>,
+    #[serde(deserialize_with = "or_default")]
     pub ignored_resource_groups: Vec<String>,
+    #[serde(deserialize_with = "or_default")]
     pub scoring_strategy: ScoringStrategy,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ScoringStrategy {
-    #[serde(rename = "type")]
+    /// Empty when a `scoringStrategy` is given without a type: upstream's defaulting leaves it
+    /// empty and its validation refuses it.
+    #[serde(rename = "type", default, deserialize_with = "or_default")]
     pub type_: String,
+    #[serde(deserialize_with = "or_default")]
     pub resources: Vec<ResourceSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requested_to_capacity_ratio: Option<RequestedToCapacityRatioParam>,
@@ -225,19 +320,23 @@ impl Default for ScoringStrategy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RequestedToCapacityRatioParam {
+    #[serde(deserialize_with = "or_default")]
     pub shape: Vec<UtilizationShapePoint>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct UtilizationShapePoint {
+    #[serde(deserialize_with = "or_default")]
     pub utilization: i32,
+    #[serde(deserialize_with = "or_default")]
     pub score: i32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeResourcesBalancedAllocationArgs {
+    #[serde(deserialize_with = "or_default")]
     pub resources: Vec<ResourceSpec>,
 }
 
@@ -253,6 +352,7 @@ impl Default for NodeResourcesBalancedAllocationArgs {
 #[serde(rename_all = "camelCase", default)]
 pub struct InterPodAffinityArgs {
     pub hard_pod_affinity_weight: i32,
+    #[serde(deserialize_with = "or_default")]
     pub ignore_preferred_terms_of_existing_pods: bool,
 }
 
@@ -268,7 +368,9 @@ impl Default for InterPodAffinityArgs {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodTopologySpreadArgs {
+    #[serde(deserialize_with = "or_default")]
     pub default_constraints: Vec<crate::core::TopologySpreadConstraint>,
+    #[serde(deserialize_with = "or_default")]
     pub defaulting_type: String,
 }
 
@@ -304,6 +406,24 @@ impl Default for DefaultPreemptionArgs {
     }
 }
 
+/// `VolumeBindingArgs` (validated; the engine uses upstream's default bind timeout).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolumeBindingArgs {
+    pub bind_timeout_seconds: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<UtilizationShapePoint>>,
+}
+
+impl Default for VolumeBindingArgs {
+    fn default() -> Self {
+        VolumeBindingArgs {
+            bind_timeout_seconds: 600,
+            shape: None,
+        }
+    }
+}
+
 /// Decodes typed args from a profile's raw `args`, applying upstream defaults for absent fields.
 ///
 /// Upstream's defaulting of some list fields depends on whether the user set them at all (for
@@ -314,9 +434,14 @@ pub fn decode_args<T: serde::de::DeserializeOwned + Default>(
 ) -> Result<T, String> {
     match raw {
         None | Some(serde_json::Value::Null) => Ok(T::default()),
-        Some(v) => {
-            serde_json::from_value(v.clone()).map_err(|e| format!("args of plugin {plugin}: {e}"))
-        }
+        Some(v) => serde_path_to_error::deserialize(&crate::nulls::without_nulls(v)).map_err(|e| {
+            let p = e.path().to_string();
+            if p == "." {
+                format!("args of plugin {plugin}: {}", e.inner())
+            } else {
+                format!("args of plugin {plugin}: {p}: {}", e.inner())
+            }
+        }),
     }
 }
 
