@@ -1,4 +1,3 @@
-
 use super::common::default_selector;
 use super::filtering::CriticalPaths;
 use super::scoring::{go_frexp, go_log};
