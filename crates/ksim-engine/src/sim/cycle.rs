@@ -118,7 +118,7 @@ impl Simulation {
                 let mut victims = Vec::new();
                 if fwk.has_post_filter_plugins() {
                     let mut ctx = PostFilterContext {
-                        framework: &fwk,
+                        framework: &*fwk,
                         snapshot: &self.snapshot,
                         nominated: &self.nominator,
                         rng: &mut self.preempt_rng,

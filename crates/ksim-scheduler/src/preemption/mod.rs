@@ -35,8 +35,7 @@ use ksim_api::{PodDisruptionBudget, Selector};
 use rand_chacha::ChaCha8Rng;
 
 use crate::framework::cycle_state::CycleState;
-use crate::framework::interface::{NodeToStatus, PostFilterResult};
-use crate::framework::runtime::{Framework, NominatedPods};
+use crate::framework::interface::{NodeToStatus, NominatedPods, PluginsRunner, PostFilterResult};
 use crate::framework::status::Status;
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -76,7 +75,7 @@ pub struct Candidate {
 /// the nominated pods.
 #[derive(Clone, Copy)]
 pub struct DryRunContext<'a> {
-    pub framework: &'a Framework,
+    pub framework: &'a dyn PluginsRunner,
     pub snapshot: &'a Snapshot,
     pub nominated: &'a dyn NominatedPods,
 }
