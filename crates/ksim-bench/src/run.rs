@@ -171,7 +171,7 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                 let mut victims = Vec::new();
                 if f.has_post_filter_plugins() {
                     let mut ctx = PostFilterContext {
-                        framework: f,
+                        framework: &**f,
                         snapshot: &snapshot,
                         nominated: &nominator,
                         rng: &mut preempt_rng,

@@ -20,7 +20,7 @@ use ksim_engine::time::SimTime;
 use rustc_hash::FxHashMap;
 
 use crate::error::ReportError;
-use crate::utilization::ReportOptions;
+use crate::options::ReportOptions;
 
 /// Header of `placements.csv`.
 pub const PLACEMENTS_HEADER: [&str; 10] = [

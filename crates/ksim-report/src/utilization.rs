@@ -24,6 +24,7 @@ use std::io::Write;
 
 use ksim_engine::time::{SimTime, MICROS_PER_SECOND};
 
+pub use crate::options::{ReportOptions, MAX_STEPS};
 use crate::recorder::Recorder;
 
 /// Header of `utilization.csv`.
@@ -38,24 +39,6 @@ pub const UTILIZATION_HEADER: [&str; 9] = [
     "pending_pods",
     "pending_pods_peak",
 ];
-
-/// The most steps a run's grid may have by default.
-pub const MAX_STEPS: i64 = 2_000;
-
-/// Settings of the outputs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReportOptions {
-    /// Upper bound on the number of grid steps of `utilization.csv` (samples = steps + 1).
-    pub max_steps: i64,
-}
-
-impl Default for ReportOptions {
-    fn default() -> Self {
-        ReportOptions {
-            max_steps: MAX_STEPS,
-        }
-    }
-}
 
 const MS: i64 = 1_000;
 const S: i64 = MICROS_PER_SECOND;

@@ -1,5 +1,5 @@
 //! The node-group autoscaler's decisions (settings and the model: [`crate::autoscale`]). A child
-//! module of `sim`, so it acts through the simulation's own node add/remove paths; `sim.rs`
+//! module of `sim`, so it acts through the simulation's own node add/remove paths; `sim/mod.rs`
 //! calls it at three points: when the run starts, when one of its timers fires, and when the
 //! run decides whether anything is left to do.
 

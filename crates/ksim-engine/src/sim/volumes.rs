@@ -39,7 +39,9 @@ use ksim_scheduler::plugins::volume_binding;
 use ksim_scheduler::volume::binder::VolumeBindingDecision;
 use ksim_scheduler::volume::controller;
 
-use super::{attempt_record, Ev, OwnedEvent, PodId, PodPhase, SimError, Simulation};
+use super::cycle::attempt_record;
+use super::hints::OwnedEvent;
+use super::{Ev, PodId, PodPhase, SimError, Simulation};
 use crate::record::{AttemptResult, Observer};
 use crate::time::SimDuration;
 

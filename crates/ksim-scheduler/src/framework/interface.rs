@@ -222,12 +222,67 @@ pub struct PostFilterResult {
     pub victims: Vec<Arc<PodInfo>>,
 }
 
+/// Pods nominated to nodes (by preemption), which filters must account for.
+pub trait NominatedPods {
+    /// Nominated pods of a node, in the order they were nominated.
+    fn nominated_pods_for_node(&self, node: &str) -> &[Arc<PodInfo>];
+    /// No pod is nominated anywhere (lets a cycle skip the per-node lookup).
+    fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// No nominated pods at all.
+pub struct NoNominatedPods;
+
+impl NominatedPods for NoNominatedPods {
+    fn nominated_pods_for_node(&self, _node: &str) -> &[Arc<PodInfo>] {
+        &[]
+    }
+    fn is_empty(&self) -> bool {
+        true
+    }
+}
+
+/// What a PostFilter plugin may run of its profile (upstream `framework.PluginsRunner`, the part
+/// of `framework.Handle` preemption uses): the PreFilter extensions and the filters with
+/// nominated pods, for dry runs. [`Framework`](crate::framework::Framework) implements it.
+pub trait PluginsRunner {
+    /// `RunPreFilterExtensionAddPod`.
+    fn run_pre_filter_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        to_add: &Arc<PodInfo>,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status;
+    /// `RunPreFilterExtensionRemovePod`.
+    fn run_pre_filter_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        to_remove: &Arc<PodInfo>,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status;
+    /// `RunFilterPluginsWithNominatedPods`.
+    fn run_filter_with_nominated_pods(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> Status;
+}
+
 /// Context PostFilter plugins need beyond the snapshot: the framework to run filters in dry runs
 /// and the nominated pods.
 pub struct PostFilterContext<'a> {
-    pub framework: &'a crate::framework::runtime::Framework,
+    pub framework: &'a dyn PluginsRunner,
     pub snapshot: &'a Snapshot,
-    pub nominated: &'a dyn crate::framework::runtime::NominatedPods,
+    pub nominated: &'a dyn NominatedPods,
     /// Seeded randomness (candidate offset in DefaultPreemption).
     pub rng: &'a mut rand_chacha::ChaCha8Rng,
 }

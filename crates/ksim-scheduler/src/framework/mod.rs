@@ -13,5 +13,5 @@ pub use interface::*;
 pub use registry::{
     build_framework, build_frameworks, Factory, FactoryArgs, ProfileError, Registry,
 };
-pub use runtime::{Framework, NoNominatedPods, NominatedPods, ScoreTable};
+pub use runtime::{Framework, ScoreTable};
 pub use status::{Code, FilterResult, Reason, Status};

@@ -5,33 +5,14 @@ use std::sync::Arc;
 
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{
-    FilterPlugin, NodeToStatus, PluginRef, PostFilterContext, PostFilterResult, PreFilterResult,
+    FilterPlugin, NodeToStatus, PluginRef, PluginsRunner, PostFilterContext, PostFilterResult,
+    PreFilterResult,
 };
+// The nominated-pods trait lives with the extension-point traits; re-exported at its old path.
+pub use crate::framework::interface::{NoNominatedPods, NominatedPods};
 use crate::framework::status::{Code, FilterResult, Status};
 use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
-
-/// Pods nominated to nodes (by preemption), which filters must account for.
-pub trait NominatedPods {
-    /// Nominated pods of a node, in the order they were nominated.
-    fn nominated_pods_for_node(&self, node: &str) -> &[Arc<PodInfo>];
-    /// No pod is nominated anywhere (lets a cycle skip the per-node lookup).
-    fn is_empty(&self) -> bool {
-        false
-    }
-}
-
-/// No nominated pods at all.
-pub struct NoNominatedPods;
-
-impl NominatedPods for NoNominatedPods {
-    fn nominated_pods_for_node(&self, _node: &str) -> &[Arc<PodInfo>] {
-        &[]
-    }
-    fn is_empty(&self) -> bool {
-        true
-    }
-}
 
 /// A score plugin with its weight.
 #[derive(Clone)]
@@ -657,5 +638,40 @@ impl ScoreTable {
         self.spare.append(&mut self.plugins);
         self.totals.clear();
         self.totals.resize(n, 0);
+    }
+}
+
+impl PluginsRunner for Framework {
+    fn run_pre_filter_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        to_add: &Arc<PodInfo>,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        Framework::run_pre_filter_add_pod(self, state, pod, to_add, node, snapshot)
+    }
+
+    fn run_pre_filter_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        to_remove: &Arc<PodInfo>,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+    ) -> Status {
+        Framework::run_pre_filter_remove_pod(self, state, pod, to_remove, node, snapshot)
+    }
+
+    fn run_filter_with_nominated_pods(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> Status {
+        Framework::run_filter_with_nominated_pods(self, state, pod, node, snapshot, nominated)
     }
 }

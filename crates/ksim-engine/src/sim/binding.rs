@@ -1,0 +1,180 @@
+//! Room: assume, bind and nominations. Assumes a scheduled pod on its node (clears its
+//! nomination, sets `spec.nodeName`, adds it to the snapshot), runs PreBind (the volumes room may
+//! hold the pod there) and Bind, and binds after the bind latency plus jitter (the jitter RNG is this
+//! room's). Sets and clears nominations (`set_nomination`, every change bumps the cluster
+//! generation) and evicts preemption victims, at once or through `VictimGone` after their grace
+//! period.
+//!
+//! Reacts to: a scheduled cycle's outcome, a failed cycle's PostFilter result, and the engine event
+//! `BindDone` (`Binding` → `Bound`, the pod starts running and is dispatched as `AssignedPodAdd`).
+
+use std::sync::Arc;
+
+use ksim_scheduler::framework::{ClusterEventKind, CycleState};
+use rand::Rng;
+
+use super::hints::OwnedEvent;
+use super::{Ev, PodId, PodPhase, Simulation};
+use crate::record::{Observer, Outcome, Record};
+use crate::time::SimDuration;
+impl Simulation {
+    /// The binding becomes visible after the bind latency (plus jitter).
+    pub(super) fn schedule_bind_done(&mut self, pod: PodId, obs: &mut dyn Observer) {
+        let mut lat = self.cfg.costs.bind_latency;
+        if self.cfg.costs.bind_jitter.micros() > 0 {
+            lat = SimDuration(
+                lat.micros()
+                    + self
+                        .jitter_rng
+                        .random_range(0..=self.cfg.costs.bind_jitter.micros()),
+            );
+        }
+        let generation = self.pods[pod as usize].generation;
+        let at = self.now + lat;
+        if lat.micros() == 0 {
+            self.bind_done(pod, generation, obs);
+        } else {
+            self.schedule(at, 0, Ev::BindDone { pod, generation });
+        }
+    }
+
+    pub(super) fn bind_done(&mut self, pod: PodId, generation: u32, obs: &mut dyn Observer) {
+        let slot = &self.pods[pod as usize];
+        if slot.generation != generation || slot.phase != PodPhase::Binding {
+            return;
+        }
+        self.next_action();
+        self.pods[pod as usize].phase = PodPhase::Bound;
+        self.set_started(pod);
+        let info = self.pods[pod as usize].info.clone();
+        obs.record(&Record::PodBound {
+            at: self.now,
+            namespace: info.namespace().to_string(),
+            name: info.name().to_string(),
+            node: self.pods[pod as usize].node.clone(),
+        });
+        self.start_running(pod);
+        self.dispatch(OwnedEvent::Pod {
+            kind: ClusterEventKind::AssignedPodAdd,
+            old: None,
+            new: Some(info),
+        });
+    }
+
+    /// Sets or clears a pending pod's nominated node (object, queue entry and nominator).
+    fn set_nomination(&mut self, id: PodId, node: Option<&str>) {
+        let slot = &self.pods[id as usize];
+        if slot.phase != PodPhase::Pending {
+            return;
+        }
+        let current = slot.info.pod.status.nominated_node_name.as_str();
+        if current == node.unwrap_or("") && self.nominator.node_of(slot.info.uid()) == node {
+            return;
+        }
+        // Nominations change what other pods' filters count on a node.
+        self.cluster_generation += 1;
+        let mut p = slot.info.pod.clone();
+        p.status.nominated_node_name = node.unwrap_or("").to_string();
+        let info = Arc::new(slot.info.with_object(p));
+        self.pods[id as usize].info = info.clone();
+        self.queue.set_pod(id, info.clone());
+        match node {
+            Some(n) => self.nominator.add(info, n),
+            None => {
+                self.nominator.remove(info.uid());
+            }
+        }
+    }
+
+    /// A scheduled pod is assumed on its node (nomination cleared, `spec.nodeName` set, added to
+    /// the snapshot), runs PreBind (which may wait for its volumes) and Bind, and binds after
+    /// the bind latency.
+    pub(super) fn assume_and_bind(
+        &mut self,
+        pod: PodId,
+        node: String,
+        state: CycleState,
+        obs: &mut dyn Observer,
+    ) {
+        self.nominator.remove(self.pods[pod as usize].info.uid());
+        let mut p = self.pods[pod as usize].info.pod.clone();
+        p.spec.node_name = node.clone();
+        p.status.nominated_node_name.clear();
+        let info = Arc::new(self.pods[pod as usize].info.with_object(p));
+        self.pods[pod as usize].info = info.clone();
+        self.pods[pod as usize].node = node.clone();
+        self.pods[pod as usize].phase = PodPhase::Binding;
+        self.snapshot.add_pod(info.clone());
+        let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
+        // A pod waiting for its volumes stays in flight in the queue until they are
+        // bound (or PreBind fails and it goes back to the error backoff).
+        let Some(state) = self.pre_bind(pod, &node, &fwk, state, obs) else {
+            return;
+        };
+        self.queue.remove(pod);
+        let _ = fwk.run_bind(&state, &info, &node);
+        self.schedule_bind_done(pod, obs);
+    }
+
+    /// PostFilter's outcome for a pod that failed: `Some("")` clears its nomination; a node
+    /// nominates it there, clears the nominations of lower-priority pods nominated to that node,
+    /// and evicts the victims (at once, or after their grace period through `VictimGone`).
+    pub(super) fn nominate_and_evict(
+        &mut self,
+        pod: PodId,
+        nominated: Option<String>,
+        victims: Vec<PodId>,
+        obs: &mut dyn Observer,
+    ) {
+        if nominated.as_deref() == Some("") {
+            self.set_nomination(pod, None);
+        }
+        if let Some(node) = nominated.filter(|n| !n.is_empty()) {
+            // Lower-priority pods nominated to this node lose their nomination.
+            let me = self.pods[pod as usize].info.clone();
+            let lower = ksim_scheduler::preemption::lower_priority_nominated_pods(
+                &self.nominator,
+                &me,
+                &node,
+            );
+            for other in lower {
+                if let Some(&oid) = self.live.get(&other.key) {
+                    self.set_nomination(oid, None);
+                }
+            }
+            self.set_nomination(pod, Some(&node));
+            let preemptor = self.pods[pod as usize].info.key.clone();
+            // Victims terminate after their grace period; upstream deletes them in
+            // victim-name order.
+            let mut vs = victims;
+            vs.sort_by(|a, b| {
+                self.pods[*a as usize]
+                    .info
+                    .name()
+                    .cmp(self.pods[*b as usize].info.name())
+            });
+            for v in vs {
+                self.pods[v as usize].terminating = true;
+                if self.cfg.costs.victim_grace.micros() > 0 {
+                    self.mark_terminating(v);
+                }
+                let generation = self.pods[v as usize].generation;
+                if self.cfg.costs.victim_grace.micros() == 0 {
+                    self.next_action();
+                    self.end_pod(v, Outcome::Preempted, "preemption", preemptor.clone(), obs);
+                } else {
+                    let at = self.now + self.cfg.costs.victim_grace;
+                    self.schedule(
+                        at,
+                        0,
+                        Ev::VictimGone {
+                            pod: v,
+                            generation,
+                            preemptor: preemptor.clone(),
+                        },
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,570 @@
+//! The simulation: one event heap ordered by (time, class, sequence), the cluster state the API
+//! server would hold, and the scheduler core driven through it.
+//!
+//! Within one instant, input and internal events come first (in the order they were scheduled),
+//! then the queue's periodic flushes, then scheduling cycles: the scheduler is one serial loop
+//! that starts a cycle whenever it is idle, a pod can be popped and no event is left at the
+//! current instant. A cycle decides at its start; its outcome (assume + binding, or failure and
+//! preemption) takes effect when its virtual duration has elapsed, and events that arrive in
+//! between are replayed through the failed pod's queueing hints, as upstream's in-flight events.
+//!
+//! This file holds the [`Simulation`] state, its constructor and the event loop: the heap, the
+//! clock, the ordering of an instant, the event sources and the periodic flushes. It pops the
+//! heap and hands each event to the room that owns it:
+//! - `pods` — pod lifecycle (create, start, finish, update, delete, slots, ghosts' pods);
+//! - `nodes` — node lifecycle (add, update, remove, node-change kinds);
+//! - `cycle` — scheduling cycles (start, finish, attempt records);
+//! - `binding` — assume, bind, nominations and preemption victims;
+//! - `hints` — cluster events offered to the queue and in-flight events' queueing hints;
+//! - `termination` — the stall rule and the attempts guard of a run without a horizon;
+//! - `volumes` — volume binding (PreBind, provisioning) and storage objects;
+//! - `autoscaler` — the node-group autoscaler's scans and node provisioning.
+//!
+//! Rooms share the simulation's state and talk through it and through engine events
+//! (`schedule`); only this loop pops the heap and moves the clock.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::Arc;
+
+use ksim_api::config::KubeSchedulerConfiguration;
+use ksim_api::defaults::default_node;
+use ksim_api::{Node, Pod};
+use ksim_scheduler::framework::{build_frameworks, Framework, Registry};
+use ksim_scheduler::node_info::{initial_node_order, ClusterObjects, NodeInfo, Snapshot};
+use ksim_scheduler::pod_info::PodInfo;
+use ksim_scheduler::queue::{Nominator, QueueConfig, SchedulingQueue};
+use ksim_scheduler::schedule::Algorithm;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rustc_hash::FxHashMap;
+
+use crate::config::EngineConfig;
+use crate::input::{EventSource, InputEvent, SourceError, TimedEvent};
+use crate::record::{Observer, Outcome, Record};
+use crate::time::SimTime;
+
+mod autoscaler;
+mod binding;
+mod cycle;
+mod hints;
+mod nodes;
+mod pods;
+mod termination;
+mod volumes;
+
+pub use nodes::{amounts, node_change_kinds, pool_of};
+pub use pods::{PodId, PodPhase, PodSlot};
+
+use cycle::CycleOutcome;
+use hints::OwnedEvent;
+/// Why a simulation could not be built or run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error("scheduler configuration: {0}")]
+    Config(String),
+    #[error("{0}")]
+    Source(#[from] SourceError),
+    #[error("at {at}: {message}")]
+    Input { at: SimTime, message: String },
+    /// A guard of [`crate::config::RunLimits`] stopped the run.
+    #[error("at {at}: {message}")]
+    Limit { at: SimTime, message: String },
+}
+#[derive(Debug, Clone)]
+enum Ev {
+    Input(usize, InputEvent),
+    CycleEnd,
+    BindDone {
+        pod: PodId,
+        generation: u32,
+    },
+    PodFinish {
+        pod: PodId,
+        generation: u32,
+    },
+    VictimGone {
+        pod: PodId,
+        generation: u32,
+        preemptor: String,
+    },
+    FlushBackoff,
+    FlushLeftover,
+    /// The node-group autoscaler's scan and node-ready timers (`sim/autoscaler.rs`).
+    Autoscale(autoscaler::Timer),
+    /// Dynamic provisioning of these claims (annotated for `node`) completes.
+    Provision {
+        claims: Vec<String>,
+        node: String,
+    },
+    /// A pod's PreBind stops waiting for its claims.
+    VolumeBindTimeout {
+        pod: PodId,
+        generation: u32,
+    },
+}
+
+/// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
+type Key = (SimTime, u8, u64);
+
+struct Entry {
+    key: Key,
+    ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+/// The discrete-event simulation.
+pub struct Simulation {
+    cfg: EngineConfig,
+    frameworks: Vec<Arc<Framework>>,
+    now: SimTime,
+    seq: u64,
+    /// Sequence of queue actions: every applied event and attempt gets a new one.
+    action_seq: u64,
+    /// `action_seq` when the clock reached `now`: actions since then are the sub-second order of
+    /// this instant (start times keep it, see `set_started`).
+    instant_first_action: u64,
+    heap: BinaryHeap<Reverse<Entry>>,
+    sources: Vec<Box<dyn EventSource + Send>>,
+    last_source_time: Vec<SimTime>,
+    snapshot: Snapshot,
+    /// Node names in order of arrival (the autoscaler's scale-down order; the cycle order is the
+    /// snapshot's node tree).
+    node_order: Vec<String>,
+    /// Nodes removed while pods were still bound to them (restored if re-added).
+    ghosts: BTreeMap<String, NodeInfo>,
+    /// Pods whose PreBind waits for dynamically provisioned claims (see `volumes`).
+    volume_waits: BTreeMap<PodId, volumes::VolumeWait>,
+    pods: Vec<PodSlot>,
+    /// Slots of ended pods ready for new pods (when ended pods are not retained), so memory
+    /// follows the live pods, not the pods ever replayed.
+    free_slots: Vec<PodId>,
+    /// Slots freed while a cycle was in flight: its outcome may still name them.
+    freed_in_cycle: Vec<PodId>,
+    /// Keep ended pods' slots (for `pods()` after the run); off by default.
+    retain_ended: bool,
+    /// What a released slot holds instead of its pod.
+    released_info: Arc<PodInfo>,
+    live: FxHashMap<String, PodId>,
+    queue: SchedulingQueue,
+    nominator: Nominator,
+    alg: Algorithm,
+    preempt_rng: ChaCha8Rng,
+    jitter_rng: ChaCha8Rng,
+    busy: bool,
+    /// Bumped by every cluster change a retry could see (each dispatched cluster event and
+    /// each nomination change): a pod that failed at the current generation fails again.
+    cluster_generation: u64,
+    /// The generation the in-flight cycle started at.
+    cycle_generation: u64,
+    /// A guard that tripped during the last applied event.
+    guard_error: Option<SimError>,
+    /// Why the run stopped early with pods waiting (see `stall`).
+    stall_reason: Option<String>,
+    in_flight: Option<PodId>,
+    in_flight_events: Vec<OwnedEvent>,
+    pending_outcome: Option<CycleOutcome>,
+    flushes_started: bool,
+    /// Whether the next backoff / leftover flush is in the heap. A flush with nothing to flush
+    /// is a no-op, so the chain sleeps while its queues are empty and wakes on the period grid:
+    /// a month-long trace does not pay for millions of empty flushes.
+    backoff_flush_armed: bool,
+    leftover_flush_armed: bool,
+    /// Heap entries other than flushes (inputs included).
+    non_flush_pending: usize,
+    recreated: u32,
+    /// The optional node-group autoscaler (`sim/autoscaler.rs`).
+    autoscaler: Option<autoscaler::State>,
+    /// Heap events applied so far (throughput measurements).
+    events_applied: u64,
+}
+
+/// Derives an independent ChaCha stream for one purpose from the scenario seed.
+pub fn rng_stream(seed: u64, purpose: u64) -> ChaCha8Rng {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    r.set_stream(purpose);
+    r
+}
+impl Simulation {
+    /// Builds a simulation with the initial nodes (present at t=0).
+    pub fn new(
+        cfg: EngineConfig,
+        sched_cfg: &KubeSchedulerConfiguration,
+        registry: &Registry,
+        nodes: Vec<Node>,
+        objects: ClusterObjects,
+    ) -> Result<Simulation, SimError> {
+        let frameworks =
+            build_frameworks(registry, sched_cfg).map_err(|e| SimError::Config(e.to_string()))?;
+        for f in &frameworks {
+            if f.queue_sort.first().map(|p| p.name()) != Some("PrioritySort") {
+                return Err(SimError::Config(format!(
+                    "profile {}: only the PrioritySort queue-sort plugin is supported",
+                    f.profile_name
+                )));
+            }
+        }
+        let qcfg = QueueConfig {
+            initial_backoff_secs: sched_cfg.initial_backoff_seconds(),
+            max_backoff_secs: sched_cfg.max_backoff_seconds(),
+            max_in_unschedulable_us: cfg.max_in_unschedulable.micros(),
+        };
+        let pct = sched_cfg.percentage_of_nodes_to_score.unwrap_or(0);
+        let mut sim = Simulation {
+            alg: Algorithm::new(rng_stream(cfg.seed, 1), pct),
+            preempt_rng: rng_stream(cfg.seed, 2),
+            jitter_rng: rng_stream(cfg.seed, 3),
+            cfg,
+            frameworks,
+            now: SimTime::ZERO,
+            seq: 0,
+            action_seq: 0,
+            instant_first_action: 0,
+            heap: BinaryHeap::new(),
+            sources: Vec::new(),
+            last_source_time: Vec::new(),
+            snapshot: Snapshot::build(Vec::new(), Vec::new(), Arc::new(objects)),
+            node_order: Vec::new(),
+            ghosts: BTreeMap::new(),
+            volume_waits: BTreeMap::new(),
+            pods: Vec::new(),
+            free_slots: Vec::new(),
+            freed_in_cycle: Vec::new(),
+            retain_ended: false,
+            released_info: Arc::new(PodInfo::new(Pod::default())),
+            live: FxHashMap::default(),
+            queue: SchedulingQueue::new(qcfg),
+            nominator: Nominator::default(),
+            busy: false,
+            cluster_generation: 0,
+            cycle_generation: 0,
+            guard_error: None,
+            stall_reason: None,
+            in_flight: None,
+            in_flight_events: Vec::new(),
+            pending_outcome: None,
+            flushes_started: false,
+            backoff_flush_armed: false,
+            leftover_flush_armed: false,
+            non_flush_pending: 0,
+            recreated: 0,
+            autoscaler: None,
+            events_applied: 0,
+        };
+        sim.autoscaler = sim.cfg.autoscaler.clone().map(autoscaler::State::new);
+        let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
+        let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
+        // The cache receives the initial nodes as the API server lists them: by name.
+        let mut nodes = nodes;
+        initial_node_order(&mut nodes);
+        for mut n in nodes {
+            default_node(&mut n);
+            if !seen.insert(n.metadata.name.clone()) {
+                return Err(SimError::Input {
+                    at: SimTime::ZERO,
+                    message: format!("node {:?} is listed twice", n.metadata.name),
+                });
+            }
+            sim.node_order.push(n.metadata.name.clone());
+            initial.push(Arc::new(n));
+        }
+        let objects = sim.snapshot.objects.clone();
+        sim.snapshot = Snapshot::build(initial, Vec::new(), objects);
+        Ok(sim)
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+    pub fn queue(&self) -> &SchedulingQueue {
+        &self.queue
+    }
+    pub fn nominator(&self) -> &Nominator {
+        &self.nominator
+    }
+    /// Events taken from the heap and applied so far (inputs, cycle ends, bindings, finishes,
+    /// flushes).
+    pub fn events_applied(&self) -> u64 {
+        self.events_applied
+    }
+    /// Adds a time-ordered event source. Events of different sources at the same instant are
+    /// applied in the order the sources were added.
+    pub fn add_source(&mut self, src: Box<dyn EventSource + Send>) -> Result<(), SimError> {
+        let idx = self.sources.len();
+        self.sources.push(src);
+        self.last_source_time.push(SimTime::ZERO);
+        self.pull(idx)
+    }
+
+    fn pull(&mut self, idx: usize) -> Result<(), SimError> {
+        if let Some(TimedEvent { at, event }) = self.sources[idx].next_event()? {
+            if at < self.last_source_time[idx] {
+                return Err(SimError::Input {
+                    at,
+                    message: format!(
+                        "events out of order: {} at {at} comes after an event at {}",
+                        event.kind(),
+                        self.last_source_time[idx]
+                    ),
+                });
+            }
+            self.last_source_time[idx] = at;
+            // Sources share class 0; the sequence keeps each source's order, and the source
+            // index breaks ties between sources at equal times.
+            self.seq += 1;
+            let key = (at, 0, (idx as u64) << 48 | (self.seq & ((1 << 48) - 1)));
+            self.non_flush_pending += 1;
+            self.heap.push(Reverse(Entry {
+                key,
+                ev: Ev::Input(idx, event),
+            }));
+        }
+        Ok(())
+    }
+
+    fn schedule(&mut self, at: SimTime, class: u8, ev: Ev) {
+        self.seq += 1;
+        // Internal events sort after source events scheduled earlier at the same instant.
+        let key = (at, class, (u64::MAX >> 16) + self.seq);
+        if !matches!(
+            ev,
+            Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
+        ) {
+            self.non_flush_pending += 1;
+        }
+        self.heap.push(Reverse(Entry { key, ev }));
+    }
+
+    fn next_action(&mut self) -> (i64, u64) {
+        self.action_seq += 1;
+        (self.now.micros(), self.action_seq)
+    }
+
+    fn framework_for(&self, pod: &PodInfo) -> Option<Arc<Framework>> {
+        self.frameworks
+            .iter()
+            .find(|f| f.profile_name == pod.pod.spec.scheduler_name)
+            .cloned()
+    }
+
+    fn fwk0(&self) -> Arc<Framework> {
+        self.frameworks[0].clone()
+    }
+
+    /// Runs until the horizon (inclusive) or until nothing is left to do.
+    pub fn run(&mut self, obs: &mut dyn Observer) -> Result<(), SimError> {
+        for n in &self.snapshot.nodes {
+            obs.record(&Record::NodeAdded {
+                at: SimTime::ZERO,
+                node: n.name().to_string(),
+                pool: pool_of(&n.node),
+                allocatable: amounts(&n.allocatable),
+            });
+        }
+        if !self.flushes_started {
+            self.flushes_started = true;
+            self.start_autoscaler();
+            self.leftover_flush_armed = true;
+            self.backoff_flush_armed = true;
+            self.schedule(SimTime::ZERO, 1, Ev::FlushLeftover);
+            self.schedule(
+                SimTime::ZERO + self.cfg.backoff_flush_period,
+                1,
+                Ev::FlushBackoff,
+            );
+        }
+        let horizon = self.cfg.horizon.unwrap_or(SimTime::MAX);
+        loop {
+            self.rearm_flushes();
+            let next = self.heap.peek().map(|Reverse(e)| e.key.0);
+            // Start a cycle when idle and every event of this instant has been applied.
+            if !self.busy && self.queue.has_poppable() && next.is_none_or(|t| t > self.now) {
+                if self.now > horizon {
+                    break;
+                }
+                self.start_cycle(obs);
+                continue;
+            }
+            let Some(Reverse(entry)) = self.heap.pop() else {
+                break;
+            };
+            let at = entry.key.0;
+            if at > horizon {
+                break;
+            }
+            let is_flush = matches!(
+                entry.ev,
+                Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
+            );
+            if !is_flush {
+                self.non_flush_pending -= 1;
+            }
+            if self.cfg.horizon.is_none() {
+                if self.stalled(&entry) {
+                    self.stall(obs);
+                    break;
+                }
+                let limit = self.cfg.limits.max_virtual_time;
+                if at.micros() > limit.micros() {
+                    return Err(SimError::Limit {
+                        at,
+                        message: format!(
+                            "the run has no horizon and reached the maximum virtual time of {} \
+                             (limits.maxVirtualTime): give a horizon (--until) or raise the limit",
+                            limit
+                        ),
+                    });
+                }
+            }
+            if at != self.now {
+                self.instant_first_action = self.action_seq;
+            }
+            self.now = at;
+            self.events_applied += 1;
+            self.apply(entry.ev, obs)?;
+            if let Some(e) = self.guard_error.take() {
+                return Err(e);
+            }
+        }
+        let end = if self.cfg.horizon.is_some() {
+            horizon
+        } else {
+            self.now
+        };
+        obs.record(&Record::RunEnded {
+            at: end,
+            stalled: self.stall_reason.clone(),
+        });
+        Ok(())
+    }
+
+    /// Wakes a sleeping flush chain when its queues have pods again, at the next instant of
+    /// its period grid (backoff: 1 s, 2 s, ...; leftover: 0 s, 30 s, ...). A flush at the current
+    /// instant is harmless even if the cycles of this instant already ran: a pod that entered
+    /// the queue at this instant is neither expired nor past its maximum stay.
+    fn rearm_flushes(&mut self) {
+        let (_, backoff, err, pool, _) = self.queue.sizes();
+        if !self.backoff_flush_armed && backoff + err > 0 {
+            let p = self.cfg.backoff_flush_period.micros().max(1);
+            let k = (self.now.micros() + p - 1).div_euclid(p).max(1);
+            self.backoff_flush_armed = true;
+            self.schedule(SimTime(k * p), 1, Ev::FlushBackoff);
+        }
+        if !self.leftover_flush_armed && pool > 0 {
+            let p = self.cfg.leftover_flush_period.micros().max(1);
+            let k = (self.now.micros() + p - 1).div_euclid(p);
+            self.leftover_flush_armed = true;
+            self.schedule(SimTime(k * p), 1, Ev::FlushLeftover);
+        }
+    }
+
+    fn apply(&mut self, ev: Ev, obs: &mut dyn Observer) -> Result<(), SimError> {
+        match ev {
+            Ev::Input(idx, e) => {
+                self.pull(idx)?;
+                self.apply_input(e, obs)?;
+            }
+            Ev::CycleEnd => self.finish_cycle(obs),
+            Ev::Provision { claims, node } => self.provision(&claims, &node, obs),
+            Ev::VolumeBindTimeout { pod, generation } => {
+                self.volume_bind_timeout(pod, generation, obs)
+            }
+            Ev::BindDone { pod, generation } => self.bind_done(pod, generation, obs),
+            Ev::PodFinish { pod, generation } => self.pod_finished(pod, generation, obs),
+            Ev::VictimGone {
+                pod,
+                generation,
+                preemptor,
+            } => self.victim_gone(pod, generation, preemptor, obs),
+            Ev::Autoscale(t) => self.on_autoscale(t, obs),
+            Ev::FlushBackoff => {
+                self.queue.flush_backoff_completed(self.now.micros());
+                let (_, backoff, err, _, _) = self.queue.sizes();
+                if backoff + err > 0 {
+                    let next = self.now + self.cfg.backoff_flush_period;
+                    self.schedule(next, 1, Ev::FlushBackoff);
+                } else {
+                    self.backoff_flush_armed = false;
+                }
+            }
+            Ev::FlushLeftover => {
+                self.queue.flush_unschedulable_leftover(self.now.micros());
+                let (_, _, _, pool, _) = self.queue.sizes();
+                if pool > 0 {
+                    let next = self.now + self.cfg.leftover_flush_period;
+                    self.schedule(next, 1, Ev::FlushLeftover);
+                } else {
+                    self.leftover_flush_armed = false;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn input_err(&self, message: String) -> SimError {
+        SimError::Input {
+            at: self.now,
+            message,
+        }
+    }
+
+    fn apply_input(&mut self, e: InputEvent, obs: &mut dyn Observer) -> Result<(), SimError> {
+        self.next_action();
+        match e {
+            InputEvent::CreatePod { pod, run_for } => self.create_pod(*pod, run_for, obs),
+            InputEvent::DeletePod { namespace, name } => {
+                self.delete_pod(
+                    &format!("{namespace}/{name}"),
+                    Outcome::Deleted,
+                    "trace",
+                    obs,
+                );
+                Ok(())
+            }
+            InputEvent::CompletePod { namespace, name } => {
+                self.delete_pod(
+                    &format!("{namespace}/{name}"),
+                    Outcome::Succeeded,
+                    "completed",
+                    obs,
+                );
+                Ok(())
+            }
+            InputEvent::UpdatePod { pod } => self.update_pod(*pod),
+            InputEvent::AddNode { node } => self.add_node(*node, obs),
+            InputEvent::UpdateNode { node } => self.update_node(*node, obs),
+            InputEvent::RemoveNode { name } => {
+                self.remove_node(&name, obs);
+                Ok(())
+            }
+            InputEvent::CreateObject { object } => self.create_object(*object, obs),
+            InputEvent::UpdateObject { object } => self.update_object(*object, obs),
+            InputEvent::DeleteObject {
+                object_kind,
+                namespace,
+                name,
+            } => {
+                self.delete_object(object_kind, &namespace, &name, obs);
+                Ok(())
+            }
+        }
+    }
+}

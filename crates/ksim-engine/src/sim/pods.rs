@@ -1,0 +1,421 @@
+//! Room: the pod lifecycle. Owns the pod arena ([`PodSlot`]s by [`PodId`]), the `live` map from
+//! `namespace/name` to id, slot reuse (`free_slots`, `freed_in_cycle`) and the pods bound to removed
+//! nodes' ghosts.
+//!
+//! Reacts to: the inputs `CreatePod`, `UpdatePod`, `DeletePod` and `CompletePod`; the engine events
+//! `PodFinish` (a bound pod's run time is over) and `VictimGone` (a victim's grace period is over);
+//! and, from the nodes room, a pod failing with its removed node. A new pending pod goes to the
+//! scheduling queue; a pod that ends leaves the queue or the snapshot, drops its nomination, is
+//! dispatched as a cluster event (through the hints room) and has its slot released.
+
+use std::sync::Arc;
+
+use ksim_api::defaults::default_pod;
+use ksim_api::Pod;
+use ksim_scheduler::framework::ClusterEventKind;
+use ksim_scheduler::pod_info::PodInfo;
+
+use super::hints::OwnedEvent;
+use super::{amounts, Ev, SimError, Simulation};
+use crate::config::OnNodeRemoval;
+use crate::record::{Observer, Outcome, Record};
+use crate::time::SimDuration;
+/// Dense pod id (index into the pod arena).
+pub type PodId = u32;
+
+/// Where a pod is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodPhase {
+    /// In the scheduling queue (any of its parts) or being scheduled.
+    Pending,
+    /// Assumed on a node; binding in flight.
+    Binding,
+    /// Bound and running (or starting).
+    Bound,
+    /// Gone: completed, deleted, preempted or failed.
+    Ended(Outcome),
+}
+
+/// One pod the API server knows or knew.
+#[derive(Debug, Clone)]
+pub struct PodSlot {
+    pub info: Arc<PodInfo>,
+    pub phase: PodPhase,
+    pub run_for: Option<SimDuration>,
+    /// Bumped whenever the pod's timers become stale (deletion, rebind).
+    pub generation: u32,
+    pub node: String,
+    /// Why it ended ("trace", "completed", "preemption", "node-removed").
+    pub ended_by: &'static str,
+    pub preempted_by: String,
+    /// The pod is terminating (a preemption victim within its grace period).
+    pub terminating: bool,
+    /// The cluster generation its last failed attempt saw (see the termination rule).
+    pub last_failed_generation: Option<u64>,
+    /// Failed attempts in a row that all saw the same cluster generation.
+    pub failures_without_change: u32,
+}
+
+impl Simulation {
+    /// The pod slots by id. Ended pods keep their slot only with
+    /// [`retain_ended_pods`](Self::retain_ended_pods); otherwise a slot is reused by a later pod
+    /// and an ended pod's slot shows `Ended` with an empty object until then.
+    pub fn pods(&self) -> &[PodSlot] {
+        &self.pods
+    }
+
+    /// Keeps every ended pod's slot and object until the run ends (the timeline runner reads
+    /// final states from them). Memory then grows with the pods ever created.
+    pub fn retain_ended_pods(&mut self, keep: bool) {
+        self.retain_ended = keep;
+    }
+
+    /// Frees an ended pod's slot for reuse (unless ended pods are retained).
+    pub(super) fn release_slot(&mut self, id: PodId) {
+        if self.retain_ended {
+            return;
+        }
+        if let Some(st) = self.autoscaler.as_mut() {
+            st.first_seen.remove(&id);
+        }
+        if self.busy {
+            // The cycle's outcome may still read it (Unreserve of an in-flight pod): cleared
+            // once the cycle is over.
+            self.freed_in_cycle.push(id);
+        } else {
+            self.clear_slot(id);
+        }
+    }
+
+    fn clear_slot(&mut self, id: PodId) {
+        let slot = &mut self.pods[id as usize];
+        slot.info = self.released_info.clone();
+        slot.node = String::new();
+        slot.preempted_by = String::new();
+        slot.terminating = false;
+        self.free_slots.push(id);
+    }
+    /// The live pod with this `namespace/name`, if any.
+    pub fn pod_id(&self, key: &str) -> Option<PodId> {
+        self.live.get(key).copied()
+    }
+
+    pub(super) fn create_pod(
+        &mut self,
+        mut pod: Pod,
+        run_for: Option<SimDuration>,
+        obs: &mut dyn Observer,
+    ) -> Result<(), SimError> {
+        default_pod(&mut pod);
+        let key = pod.key();
+        if self.live.contains_key(&key) {
+            return Err(self.input_err(format!("CreatePod: pod {key} already exists")));
+        }
+        let bound_to = pod.spec.node_name.clone();
+        let info = Arc::new(PodInfo::new(pod));
+        if !self.busy {
+            for id in std::mem::take(&mut self.freed_in_cycle) {
+                self.clear_slot(id);
+            }
+        }
+        let fresh = PodSlot {
+            info: info.clone(),
+            phase: PodPhase::Pending,
+            run_for,
+            generation: 0,
+            node: String::new(),
+            ended_by: "",
+            preempted_by: String::new(),
+            terminating: false,
+            last_failed_generation: None,
+            failures_without_change: 0,
+        };
+        let id = match self.free_slots.pop() {
+            Some(id) => {
+                // A later generation than any the slot had: its stale timers stay stale.
+                let generation = self.pods[id as usize].generation + 1;
+                self.pods[id as usize] = PodSlot {
+                    generation,
+                    ..fresh
+                };
+                id
+            }
+            None => {
+                self.pods.push(fresh);
+                (self.pods.len() - 1) as PodId
+            }
+        };
+        self.live.insert(key, id);
+        obs.record(&Record::PodCreated {
+            at: self.now,
+            namespace: info.namespace().to_string(),
+            name: info.name().to_string(),
+            priority: info.priority(),
+            requests: amounts(&info.requests),
+        });
+        if !bound_to.is_empty() {
+            // Already running on its node: straight into the cache.
+            self.pods[id as usize].node = bound_to.clone();
+            self.pods[id as usize].phase = PodPhase::Bound;
+            if !self.snapshot.add_pod(info.clone()) {
+                if let Some(g) = self.ghosts.get_mut(&bound_to) {
+                    g.add_pod(info.clone());
+                }
+            }
+            obs.record(&Record::PodBound {
+                at: self.now,
+                namespace: info.namespace().to_string(),
+                name: info.name().to_string(),
+                node: bound_to,
+            });
+            self.set_started(id);
+            self.start_running(id);
+            self.dispatch(OwnedEvent::Pod {
+                kind: ClusterEventKind::AssignedPodAdd,
+                old: None,
+                new: Some(info),
+            });
+            return Ok(());
+        }
+        if let Some(fwk) = self.framework_for(&info) {
+            let stamp = (self.now.micros(), self.action_seq);
+            self.queue.add(id, info, stamp, &fwk);
+        }
+        Ok(())
+    }
+
+    /// The kubelet reports the pod running: `status.phase` and `status.startTime` (which
+    /// preemption's "latest start time" criterion reads).
+    pub(super) fn set_started(&mut self, id: PodId) {
+        let slot = &self.pods[id as usize];
+        if slot.info.pod.status.start_time.is_some() {
+            return;
+        }
+        let mut p = slot.info.pod.clone();
+        p.status.phase = "Running".into();
+        // Pods started in the same instant get distinct start times in the order of the actions
+        // that started them, 1 µs apart (the oracle's clock advances 1 µs per action). Preemption
+        // reads the order: an earlier start is the more important pod, and a candidate node's
+        // latest start time breaks ties between nodes.
+        let offset = SimDuration::from_micros((self.action_seq - self.instant_first_action) as i64);
+        p.status.start_time = Some(crate::time::rfc3339(
+            self.now + self.cfg.costs.pod_startup + offset,
+        ));
+        let info = Arc::new(slot.info.with_object(p));
+        let node = slot.node.clone();
+        let old_uid = slot.info.uid().to_string();
+        self.pods[id as usize].info = info.clone();
+        if self.snapshot.remove_pod(&node, &old_uid) {
+            self.snapshot.add_pod(info);
+        }
+    }
+
+    pub(super) fn start_running(&mut self, id: PodId) {
+        let slot = &self.pods[id as usize];
+        if let Some(d) = slot.run_for {
+            let at = self.now + self.cfg.costs.pod_startup + d;
+            let generation = slot.generation;
+            self.schedule(
+                at,
+                0,
+                Ev::PodFinish {
+                    pod: id,
+                    generation,
+                },
+            );
+        }
+    }
+
+    pub(super) fn delete_pod(
+        &mut self,
+        key: &str,
+        outcome: Outcome,
+        by: &'static str,
+        obs: &mut dyn Observer,
+    ) {
+        let Some(&id) = self.live.get(key) else {
+            return; // Deleting a pod that no longer exists does nothing.
+        };
+        self.end_pod(id, outcome, by, String::new(), obs);
+    }
+
+    /// Removes a pod from wherever it is and records its end.
+    pub(super) fn end_pod(
+        &mut self,
+        id: PodId,
+        outcome: Outcome,
+        by: &'static str,
+        preemptor: String,
+        obs: &mut dyn Observer,
+    ) {
+        let slot = self.pods[id as usize].clone();
+        self.live.remove(&slot.info.key);
+        self.pods[id as usize].generation += 1;
+        self.pods[id as usize].phase = PodPhase::Ended(outcome);
+        self.pods[id as usize].ended_by = by;
+        self.pods[id as usize].preempted_by = preemptor.clone();
+        let had_nomination = self.nominator.remove(slot.info.uid()).is_some();
+        match slot.phase {
+            PodPhase::Pending => {
+                if self.in_flight == Some(id) {
+                    // Its cycle's outcome is dropped when the cycle ends.
+                } else {
+                    self.queue.remove(id);
+                }
+                let kind = ClusterEventKind::UnscheduledPodDelete;
+                let mut old = (*slot.info).clone();
+                if had_nomination && old.pod.status.nominated_node_name.is_empty() {
+                    old.pod.status.nominated_node_name = "nominated".into();
+                }
+                self.dispatch(OwnedEvent::Pod {
+                    kind,
+                    old: Some(Arc::new(old)),
+                    new: None,
+                });
+            }
+            PodPhase::Binding | PodPhase::Bound => {
+                self.drop_volume_wait(id);
+                if !self.snapshot.remove_pod(&slot.node, slot.info.uid()) {
+                    if let Some(g) = self.ghosts.get_mut(&slot.node) {
+                        g.remove_pod(slot.info.uid());
+                    }
+                }
+                self.dispatch(OwnedEvent::Pod {
+                    kind: ClusterEventKind::AssignedPodDelete,
+                    old: Some(slot.info.clone()),
+                    new: None,
+                });
+            }
+            PodPhase::Ended(_) => return,
+        }
+        obs.record(&Record::PodEnded {
+            at: self.now,
+            namespace: slot.info.namespace().to_string(),
+            name: slot.info.name().to_string(),
+            outcome,
+            preempted_by: preemptor,
+        });
+        self.release_slot(id);
+    }
+
+    pub(super) fn update_pod(&mut self, mut pod: Pod) -> Result<(), SimError> {
+        default_pod(&mut pod);
+        let key = pod.key();
+        let Some(&id) = self.live.get(&key) else {
+            return Err(self.input_err(format!("UpdatePod: pod {key} does not exist")));
+        };
+        let old = self.pods[id as usize].info.clone();
+        // spec.nodeName and status are kept from the current object.
+        pod.spec.node_name = old.pod.spec.node_name.clone();
+        pod.status = old.pod.status.clone();
+        let info = Arc::new(PodInfo::new(pod));
+        self.pods[id as usize].info = info.clone();
+        match self.pods[id as usize].phase {
+            PodPhase::Pending => {
+                if self.in_flight != Some(id) {
+                    let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
+                    self.queue.update(id, info.clone(), self.now.micros(), &fwk);
+                }
+                self.nominator.update(info);
+            }
+            PodPhase::Binding | PodPhase::Bound => {
+                let node = self.pods[id as usize].node.clone();
+                self.snapshot.remove_pod(&node, old.uid());
+                self.snapshot.add_pod(info.clone());
+                self.dispatch(OwnedEvent::Pod {
+                    kind: ClusterEventKind::AssignedPodUpdate,
+                    old: Some(old),
+                    new: Some(info),
+                });
+            }
+            PodPhase::Ended(_) => {}
+        }
+        Ok(())
+    }
+
+    /// A preemption victim starts terminating: its object gets a deletion timestamp and the
+    /// DisruptionTarget condition, which filters and preemption read, while it still holds its
+    /// resources until its grace period ends.
+    pub(super) fn mark_terminating(&mut self, id: PodId) {
+        let slot = self.pods[id as usize].clone();
+        let mut p = slot.info.pod.clone();
+        p.metadata.deletion_timestamp = Some(crate::time::rfc3339(self.now));
+        p.status.conditions.push(ksim_api::Condition {
+            type_: "DisruptionTarget".into(),
+            status: "True".into(),
+            reason: "PreemptionByScheduler".into(),
+            message: String::new(),
+        });
+        let info = Arc::new(slot.info.with_object(p));
+        self.pods[id as usize].info = info.clone();
+        if matches!(slot.phase, PodPhase::Binding | PodPhase::Bound) {
+            self.snapshot.remove_pod(&slot.node, slot.info.uid());
+            self.snapshot.add_pod(info);
+        }
+    }
+
+    /// `PodFinish`: a bound pod's run time is over (a stale timer does nothing).
+    pub(super) fn pod_finished(&mut self, pod: PodId, generation: u32, obs: &mut dyn Observer) {
+        if self.pods[pod as usize].generation == generation
+            && self.pods[pod as usize].phase == PodPhase::Bound
+        {
+            self.end_pod(pod, Outcome::Succeeded, "completed", String::new(), obs);
+        }
+    }
+
+    /// `VictimGone`: a preemption victim's grace period is over.
+    pub(super) fn victim_gone(
+        &mut self,
+        pod: PodId,
+        generation: u32,
+        preemptor: String,
+        obs: &mut dyn Observer,
+    ) {
+        if self.pods[pod as usize].generation == generation
+            && !matches!(self.pods[pod as usize].phase, PodPhase::Ended(_))
+        {
+            self.end_pod(pod, Outcome::Preempted, "preemption", preemptor, obs);
+        }
+    }
+
+    /// A pod bound to a removed node fails (`onNodeRemoval` other than `keepBound`); with
+    /// `failAndRecreateOwned` a controller-owned pod is re-created as a new pending pod.
+    pub(super) fn fail_on_node_removal(
+        &mut self,
+        id: PodId,
+        mode: OnNodeRemoval,
+        obs: &mut dyn Observer,
+    ) {
+        let slot = self.pods[id as usize].clone();
+        self.live.remove(&slot.info.key);
+        self.pods[id as usize].generation += 1;
+        self.pods[id as usize].phase = PodPhase::Ended(Outcome::Failed);
+        self.pods[id as usize].ended_by = "node-removed";
+        obs.record(&Record::PodEnded {
+            at: self.now,
+            namespace: slot.info.namespace().to_string(),
+            name: slot.info.name().to_string(),
+            outcome: Outcome::Failed,
+            preempted_by: String::new(),
+        });
+        self.release_slot(id);
+        let owned = slot
+            .info
+            .pod
+            .metadata
+            .owner_references
+            .iter()
+            .any(|o| o.controller == Some(true));
+        if mode == OnNodeRemoval::FailAndRecreateOwned && owned {
+            self.recreated += 1;
+            let mut p = slot.info.pod.clone();
+            p.metadata.name = format!("{}-r{}", p.metadata.name, self.recreated);
+            p.metadata.uid = String::new();
+            p.spec.node_name = String::new();
+            p.status = Default::default();
+            // A re-created pod is a new pod; the engine cannot fail here because
+            // the name is fresh.
+            let _ = self.create_pod(p, slot.run_for, obs);
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! PreScore, Score and NormalizeScore (upstream scoring.go): the ScheduleAnyway constraints
+//! weighed by log(size+2) per topology, with Go's math.Log ported for bit-identical weights.
+
+use ksim_api::Node;
+use rustc_hash::FxHashMap;
+
+use super::common::{
+    count_pods_match_selector, matching_pods_per_node, node_labels_match, Constraint,
+};
+use super::{PodTopologySpread, LABEL_HOSTNAME, PRE_SCORE_STATE_KEY, SCHEDULE_ANYWAY};
+use crate::framework::{CycleState, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE};
+use crate::node_info::{NodeInfo, Snapshot};
+use crate::plugins::helper::RequiredNodeAffinity;
+use crate::pod_info::PodInfo;
+
+/// upstream `preScoreState`.
+#[derive(Clone)]
+struct PreScoreState {
+    constraints: Vec<Constraint>,
+    /// Whether nodes must carry every topology key (not with system defaulting).
+    require_all_topologies: bool,
+    /// By position in the feasible-node list PreScore was given (`IgnoredNodes`).
+    ignored: Vec<bool>,
+    /// Per constraint: topology value → matching pods (empty for hostname constraints, which
+    /// are counted per node in Score).
+    topology_value_to_pod_counts: Vec<FxHashMap<String, i64>>,
+    topology_normalizing_weight: Vec<f64>,
+}
+
+impl PreScoreState {
+    fn is_ignored(&self, node: &Node) -> bool {
+        self.require_all_topologies && !node_labels_match(&node.metadata.labels, &self.constraints)
+    }
+}
+
+impl PreScorePlugin for PodTopologySpread {
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        snapshot: &Snapshot,
+    ) -> Status {
+        if snapshot.nodes.is_empty() {
+            return Status::skip();
+        }
+        // Only require every topology label with non-system-default spreading, so that nodes
+        // without a zone label still get hostname spreading.
+        let require_all =
+            !pod.pod.spec.topology_spread_constraints.is_empty() || !self.system_defaulted;
+        // `initPreScoreState`.
+        let constraints = match self.constraints_for(pod, SCHEDULE_ANYWAY, Some(&snapshot.objects))
+        {
+            Ok(c) => c.unwrap_or_default(),
+            Err(e) => {
+                return Status::error(format!("calculating preScoreState: {e}"));
+            }
+        };
+        if constraints.is_empty() {
+            return Status::skip();
+        }
+        let mut counts: Vec<FxHashMap<String, i64>> = vec![FxHashMap::default(); constraints.len()];
+        let mut ignored = vec![false; nodes.len()];
+        let mut num_ignored = 0usize;
+        for (k, n) in nodes.iter().enumerate() {
+            let labels = n.labels();
+            if require_all && !node_labels_match(labels, &constraints) {
+                ignored[k] = true;
+                num_ignored += 1;
+                continue;
+            }
+            for (i, c) in constraints.iter().enumerate() {
+                if c.topology_key == LABEL_HOSTNAME {
+                    continue;
+                }
+                // A missing key reads as "" (Go map semantics) and forms a domain of its own.
+                let value = labels.get(&c.topology_key).map_or("", String::as_str);
+                if !counts[i].contains_key(value) {
+                    counts[i].insert(value.to_string(), 0);
+                }
+            }
+        }
+        let weights: Vec<f64> = constraints
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let size = if c.topology_key == LABEL_HOSTNAME {
+                    nodes.len() - num_ignored
+                } else {
+                    counts[i].len()
+                };
+                topology_normalizing_weight(size)
+            })
+            .collect();
+
+        let required = RequiredNodeAffinity::of_pod(&pod.pod);
+        let ns = pod.namespace();
+        // Upstream adds countPodsMatchSelector of every eligible node to its value's count; the
+        // same sum is taken over the matching pods (from the pod index) whose node is eligible.
+        for (i, c) in constraints.iter().enumerate() {
+            // Only values of candidate nodes are counted; hostname counts are per node.
+            if counts[i].is_empty() {
+                continue;
+            }
+            // In node order, though the sum does not depend on it.
+            let mut per_node: Vec<(usize, i64)> = matching_pods_per_node(snapshot, &c.selector, ns)
+                .into_iter()
+                .collect();
+            per_node.sort_unstable();
+            for (k, matched) in per_node {
+                let Some(n) = snapshot.nodes.get(k) else {
+                    continue;
+                };
+                let node = &n.node;
+                if require_all && !node_labels_match(&node.metadata.labels, &constraints) {
+                    continue;
+                }
+                if !c.match_node_inclusion_policies(pod, node, &required) {
+                    continue;
+                }
+                let value = node
+                    .metadata
+                    .labels
+                    .get(&c.topology_key)
+                    .map_or("", String::as_str);
+                if let Some(cnt) = counts[i].get_mut(value) {
+                    *cnt += matched;
+                }
+            }
+        }
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            PreScoreState {
+                constraints,
+                require_all_topologies: require_all,
+                ignored,
+                topology_value_to_pod_counts: counts,
+                topology_normalizing_weight: weights,
+            },
+        );
+        Status::success()
+    }
+}
+
+fn pre_score_state_missing() -> Status {
+    Status::error(format!(
+        "error reading {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
+    ))
+}
+
+impl ScorePlugin for PodTopologySpread {
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) else {
+            return Err(pre_score_state_missing());
+        };
+        if s.is_ignored(&node.node) {
+            return Ok(0);
+        }
+        let labels = node.labels();
+        let mut score = 0f64;
+        for (i, c) in s.constraints.iter().enumerate() {
+            let Some(value) = labels.get(&c.topology_key) else {
+                continue;
+            };
+            let cnt = if c.topology_key == LABEL_HOSTNAME {
+                count_pods_match_selector(&node.pods, &c.selector, pod.namespace())
+            } else {
+                s.topology_value_to_pod_counts[i]
+                    .get(value.as_str())
+                    .copied()
+                    .unwrap_or(0)
+            };
+            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
+        }
+        // Go's math.Round rounds half away from zero, as f64::round does.
+        Ok(score.round() as i64)
+    }
+
+    fn has_normalize(&self) -> bool {
+        true
+    }
+
+    fn normalize(&self, state: &CycleState, _pod: &PodInfo, scores: &mut [i64]) -> Status {
+        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) else {
+            return pre_score_state_missing();
+        };
+        const INVALID_SCORE: i64 = -1;
+        let mut min_score = i64::MAX;
+        let mut max_score = 0i64;
+        for (i, score) in scores.iter_mut().enumerate() {
+            if s.ignored.get(i).copied().unwrap_or(false) {
+                *score = INVALID_SCORE;
+                continue;
+            }
+            min_score = min_score.min(*score);
+            max_score = max_score.max(*score);
+        }
+        for score in scores.iter_mut() {
+            if *score == INVALID_SCORE {
+                *score = 0;
+                continue;
+            }
+            if max_score == 0 {
+                *score = MAX_NODE_SCORE;
+                continue;
+            }
+            *score = MAX_NODE_SCORE * (max_score + min_score - *score) / max_score;
+        }
+        Status::success()
+    }
+}
+
+/// `topologyNormalizingWeight`: `log(size + 2)`.
+fn topology_normalizing_weight(size: usize) -> f64 {
+    go_log((size + 2) as f64)
+}
+
+/// `scoreForCount`: `cnt * weight + (maxSkew - 1)`.
+fn score_for_count(cnt: i64, max_skew: i32, weight: f64) -> f64 {
+    cnt as f64 * weight + f64::from(max_skew - 1)
+}
+
+/// Go's `math.Frexp`.
+pub(super) fn go_frexp(f: f64) -> (f64, i32) {
+    if f == 0.0 || f.is_infinite() || f.is_nan() {
+        return (f, 0);
+    }
+    let (f, mut exp) = if f.abs() < f64::MIN_POSITIVE {
+        (f * (1u64 << 52) as f64, -52)
+    } else {
+        (f, 0)
+    };
+    let mut x = f.to_bits();
+    exp += ((x >> 52) & 0x7ff) as i32 - 1023 + 1;
+    x &= !(0x7ffu64 << 52);
+    x |= 1022u64 << 52;
+    (f64::from_bits(x), exp)
+}
+
+/// Go's pure-Go `math.Log` (FreeBSD `e_log.c`), operation for operation, so results are
+/// bit-identical to upstream's (amd64's assembly version evaluates the same expression).
+pub(super) fn go_log(x: f64) -> f64 {
+    // The bit patterns fdlibm and Go's source give next to the decimal literals.
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+    const L1: f64 = f64::from_bits(0x3fe5_5555_5555_5593);
+    const L2: f64 = f64::from_bits(0x3fd9_9999_9997_fa04);
+    const L3: f64 = f64::from_bits(0x3fd2_4924_9422_9359);
+    const L4: f64 = f64::from_bits(0x3fcc_71c5_1d8e_78af);
+    const L5: f64 = f64::from_bits(0x3fc7_4664_96cb_03de);
+    const L6: f64 = f64::from_bits(0x3fc3_9a09_d078_c69f);
+    const L7: f64 = f64::from_bits(0x3fc2_f112_df3e_5244);
+    if x.is_nan() || x == f64::INFINITY {
+        return x;
+    }
+    if x < 0.0 {
+        return f64::NAN;
+    }
+    if x == 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    let (mut f1, mut ki) = go_frexp(x);
+    if f1 < std::f64::consts::SQRT_2 / 2.0 {
+        f1 *= 2.0;
+        ki -= 1;
+    }
+    let f = f1 - 1.0;
+    let k = f64::from(ki);
+    let s = f / (2.0 + f);
+    let s2 = s * s;
+    let s4 = s2 * s2;
+    let t1 = s2 * (L1 + s4 * (L3 + s4 * (L5 + s4 * L7)));
+    let t2 = s4 * (L2 + s4 * (L4 + s4 * L6));
+    let r = t1 + t2;
+    let hfsq = 0.5 * f * f;
+    k * LN2_HI - ((hfsq - (s * (hfsq + r) + k * LN2_LO)) - f)
+}
