@@ -495,3 +495,159 @@ fn a_run_killed_mid_write_leaves_the_previous_output_untouched() {
     assert!(staging(d).is_none(), "the killed run's folder is gone");
     assert_ne!(snapshot(&d.join("out")), before);
 }
+
+/// Runs a one-node cluster with `trace` and returns stderr; the run must be refused.
+fn run_error(trace: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("nodes.json"),
+        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
+    )
+    .unwrap();
+    std::fs::write(d.join("t.jsonl"), trace).unwrap();
+    let out = ksim()
+        .args([
+            "run",
+            "--nodes",
+            "nodes.json",
+            "--trace",
+            "t.jsonl",
+            "--until",
+            "1m",
+            "-q",
+            "--out",
+            "out",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!d.join("out").exists(), "a refused run leaves no output");
+    err
+}
+
+#[test]
+fn errors_raised_during_a_run_name_the_file_and_line_of_their_event() {
+    let p = pod_line("0s", "p");
+    let cases = [
+        (
+            format!("{p}\n{{\"at\":\"1s\",\"kind\":\"DeletePod\",\"namespace\":\"default\",\"name\":\"zzz\"}}\n"),
+            "t.jsonl:2: at 1s: DeletePod of pod default/zzz, which was never created",
+        ),
+        (
+            format!("{p}\n{{\"at\":\"1s\",\"kind\":\"CompletePod\",\"namespace\":\"x\",\"name\":\"p\"}}\n"),
+            "t.jsonl:2: at 1s: CompletePod of pod x/p, which was never created",
+        ),
+        (
+            format!("{p}\n{{\"at\":\"2s\",\"kind\":\"RemoveNode\",\"name\":\"nope\"}}\n"),
+            "t.jsonl:2: at 2s: RemoveNode of node \"nope\", which does not exist",
+        ),
+        (
+            format!("{p}\n\n# a comment\n{}\n", pod_line("5s", "p")),
+            "t.jsonl:4: at 5s: CreatePod: pod default/p already exists",
+        ),
+        (
+            format!("{{\"at\":\"0s\",\"kind\":\"AddNode\",\"node\":{NODE}}}\n"),
+            "t.jsonl:1: at 0s: AddNode: node n1 already exists",
+        ),
+        (
+            "{\"at\":\"3s\",\"kind\":\"UpdatePod\",\"pod\":{\"metadata\":{\"name\":\"q\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}\n".to_string(),
+            "t.jsonl:1: at 3s: ",
+        ),
+        (
+            "{\"at\":\"3s\",\"kind\":\"DeleteObject\",\"objectKind\":\"PodDisruptionBudget\",\"namespace\":\"default\",\"name\":\"pdb\"}\n".to_string(),
+            "t.jsonl:1: at 3s: DeleteObject: PodDisruptionBudget default/pdb does not exist",
+        ),
+    ];
+    for (trace, want) in cases {
+        let err = run_error(&trace);
+        assert!(err.contains(want), "expected {want:?} in {err}");
+    }
+    // A pod that ended may be deleted later: not an error.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("nodes.json"),
+        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("t.jsonl"),
+        format!(
+            "{p}\n{{\"at\":\"1s\",\"kind\":\"DeletePod\",\"namespace\":\"default\",\"name\":\"p\"}}\n{{\"at\":\"2s\",\"kind\":\"DeletePod\",\"namespace\":\"default\",\"name\":\"p\"}}\n"
+        ),
+    )
+    .unwrap();
+    let out = ksim()
+        .args([
+            "run",
+            "--nodes",
+            "nodes.json",
+            "--trace",
+            "t.jsonl",
+            "--until",
+            "1m",
+            "-q",
+            "--out",
+            "out",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn pods_of_another_scheduler_are_counted_and_warned_about_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("nodes.json"),
+        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
+    )
+    .unwrap();
+    let other =
+        pod_line("0s", "q").replace(r#""spec":{"#, r#""spec":{"schedulerName":"gpu-scheduler","#);
+    std::fs::write(
+        d.join("t.jsonl"),
+        format!(
+            "{}\n{other}\n{}\n",
+            pod_line("0s", "p"),
+            other.replace("\"q\"", "\"r\"")
+        ),
+    )
+    .unwrap();
+    let out = ksim()
+        .args([
+            "run",
+            "--nodes",
+            "nodes.json",
+            "--trace",
+            "t.jsonl",
+            "--until",
+            "1m",
+            "-q",
+            "--out",
+            "out",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err.matches("schedulerName no profile serves").count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: 2 pod(s) name a schedulerName no profile serves (gpu-scheduler)"),
+        "{err}"
+    );
+    let pods = std::fs::read_to_string(d.join("out/pods.csv")).unwrap();
+    assert_eq!(pods.matches(",unserved,").count(), 2, "{pods}");
+    let summary = std::fs::read_to_string(d.join("out/summary.json")).unwrap();
+    assert!(summary.contains("\"unserved\": 2"), "{summary}");
+}

@@ -93,6 +93,25 @@ pub struct TimedEvent {
 pub trait EventSource {
     /// The next event, `Ok(None)` at the end.
     fn next_event(&mut self) -> Result<Option<TimedEvent>, SourceError>;
+    /// Where the event last returned by [`EventSource::next_event`] was read (file and line),
+    /// so that an error raised when the engine applies it can name it. `None` for sources
+    /// without lines (generators, in-memory lists).
+    fn last_position(&self) -> Option<SourcePos> {
+        None
+    }
+}
+
+/// A file and 1-based line an input event was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcePos {
+    pub file: std::sync::Arc<str>,
+    pub line: u64,
+}
+
+impl std::fmt::Display for SourcePos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
 }
 
 /// A source failed to produce its next event.

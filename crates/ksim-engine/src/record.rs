@@ -29,6 +29,9 @@ pub enum Outcome {
     /// Still waiting when a run without a horizon stalled: nothing left could change the
     /// cluster, and the pod had already failed against the cluster as it was.
     Stalled,
+    /// Never scheduled because its `schedulerName` names no profile of this scheduler: as
+    /// upstream, another scheduler owns it (reported at the end of the run).
+    Unserved,
 }
 
 impl Outcome {
@@ -46,6 +49,7 @@ impl Outcome {
             Outcome::Preempted => "preempted",
             Outcome::Failed => "failed",
             Outcome::Stalled => "stalled",
+            Outcome::Unserved => "unserved",
         }
     }
 }
@@ -139,6 +143,9 @@ pub enum Record {
         /// [`Outcome::Stalled`]); absent otherwise.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stalled: Option<String>,
+        /// The `schedulerName`s of pods no profile serves (see [`Outcome::Unserved`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unserved: Vec<String>,
     },
 }
 

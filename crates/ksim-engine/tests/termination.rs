@@ -61,6 +61,7 @@ impl Ended {
             Record::RunEnded {
                 at,
                 stalled: Some(why),
+                ..
             } => Some((*at, why.clone())),
             _ => None,
         })
@@ -154,7 +155,7 @@ fn a_run_with_a_horizon_goes_to_its_horizon_with_pods_pending() {
     assert_eq!(e.outcome("p"), None, "pending at the horizon, not ended");
     assert!(matches!(
         e.records.last(),
-        Some(Record::RunEnded { at, stalled: None }) if *at == SimTime::from_secs(120)
+        Some(Record::RunEnded { at, stalled: None, .. }) if *at == SimTime::from_secs(120)
     ));
 }
 
@@ -197,4 +198,34 @@ fn the_virtual_time_guard_names_its_setting() {
     let err = e.result.expect_err("the guard trips").to_string();
     assert!(err.contains("limits.maxVirtualTime"), "{err}");
     assert!(err.contains("--until"), "{err}");
+}
+
+#[test]
+fn a_pod_no_profile_serves_is_never_scheduled_and_ends_unserved() {
+    // upstream: a pod whose schedulerName names no profile belongs to another scheduler; it is
+    // never queued (the informer's responsibleForPod filter), so it waits for ever without
+    // attempts. ksim ends it as `unserved` and names the scheduler in RunEnded.
+    let mut other = pod("other", "1");
+    other.spec.scheduler_name = "gpu-scheduler".into();
+    for horizon in [None, Some(SimTime::from_secs(60))] {
+        let e = run(
+            EngineConfig {
+                horizon,
+                ..Default::default()
+            },
+            vec![node("n1", "4")],
+            vec![
+                create(0, pod("mine", "1"), None),
+                create(0, other.clone(), None),
+            ],
+        );
+        e.result.as_ref().unwrap();
+        assert_eq!(e.outcome("other"), Some(Outcome::Unserved));
+        assert_eq!(e.outcome("mine"), None, "still running, not ended");
+        assert_eq!(e.attempts(), 1, "only the served pod is attempted");
+        assert!(matches!(
+            e.records.last(),
+            Some(Record::RunEnded { stalled: None, unserved, .. }) if unserved == &["gpu-scheduler".to_string()]
+        ));
+    }
 }

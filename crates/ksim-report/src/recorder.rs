@@ -166,6 +166,8 @@ pub struct Recorder {
     pub(crate) run_ended: Option<SimTime>,
     /// Why a run without a horizon stopped with pods waiting (`RunEnded.stalled`).
     pub(crate) stalled: Option<String>,
+    /// `RunEnded.unserved`: schedulerNames no profile serves.
+    pub(crate) unserved: Vec<String>,
     pub(crate) last_at: SimTime,
     /// First error met while streaming placements; reported by `write_outputs`.
     stream_error: Option<ReportError>,
@@ -227,6 +229,7 @@ impl Recorder {
             unmatched: 0,
             run_ended: None,
             stalled: None,
+            unserved: Vec::new(),
             last_at: SimTime::ZERO,
             stream_error: None,
             options: ReportOptions::default(),
@@ -573,7 +576,7 @@ impl Observer for Recorder {
                 }
                 match outcome {
                     // The engine may report where pods stand at the horizon; they stay put.
-                    Outcome::Running | Outcome::Pending | Outcome::Stalled => {}
+                    Outcome::Running | Outcome::Pending | Outcome::Stalled | Outcome::Unserved => {}
                     Outcome::Succeeded
                     | Outcome::Deleted
                     | Outcome::Preempted
@@ -583,9 +586,14 @@ impl Observer for Recorder {
                     }
                 }
             }
-            Record::RunEnded { at, stalled } => {
+            Record::RunEnded {
+                at,
+                stalled,
+                unserved,
+            } => {
                 self.run_ended = Some(*at);
                 self.stalled.clone_from(stalled);
+                self.unserved.clone_from(unserved);
             }
         }
     }

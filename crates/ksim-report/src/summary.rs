@@ -63,6 +63,9 @@ pub struct Summary {
     /// Why a run without a horizon stopped early with pods waiting (see `Outcome::Stalled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stalled: Option<String>,
+    /// The schedulerNames of pods no profile serves (see `Outcome::Unserved`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unserved_schedulers: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +89,9 @@ pub struct OutcomeCounts {
     /// Still waiting when a run without a horizon stalled (absent when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stalled: u64,
+    /// Never scheduled: their schedulerName names no profile (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unserved: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -102,6 +108,7 @@ impl OutcomeCounts {
             Outcome::Preempted => self.preempted += 1,
             Outcome::Failed => self.failed += 1,
             Outcome::Stalled => self.stalled += 1,
+            Outcome::Unserved => self.unserved += 1,
         }
     }
     pub fn total(&self) -> u64 {
@@ -112,6 +119,7 @@ impl OutcomeCounts {
             + self.preempted
             + self.failed
             + self.stalled
+            + self.unserved
     }
 }
 
@@ -363,6 +371,7 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         pods,
         unmatched_records: rec.unmatched,
         stalled: rec.stalled.clone(),
+        unserved_schedulers: rec.unserved.clone(),
     }
 }
 

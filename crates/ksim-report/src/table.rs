@@ -40,6 +40,10 @@ pub fn summary_table(s: &Summary) -> String {
                     format!(" · stalled {}", o.stalled)
                 } else {
                     String::new()
+                } + &if o.unserved > 0 {
+                    format!(" · unserved {}", o.unserved)
+                } else {
+                    String::new()
                 }
             ),
         ),

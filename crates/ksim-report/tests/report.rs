@@ -244,6 +244,7 @@ fn fixture() -> Vec<Record> {
         Record::RunEnded {
             at: t(100.0),
             stalled: None,
+            unserved: Vec::new(),
         },
     ]
 }
@@ -421,6 +422,7 @@ fn random_run(seed: u64, pods: usize) -> Vec<Record> {
     recs.push(Record::RunEnded {
         at: t(now + 10.0),
         stalled: None,
+        unserved: Vec::new(),
     });
     recs
 }
@@ -529,6 +531,7 @@ fn records_about_unknown_pods_are_counted_not_dropped() {
         Record::RunEnded {
             at: t(4.0),
             stalled: None,
+            unserved: Vec::new(),
         },
     ];
     let dir = out_dir("unmatched");

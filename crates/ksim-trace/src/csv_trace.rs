@@ -26,7 +26,9 @@ use std::path::Path;
 
 use ksim_api::defaults::{default_node, default_pod};
 use ksim_api::{Container, Labels, Node, Pod, Quantity, ResourceList};
-use ksim_engine::{EventSource, InputEvent, SimDuration, SimTime, SourceError, TimedEvent};
+use ksim_engine::{
+    EventSource, InputEvent, SimDuration, SimTime, SourceError, SourcePos, TimedEvent,
+};
 
 use crate::check;
 use crate::error::TraceError;
@@ -72,6 +74,9 @@ pub struct CsvReader<R: std::io::Read> {
     rec: csv::StringRecord,
     last: SimTime,
     failed: bool,
+    /// The file name shared by every event's [`SourcePos`], and the last event's line.
+    file_name: std::sync::Arc<str>,
+    last_line: u64,
 }
 
 impl CsvReader<InputReader> {
@@ -98,6 +103,8 @@ impl<R: BufRead> CsvReader<R> {
             rec: csv::StringRecord::new(),
             last: SimTime::ZERO,
             failed: false,
+            file_name: file.into(),
+            last_line: 0,
         }
     }
 
@@ -209,6 +216,7 @@ impl<R: BufRead> CsvReader<R> {
                     ));
                 }
                 self.last = ev.at;
+                self.last_line = line;
                 Ok(Some(ev))
             }
         }
@@ -218,6 +226,12 @@ impl<R: BufRead> CsvReader<R> {
 impl<R: BufRead> EventSource for CsvReader<R> {
     fn next_event(&mut self) -> Result<Option<TimedEvent>, SourceError> {
         self.read_event().map_err(SourceError::from)
+    }
+    fn last_position(&self) -> Option<SourcePos> {
+        (self.last_line > 0).then(|| SourcePos {
+            file: self.file_name.clone(),
+            line: self.last_line,
+        })
     }
 }
 

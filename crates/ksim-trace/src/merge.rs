@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 
 use std::collections::HashSet;
 
-use ksim_engine::{EventSource, InputEvent, SimTime, SourceError, TimedEvent};
+use ksim_engine::{EventSource, InputEvent, SimTime, SourceError, SourcePos, TimedEvent};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -24,7 +24,9 @@ pub type BoxedSource = Box<dyn EventSource + Send>;
 /// The k-way merge of several sources.
 pub struct MergedSource {
     sources: Vec<BoxedSource>,
-    heads: Vec<Option<TimedEvent>>,
+    heads: Vec<Option<(TimedEvent, Option<SourcePos>)>>,
+    /// Where the event last returned was read.
+    last_pos: Option<SourcePos>,
     seq: Vec<u64>,
     heap: BinaryHeap<Reverse<(SimTime, usize, u64)>>,
     primed: bool,
@@ -88,6 +90,7 @@ impl MergedSource {
         MergedSource {
             sources,
             heads: (0..n).map(|_| None).collect(),
+            last_pos: None,
             seq: vec![0; n],
             heap: BinaryHeap::with_capacity(n),
             primed: false,
@@ -121,7 +124,7 @@ impl MergedSource {
         if let Some(ev) = self.sources[i].next_event()? {
             self.seq[i] += 1;
             self.heap.push(Reverse((ev.at, i, self.seq[i])));
-            self.heads[i] = Some(ev);
+            self.heads[i] = Some((ev, self.sources[i].last_position()));
         }
         Ok(())
     }
@@ -144,7 +147,7 @@ impl EventSource for MergedSource {
         let Some(Reverse((at, i, _))) = self.heap.pop() else {
             return Ok(None);
         };
-        let Some(ev) = self.heads[i].take() else {
+        let Some((ev, pos)) = self.heads[i].take() else {
             // The heap holds one entry per filled head; an empty head here is a bug.
             debug_assert!(false, "merge heap entry without a head");
             return Ok(None);
@@ -164,9 +167,13 @@ impl EventSource for MergedSource {
             self.failed = true;
             return Err(e);
         }
+        self.last_pos = pos;
         let mut ev = ev;
         self.names.apply(&mut ev);
         Ok(Some(ev))
+    }
+    fn last_position(&self) -> Option<SourcePos> {
+        self.last_pos.clone()
     }
 }
 

@@ -44,7 +44,9 @@ use ksim_api::defaults::{default_node, default_pod};
 use ksim_api::load::LoadError;
 use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::{Node, Pod};
-use ksim_engine::{EventSource, InputEvent, SimDuration, SimTime, SourceError, TimedEvent};
+use ksim_engine::{
+    EventSource, InputEvent, SimDuration, SimTime, SourceError, SourcePos, TimedEvent,
+};
 use serde_json::{Map, Value};
 
 use crate::check::{self, FieldProblem};
@@ -354,6 +356,8 @@ pub fn event_to_line(ev: &TimedEvent) -> String {
 pub struct NativeReader<R> {
     src: R,
     file: String,
+    /// The same name, shared by every event's [`SourcePos`].
+    file_name: std::sync::Arc<str>,
     line: u64,
     buf: Vec<u8>,
     last: SimTime,
@@ -374,6 +378,7 @@ impl<R: BufRead> NativeReader<R> {
         NativeReader {
             src,
             file: file.to_string(),
+            file_name: file.into(),
             line: 0,
             buf: Vec::new(),
             last: SimTime::ZERO,
@@ -471,6 +476,12 @@ impl<R: BufRead> NativeReader<R> {
 impl<R: BufRead> EventSource for NativeReader<R> {
     fn next_event(&mut self) -> Result<Option<TimedEvent>, SourceError> {
         self.read_event().map_err(SourceError::from)
+    }
+    fn last_position(&self) -> Option<SourcePos> {
+        (self.last_line > 0).then(|| SourcePos {
+            file: self.file_name.clone(),
+            line: self.last_line,
+        })
     }
 }
 

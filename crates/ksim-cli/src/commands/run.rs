@@ -126,6 +126,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(why) = &summary.stalled {
         eprintln!("note: {why}");
     }
+    if !summary.unserved_schedulers.is_empty() {
+        eprintln!(
+            "warning: {} pod(s) name a schedulerName no profile serves ({}); as upstream, \
+             another scheduler owns them and they were never scheduled (outcome 'unserved' in \
+             pods.csv)",
+            summary.pods.by_outcome.unserved,
+            summary.unserved_schedulers.join(", ")
+        );
+    }
     if !a.quiet {
         println!("{}", ksim_report::summary_table(&summary));
         println!(

@@ -373,7 +373,7 @@ impl Simulation {
             st.under_since = under;
         }
         for name in remove {
-            self.remove_node(&name, obs);
+            let _ = self.remove_node(&name, obs);
         }
     }
 

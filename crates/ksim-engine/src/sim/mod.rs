@@ -40,7 +40,7 @@ use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
 use crate::config::EngineConfig;
-use crate::input::{EventSource, InputEvent, SourceError, TimedEvent};
+use crate::input::{EventSource, InputEvent, SourceError, SourcePos, TimedEvent};
 use crate::record::{Observer, Outcome, Record};
 use crate::time::SimTime;
 
@@ -65,15 +65,22 @@ pub enum SimError {
     Config(String),
     #[error("{0}")]
     Source(#[from] SourceError),
-    #[error("at {at}: {message}")]
-    Input { at: SimTime, message: String },
+    /// An input event that cannot apply to the cluster as it is (a duplicate pod, an update
+    /// or deletion of something that never existed), with the file and line it came from.
+    #[error("{}at {at}: {message}", origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default())]
+    Input {
+        at: SimTime,
+        message: String,
+        origin: Option<SourcePos>,
+    },
     /// A guard of [`crate::config::RunLimits`] stopped the run.
     #[error("at {at}: {message}")]
     Limit { at: SimTime, message: String },
 }
 #[derive(Debug, Clone)]
 enum Ev {
-    Input(usize, InputEvent),
+    /// An input event, its source, and where the source read it.
+    Input(usize, InputEvent, Option<SourcePos>),
     CycleEnd,
     BindDone {
         pod: PodId,
@@ -192,6 +199,11 @@ pub struct Simulation {
     autoscaler: Option<autoscaler::State>,
     /// Heap events applied so far (throughput measurements).
     events_applied: u64,
+    /// Where the input event being applied was read, for its errors.
+    input_origin: Option<SourcePos>,
+    /// Hashes of every pod key ever created, so that deleting a pod that never existed is an
+    /// error (a collision could only let such a deletion pass silently, as before).
+    created_keys: rustc_hash::FxHashSet<u64>,
 }
 
 /// Derives an independent ChaCha stream for one purpose from the scenario seed.
@@ -265,6 +277,8 @@ impl Simulation {
             recreated: 0,
             autoscaler: None,
             events_applied: 0,
+            input_origin: None,
+            created_keys: Default::default(),
         };
         sim.autoscaler = sim.cfg.autoscaler.clone().map(autoscaler::State::new);
         let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
@@ -278,6 +292,7 @@ impl Simulation {
                 return Err(SimError::Input {
                     at: SimTime::ZERO,
                     message: format!("node {:?} is listed twice", n.metadata.name),
+                    origin: None,
                 });
             }
             sim.node_order.push(n.metadata.name.clone());
@@ -324,6 +339,7 @@ impl Simulation {
                         event.kind(),
                         self.last_source_time[idx]
                     ),
+                    origin: self.sources[idx].last_position(),
                 });
             }
             self.last_source_time[idx] = at;
@@ -334,7 +350,7 @@ impl Simulation {
             self.non_flush_pending += 1;
             self.heap.push(Reverse(Entry {
                 key,
-                ev: Ev::Input(idx, event),
+                ev: Ev::Input(idx, event, self.sources[idx].last_position()),
             }));
         }
         Ok(())
@@ -449,9 +465,11 @@ impl Simulation {
         } else {
             self.now
         };
+        let unserved = self.report_unserved(end, obs);
         obs.record(&Record::RunEnded {
             at: end,
             stalled: self.stall_reason.clone(),
+            unserved,
         });
         Ok(())
     }
@@ -478,9 +496,12 @@ impl Simulation {
 
     fn apply(&mut self, ev: Ev, obs: &mut dyn Observer) -> Result<(), SimError> {
         match ev {
-            Ev::Input(idx, e) => {
+            Ev::Input(idx, e, origin) => {
                 self.pull(idx)?;
-                self.apply_input(e, obs)?;
+                self.input_origin = origin;
+                let applied = self.apply_input(e, obs);
+                self.input_origin = None;
+                applied?;
             }
             Ev::CycleEnd => self.finish_cycle(obs),
             Ev::Provision { claims, node } => self.provision(&claims, &node, obs),
@@ -523,7 +544,17 @@ impl Simulation {
         SimError::Input {
             at: self.now,
             message,
+            origin: self.input_origin.clone(),
         }
+    }
+
+    /// A pod that ended (finished, deleted, preempted) may be deleted again, as `ksim validate`
+    /// accepts; one that was never created is an error, as the API server's 404.
+    fn check_pod_existed(&self, what: &str, key: &str) -> Result<(), SimError> {
+        if self.live.contains_key(key) || self.created_keys.contains(&pods::key_hash(key)) {
+            return Ok(());
+        }
+        Err(self.input_err(format!("{what} of pod {key}, which was never created")))
     }
 
     fn apply_input(&mut self, e: InputEvent, obs: &mut dyn Observer) -> Result<(), SimError> {
@@ -531,28 +562,26 @@ impl Simulation {
         match e {
             InputEvent::CreatePod { pod, run_for } => self.create_pod(*pod, run_for, obs),
             InputEvent::DeletePod { namespace, name } => {
-                self.delete_pod(
-                    &format!("{namespace}/{name}"),
-                    Outcome::Deleted,
-                    "trace",
-                    obs,
-                );
+                let key = format!("{namespace}/{name}");
+                self.check_pod_existed("DeletePod", &key)?;
+                self.delete_pod(&key, Outcome::Deleted, "trace", obs);
                 Ok(())
             }
             InputEvent::CompletePod { namespace, name } => {
-                self.delete_pod(
-                    &format!("{namespace}/{name}"),
-                    Outcome::Succeeded,
-                    "completed",
-                    obs,
-                );
+                let key = format!("{namespace}/{name}");
+                self.check_pod_existed("CompletePod", &key)?;
+                self.delete_pod(&key, Outcome::Succeeded, "completed", obs);
                 Ok(())
             }
             InputEvent::UpdatePod { pod } => self.update_pod(*pod),
             InputEvent::AddNode { node } => self.add_node(*node, obs),
             InputEvent::UpdateNode { node } => self.update_node(*node, obs),
             InputEvent::RemoveNode { name } => {
-                self.remove_node(&name, obs);
+                // With an autoscaler, the node may already have been scaled down.
+                if !self.remove_node(&name, obs) && self.autoscaler.is_none() {
+                    return Err(self
+                        .input_err(format!("RemoveNode of node {name:?}, which does not exist")));
+                }
                 Ok(())
             }
             InputEvent::CreateObject { object } => self.create_object(*object, obs),
@@ -561,10 +590,7 @@ impl Simulation {
                 object_kind,
                 namespace,
                 name,
-            } => {
-                self.delete_object(object_kind, &namespace, &name, obs);
-                Ok(())
-            }
+            } => self.delete_object(object_kind, &namespace, &name, obs),
         }
     }
 }

@@ -86,9 +86,10 @@ impl Simulation {
         Ok(())
     }
 
-    pub(super) fn remove_node(&mut self, name: &str, obs: &mut dyn Observer) {
+    /// Removes a node; `false` when there was no such node.
+    pub(super) fn remove_node(&mut self, name: &str, obs: &mut dyn Observer) -> bool {
         let Some(info) = self.snapshot.remove_node(name) else {
-            return;
+            return false;
         };
         self.node_order.retain(|n| n != name);
         obs.record(&Record::NodeRemoved {
@@ -118,6 +119,7 @@ impl Simulation {
             old: Some(old),
             new: None,
         });
+        true
     }
 }
 /// The kinds of change between two versions of a node (upstream `NodeSchedulingPropertiesChange`).

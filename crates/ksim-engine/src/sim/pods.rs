@@ -111,6 +111,7 @@ impl Simulation {
         if self.live.contains_key(&key) {
             return Err(self.input_err(format!("CreatePod: pod {key} already exists")));
         }
+        self.created_keys.insert(key_hash(&key));
         let bound_to = pod.spec.node_name.clone();
         let info = Arc::new(PodInfo::new(pod));
         if !self.busy {
@@ -418,4 +419,12 @@ impl Simulation {
             let _ = self.create_pod(p, slot.run_for, obs);
         }
     }
+}
+
+/// The hash kept per created pod key ([`Simulation::check_pod_existed`]'s memory of pods).
+pub(super) fn key_hash(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    key.hash(&mut h);
+    h.finish()
 }

@@ -11,6 +11,7 @@ use ksim_scheduler::queue::Location;
 
 use super::{autoscaler, Entry, Ev, PodId, PodPhase, SimError, Simulation};
 use crate::record::{Observer, Outcome, Record};
+use crate::time::SimTime;
 impl Simulation {
     /// The termination rule of a run without a horizon: only periodic flushes (and retries) are
     /// left — no input event, no pod that will finish or bind, no victim, volume or autoscaler
@@ -40,7 +41,7 @@ impl Simulation {
         let waiting: Vec<PodId> = (0..self.pods.len() as PodId)
             .filter(|&id| {
                 let slot = &self.pods[id as usize];
-                slot.phase == PodPhase::Pending
+                (slot.phase == PodPhase::Pending && self.framework_for(&slot.info).is_some())
                     || (slot.phase == PodPhase::Binding && self.volume_waits.contains_key(&id))
             })
             .collect();
@@ -65,6 +66,29 @@ impl Simulation {
             self.now,
             waiting.len()
         ));
+    }
+
+    /// Ends the run's pods that no profile serves (their `schedulerName` is another
+    /// scheduler's): each ends as `unserved`; returns their scheduler names, once each.
+    pub(super) fn report_unserved(&mut self, at: SimTime, obs: &mut dyn Observer) -> Vec<String> {
+        let mut names = std::collections::BTreeSet::new();
+        for id in 0..self.pods.len() {
+            let slot = &self.pods[id];
+            if slot.phase != PodPhase::Pending || self.framework_for(&slot.info).is_some() {
+                continue;
+            }
+            let info = slot.info.clone();
+            names.insert(info.pod.spec.scheduler_name.clone());
+            obs.record(&Record::PodEnded {
+                at,
+                namespace: info.namespace().to_string(),
+                name: info.name().to_string(),
+                outcome: Outcome::Unserved,
+                preempted_by: String::new(),
+            });
+            self.pods[id].phase = PodPhase::Ended(Outcome::Unserved);
+        }
+        names.into_iter().collect()
     }
 
     /// Counts a failed attempt of `pod` for the termination rule and the attempts guard.

@@ -454,21 +454,30 @@ impl Simulation {
         Ok(())
     }
 
-    /// `DeleteObject`: deleting an object that does not exist does nothing (as DeletePod).
+    /// `DeleteObject`: the object must exist (the API server's 404 otherwise).
     pub(super) fn delete_object(
         &mut self,
         kind: ObjectKind,
         namespace: &str,
         name: &str,
         obs: &mut dyn Observer,
-    ) {
+    ) -> Result<(), SimError> {
         let ns = match (kind.namespaced(), namespace) {
             (false, _) => "",
             (true, "") => "default",
             (true, ns) => ns,
         };
+        if self.snapshot.objects.get_object(kind, ns, name).is_none() {
+            let key = if ns.is_empty() {
+                name.to_string()
+            } else {
+                format!("{ns}/{name}")
+            };
+            return Err(self.input_err(format!("DeleteObject: {kind} {key} does not exist")));
+        }
         let watch = [(kind, ns.to_string(), name.to_string())];
         self.change_objects(&watch, |objs| objs.delete_object(kind, ns, name));
         self.check_volume_waits(obs);
+        Ok(())
     }
 }
