@@ -52,6 +52,11 @@ cleanup() {
       [ -z "$(squeue -h 2>/dev/null)" ] && break
       sleep 1
     done
+    # Each job step's slurmstepd removes its socket (NODE_JOB.STEP) from the spool as it ends.
+    for _ in $(seq 1 50); do
+      compgen -G "$T/spool/slurmd-*/*_[0-9]*.[0-9]*" >/dev/null || break
+      sleep 0.2
+    done
   fi
   # Daemons in reverse start order, by the ids this script got when it started them.
   for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
@@ -63,7 +68,7 @@ cleanup() {
     wait "$pid" 2>/dev/null
   done
   if [ "$rc" != 0 ]; then
-    for log in slurmctld.log slurmd.log munged.log; do
+    for log in slurmctld.log slurmctld.err slurmd.log slurmd.err munged.log munged.err; do
       [ -f "$T/$log" ] && { echo "--- last lines of $log" >&2; tail -n 15 "$T/$log" >&2; }
     done
     for out in "$T"/work/*.out; do
@@ -88,7 +93,7 @@ chmod 400 "$T/munge/munge.key"
 SOCK="$T/munge/munge.socket"
 munged --foreground --force --key-file="$T/munge/munge.key" --socket="$SOCK" \
   --pid-file="$T/munge/munged.pid" --seed-file="$T/munge/munged.seed" \
-  --log-file="$T/munged.log" >>"$T/munged.log" 2>&1 &
+  --log-file="$T/munged.log" >"$T/munged.err" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] || fail "munged did not start"
@@ -134,12 +139,12 @@ $NODE State=UNKNOWN
 PartitionName=ksim Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 EOF
 say "starting slurmctld and slurmd ($NODE)"
-slurmctld -D -i -f "$SLURM_CONF" >>"$T/slurmctld.log" 2>&1 &
+slurmctld -D -i -f "$SLURM_CONF" >"$T/slurmctld.err" 2>&1 &
 CTLD_PID=$!
 PIDS+=("$CTLD_PID")
 for _ in $(seq 1 100); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
 scontrol ping | grep -q UP || fail "slurmctld did not come up"
-slurmd -D -f "$SLURM_CONF" >>"$T/slurmd.log" 2>&1 &
+slurmd -D -f "$SLURM_CONF" >"$T/slurmd.err" 2>&1 &
 PIDS+=($!)
 state=
 for _ in $(seq 1 60); do
