@@ -206,7 +206,10 @@ fn job_schema_errors(job: &Value) -> Vec<String> {
     let top: Vec<&str> = TYPE_META.iter().chain(JOB).copied().collect();
     keys(e, Some(job), "", &top);
     if job.get("apiVersion").and_then(Value::as_str) != Some("batch/v1") {
-        e.push(format!(".apiVersion: {:?}, not batch/v1", job.get("apiVersion")));
+        e.push(format!(
+            ".apiVersion: {:?}, not batch/v1",
+            job.get("apiVersion")
+        ));
     }
     if job.get("kind").and_then(Value::as_str) != Some("Job") {
         e.push(format!(".kind: {:?}, not Job", job.get("kind")));
@@ -214,7 +217,12 @@ fn job_schema_errors(job: &Value) -> Vec<String> {
     keys(e, job.get("metadata"), ".metadata", OBJECT_META);
     let spec = job.get("spec");
     keys(e, spec, ".spec", JOB_SPEC);
-    for n in ["parallelism", "completions", "backoffLimit", "backoffLimitPerIndex"] {
+    for n in [
+        "parallelism",
+        "completions",
+        "backoffLimit",
+        "backoffLimitPerIndex",
+    ] {
         if let Some(v) = spec.and_then(|s| s.get(n)) {
             if v.as_u64().is_none() {
                 e.push(format!(".spec.{n}: {v} is not a non-negative integer"));
@@ -230,11 +238,20 @@ fn job_schema_errors(job: &Value) -> Vec<String> {
     let p = ".spec.template.spec";
     keys(e, pod, p, POD_SPEC);
     // A Job's pods must not restart in place (the API rejects Always).
-    match pod.and_then(|s| s.get("restartPolicy")).and_then(Value::as_str) {
+    match pod
+        .and_then(|s| s.get("restartPolicy"))
+        .and_then(Value::as_str)
+    {
         Some("Never" | "OnFailure") => {}
-        other => e.push(format!("{p}.restartPolicy: {other:?}, not Never or OnFailure")),
+        other => e.push(format!(
+            "{p}.restartPolicy: {other:?}, not Never or OnFailure"
+        )),
     }
-    let containers = list(e, pod.and_then(|s| s.get("containers")), &format!("{p}.containers"));
+    let containers = list(
+        e,
+        pod.and_then(|s| s.get("containers")),
+        &format!("{p}.containers"),
+    );
     if containers.is_empty() {
         e.push(format!("{p}.containers: none"));
     }
@@ -254,7 +271,12 @@ fn job_schema_errors(job: &Value) -> Vec<String> {
             }
         }
         if let Some(r) = c.get("resources") {
-            keys(e, Some(r), &format!("{cp}.resources"), RESOURCE_REQUIREMENTS);
+            keys(
+                e,
+                Some(r),
+                &format!("{cp}.resources"),
+                RESOURCE_REQUIREMENTS,
+            );
         }
         for (j, m) in list(e, c.get("volumeMounts"), &format!("{cp}.volumeMounts"))
             .iter()
@@ -262,11 +284,18 @@ fn job_schema_errors(job: &Value) -> Vec<String> {
         {
             keys(e, Some(m), &format!("{cp}.volumeMounts[{j}]"), VOLUME_MOUNT);
         }
-        for (j, v) in list(e, c.get("env"), &format!("{cp}.env")).iter().enumerate() {
+        for (j, v) in list(e, c.get("env"), &format!("{cp}.env"))
+            .iter()
+            .enumerate()
+        {
             keys(e, Some(v), &format!("{cp}.env[{j}]"), ENV_VAR);
         }
     }
-    let volumes = list(e, pod.and_then(|s| s.get("volumes")), &format!("{p}.volumes"));
+    let volumes = list(
+        e,
+        pod.and_then(|s| s.get("volumes")),
+        &format!("{p}.volumes"),
+    );
     let names: Vec<&str> = volumes
         .iter()
         .filter_map(|v| v.get("name").and_then(Value::as_str))
@@ -275,18 +304,35 @@ fn job_schema_errors(job: &Value) -> Vec<String> {
         let vp = format!("{p}.volumes[{i}]");
         keys(e, Some(v), &vp, VOLUME);
         if let Some(c) = v.get("configMap") {
-            keys(e, Some(c), &format!("{vp}.configMap"), CONFIG_MAP_VOLUME_SOURCE);
+            keys(
+                e,
+                Some(c),
+                &format!("{vp}.configMap"),
+                CONFIG_MAP_VOLUME_SOURCE,
+            );
         }
         if let Some(c) = v.get("persistentVolumeClaim") {
-            keys(e, Some(c), &format!("{vp}.persistentVolumeClaim"), PVC_VOLUME_SOURCE);
+            keys(
+                e,
+                Some(c),
+                &format!("{vp}.persistentVolumeClaim"),
+                PVC_VOLUME_SOURCE,
+            );
         }
     }
     // Every mount names a volume of the pod.
     for (i, c) in containers.iter().enumerate() {
-        for m in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
+        for m in c
+            .get("volumeMounts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let name = m.get("name").and_then(Value::as_str).unwrap_or("");
             if !names.contains(&name) {
-                e.push(format!("{p}.containers[{i}]: mounts unknown volume {name:?}"));
+                e.push(format!(
+                    "{p}.containers[{i}]: mounts unknown volume {name:?}"
+                ));
             }
         }
     }
@@ -354,7 +400,9 @@ fn merge_job_reads_what_the_shards_write() {
     let merge = load("sweep-merge-job.yaml");
     assert_eq!(job_schema_errors(&merge), Vec::<String>::new());
     // One pod: not indexed, one completion.
-    assert!(merge["spec"].get("completionMode").is_none_or(|m| m == "NonIndexed"));
+    assert!(merge["spec"]
+        .get("completionMode")
+        .is_none_or(|m| m == "NonIndexed"));
     assert!(merge["spec"].get("completions").is_none_or(|c| c == 1));
     let line = command_line(&merge);
     let out = flag_value(&command_line(&sharded), "--out").expect("--out");
@@ -368,7 +416,11 @@ fn a_misspelt_field_fails() {
     let text = std::fs::read_to_string(root().join("examples/sweep-indexed-job.yaml")).unwrap();
     for (from, to, error) in [
         ("completionMode:", "completionmode:", ".spec.completionmode"),
-        ("restartPolicy:", "restartpolicy:", ".spec.template.spec.restartpolicy"),
+        (
+            "restartPolicy:",
+            "restartpolicy:",
+            ".spec.template.spec.restartpolicy",
+        ),
         (
             "volumeMounts:",
             "volumesMounts:",
