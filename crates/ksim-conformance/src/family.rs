@@ -55,3 +55,39 @@ pub fn families(root: &Path) -> io::Result<BTreeMap<String, Vec<PathBuf>>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_come_from_directories_and_name_prefixes() {
+        let root = std::env::temp_dir().join(format!("ksim-family-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let sub = root.join("newfam").join("deeper");
+        std::fs::create_dir_all(&sub).expect("temp dir");
+        for p in [
+            root.join("fit-001.json"),
+            root.join("fit-002.json"),
+            root.join("spreaddefault-001.json"),
+            root.join("spread-001.json"),
+            root.join("notes.txt"),
+            root.join("newfam").join("case-a.json"),
+            sub.join("case-b.json"),
+        ] {
+            std::fs::write(&p, "{}").expect("write");
+        }
+        let fams = families(&root).expect("families");
+        let got: Vec<(&str, usize)> = fams.iter().map(|(f, v)| (f.as_str(), v.len())).collect();
+        assert_eq!(
+            got,
+            [
+                ("fit", 2),
+                ("newfam", 2),
+                ("spread", 1),
+                ("spreaddefault", 1)
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
