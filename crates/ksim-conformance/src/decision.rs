@@ -450,28 +450,25 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
         }
     }
 
-    match &got_best {
-        Some(got) => {
-            let mut got = got.clone();
-            got.sort();
-            let mut exp: Vec<&str> = expected.best_nodes.iter().map(String::as_str).collect();
-            exp.sort();
-            if got != exp {
-                diffs.push(format!("bestNodes: expected {exp:?}, got {got:?}"));
-            }
-            // Upstream's pick must be one ksim would also accept.
-            if let Some(s) = &expected.scheduled_node {
-                if !got.contains(&s.as_str()) {
-                    diffs.push(format!(
-                        "scheduledNode {s} (upstream's pick) is not among ksim's best nodes {got:?}"
-                    ));
-                }
+    // `None` when scoring failed, already reported.
+    if let Some(got) = &got_best {
+        let mut got = got.clone();
+        got.sort();
+        let mut exp: Vec<&str> = expected.best_nodes.iter().map(String::as_str).collect();
+        exp.sort();
+        if got != exp {
+            diffs.push(format!("bestNodes: expected {exp:?}, got {got:?}"));
+        }
+        // Upstream's pick must be one ksim would also accept.
+        if let Some(s) = &expected.scheduled_node {
+            if !got.contains(&s.as_str()) {
+                diffs.push(format!(
+                    "scheduledNode {s} (upstream's pick) is not among ksim's best nodes {got:?}"
+                ));
             }
         }
-        // Scoring failed, already reported.
-        None => {}
     }
-    if expected.scheduled_node.is_some() != !expected.best_nodes.is_empty() {
+    if expected.scheduled_node.is_some() == expected.best_nodes.is_empty() {
         diffs.push(format!(
             "scheduledNode {:?} recorded with bestNodes {:?}",
             expected.scheduled_node, expected.best_nodes
