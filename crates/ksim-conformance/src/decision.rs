@@ -26,9 +26,14 @@ use serde_json::Value;
 
 use crate::CaseError;
 
+// Every recorded field is declared (`deny_unknown_fields`): a field the runner does not know
+// makes the case fail instead of being ignored.
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct Input {
+    /// Same as the case name.
+    #[allow(dead_code)]
+    name: String,
     nodes: Vec<Node>,
     existing_pods: Vec<Pod>,
     pod: Pod,
@@ -49,22 +54,36 @@ struct Input {
 }
 
 #[derive(Deserialize, Default, Debug)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct ExpectedStatus {
     code: String,
     plugin: String,
     reasons: Vec<String>,
 }
 
+/// Plugin → node → score.
+type PluginNodeScores = BTreeMap<String, BTreeMap<String, i64>>;
+
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct Expected {
+    /// Provenance of the recording (`v1.35.4`); not a scheduling result.
+    #[allow(dead_code)]
+    k8s_version: String,
+    profile: Option<String>,
+    pre_filter_status: Option<ExpectedStatus>,
+    skipped_filter_plugins: Option<Vec<String>>,
     filter: BTreeMap<String, ExpectedStatus>,
     feasible_nodes: Vec<String>,
+    scoring_skipped: Option<bool>,
+    skipped_score_plugins: Option<Vec<String>>,
     weights: BTreeMap<String, i64>,
-    scores: BTreeMap<String, BTreeMap<String, i64>>,
+    raw_scores: Option<PluginNodeScores>,
+    normalized_scores: Option<PluginNodeScores>,
+    scores: PluginNodeScores,
     total_scores: BTreeMap<String, i64>,
     best_nodes: Vec<String>,
+    scheduled_node: Option<String>,
     fit_error: Option<String>,
     fit_error_filter_only: Option<String>,
     preemption: Option<ExpectedPreemption>,
@@ -75,7 +94,7 @@ struct Expected {
 
 /// What VolumeBinding's Reserve + PreBind would write if the pod went to a node.
 #[derive(Deserialize, Default, Debug, PartialEq)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct ExpectedVolumeBinding {
     all_bound: bool,
     static_bindings: Vec<ExpectedStaticBinding>,
@@ -83,14 +102,14 @@ struct ExpectedVolumeBinding {
 }
 
 #[derive(Deserialize, Default, Debug, PartialEq, PartialOrd, Eq, Ord, Clone)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 struct ExpectedStaticBinding {
     pvc: String,
     pv: String,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct ExpectedPreemption {
     eligible: bool,
     ineligible_reason: String,
@@ -99,10 +118,12 @@ struct ExpectedPreemption {
     candidates: Vec<ExpectedCandidate>,
     possible_nominated_nodes: Vec<String>,
     nominated_node: String,
+    victims: Option<Vec<String>>,
+    deleted_victims: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct ExpectedCandidate {
     node: String,
     victims: Vec<String>,
@@ -185,6 +206,15 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
     let mut diffs = Vec::new();
     let names: Vec<&str> = snapshot.nodes.iter().map(|n| n.name()).collect();
 
+    if let Some(exp) = &expected.profile {
+        if exp != profile.name() {
+            diffs.push(format!(
+                "profile: expected {exp:?}, got {:?}",
+                profile.name()
+            ));
+        }
+    }
+
     // Weights after expansion.
     let got_weights: BTreeMap<String, i64> = fwk
         .score
@@ -201,6 +231,42 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
     // ---- detailed pass -------------------------------------------------------------------
     let mut state = CycleState::new();
     let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
+    // Recorded only when a PreFilter plugin rejected the pod.
+    match &expected.pre_filter_status {
+        Some(exp) => {
+            let got_reasons: Vec<String> =
+                pre.status.reasons.iter().map(|r| r.to_string()).collect();
+            if pre.status.code.as_str() != exp.code
+                || pre.status.plugin != exp.plugin
+                || got_reasons != exp.reasons
+            {
+                diffs.push(format!(
+                    "preFilterStatus: expected {} {} {:?}, got {} {} {:?}",
+                    exp.code,
+                    exp.plugin,
+                    exp.reasons,
+                    pre.status.code,
+                    pre.status.plugin,
+                    got_reasons
+                ));
+            }
+        }
+        None if !pre.status.is_success() => diffs.push(format!(
+            "preFilterStatus: upstream's PreFilter passed, ksim's returned {} {} {:?}",
+            pre.status.code,
+            pre.status.plugin,
+            pre.status.message()
+        )),
+        None => {}
+    }
+    if let Some(exp) = &expected.skipped_filter_plugins {
+        compare_plugin_set(
+            "skippedFilterPlugins",
+            exp,
+            state.skip_filter_plugins(),
+            &mut diffs,
+        );
+    }
     let mut statuses: Vec<Status> = Vec::with_capacity(snapshot.len());
     if !pre.status.is_success() {
         for _ in 0..snapshot.len() {
@@ -271,6 +337,20 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
             "feasibleNodes: expected {exp_feasible:?}, got {got_feasible:?}"
         ));
     }
+    // Recorded (as `true`) only when exactly one node was feasible.
+    let got_scoring_skipped = feasible.len() == 1;
+    if expected.scoring_skipped.unwrap_or(false) != got_scoring_skipped {
+        diffs.push(format!(
+            "scoringSkipped: expected {:?}, got {got_scoring_skipped}",
+            expected.scoring_skipped
+        ));
+    }
+    // The nodes tied at the top total, from the detailed pass; `None` when scoring failed.
+    let mut got_best: Option<Vec<&str>> = match feasible.as_slice() {
+        [] => Some(Vec::new()),
+        [only] => Some(vec![names[*only]]),
+        _ => None,
+    };
 
     if !feasible.is_empty() && pre.status.is_success() {
         let fnodes: Vec<_> = feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
@@ -278,14 +358,51 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
         if !s.is_success() {
             diffs.push(format!("PreScore failed: {s}"));
         } else {
+            if let Some(exp) = &expected.skipped_score_plugins {
+                compare_plugin_set(
+                    "skippedScorePlugins",
+                    exp,
+                    state.skip_score_plugins(),
+                    &mut diffs,
+                );
+            }
             let mut table = ScoreTable::default();
             let s = fwk.run_score(&state, &pod, &fnodes, &mut table);
             if !s.is_success() {
                 diffs.push(format!("Score failed: {s}"));
+            } else if feasible.len() > 1 {
+                let top = table.totals.iter().copied().max().unwrap_or(0);
+                got_best = Some(
+                    feasible
+                        .iter()
+                        .zip(&table.totals)
+                        .filter(|(_, &t)| t == top)
+                        .map(|(&i, _)| names[i])
+                        .collect(),
+                );
             }
             let mut got_plugins: BTreeSet<&str> = BTreeSet::new();
             for ps in &table.plugins {
                 got_plugins.insert(ps.plugin);
+                let per_node: Vec<(&str, i64, i64)> = feasible
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &i)| (names[i], ps.raw[k], ps.normalized()[k]))
+                    .collect();
+                compare_stage_scores(
+                    "rawScores",
+                    ps.plugin,
+                    expected.raw_scores.as_ref(),
+                    per_node.iter().map(|&(n, raw, _)| (n, raw)),
+                    &mut diffs,
+                );
+                compare_stage_scores(
+                    "normalizedScores",
+                    ps.plugin,
+                    expected.normalized_scores.as_ref(),
+                    per_node.iter().map(|&(n, _, norm)| (n, norm)),
+                    &mut diffs,
+                );
                 let Some(exp) = expected.scores.get(ps.plugin) else {
                     diffs.push(format!(
                         "plugin {} scored but upstream skipped it",
@@ -308,10 +425,16 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                     }
                 }
             }
-            for p in expected.scores.keys() {
-                if !got_plugins.contains(p.as_str()) {
-                    diffs.push(format!("plugin {p}: upstream scored it, ksim skipped it"));
-                }
+            let recorded = expected
+                .scores
+                .keys()
+                .chain(expected.raw_scores.iter().flat_map(|m| m.keys()))
+                .chain(expected.normalized_scores.iter().flat_map(|m| m.keys()));
+            let missing: BTreeSet<&String> = recorded
+                .filter(|p| !got_plugins.contains(p.as_str()))
+                .collect();
+            for p in missing {
+                diffs.push(format!("plugin {p}: upstream scored it, ksim skipped it"));
             }
             // With no score plugin at all upstream records no totals.
             let compare_totals = !(expected.total_scores.is_empty() && table.plugins.is_empty());
@@ -325,6 +448,31 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                 }
             }
         }
+    }
+
+    // `None` when scoring failed, already reported.
+    if let Some(got) = &got_best {
+        let mut got = got.clone();
+        got.sort();
+        let mut exp: Vec<&str> = expected.best_nodes.iter().map(String::as_str).collect();
+        exp.sort();
+        if got != exp {
+            diffs.push(format!("bestNodes: expected {exp:?}, got {got:?}"));
+        }
+        // Upstream's pick must be one ksim would also accept.
+        if let Some(s) = &expected.scheduled_node {
+            if !got.contains(&s.as_str()) {
+                diffs.push(format!(
+                    "scheduledNode {s} (upstream's pick) is not among ksim's best nodes {got:?}"
+                ));
+            }
+        }
+    }
+    if expected.scheduled_node.is_some() == expected.best_nodes.is_empty() {
+        diffs.push(format!(
+            "scheduledNode {:?} recorded with bestNodes {:?}",
+            expected.scheduled_node, expected.best_nodes
+        ));
     }
 
     if let Some(exp) = &expected.volume_bindings {
@@ -374,7 +522,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
             let mut nominated = String::new();
             let mut victims: Vec<String> = Vec::new();
             let mut pf_status = Status::success();
-            let mut preemption_view: Option<PreemptionView> = None;
+            let mut preemption_view: Result<Option<PreemptionView>, String> = Ok(None);
             if fwk.has_post_filter_plugins() {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
                 let statuses: &NodeToStatus = &fit.diagnosis.node_to_status;
@@ -401,8 +549,20 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                     diffs.push(format!("fitError:\n  expected {exp}\n  got      {got}"));
                 }
             }
+            let has_default_preemption = fwk
+                .post_filter
+                .iter()
+                .any(|p| p.name() == ksim_scheduler::plugins::default_preemption::NAME);
+            if expected.preemption.is_none() && has_default_preemption {
+                diffs.push(
+                    "preemption: upstream recorded none, but ksim's profile has DefaultPreemption"
+                        .to_string(),
+                );
+            }
             if let Some(p) = &expected.preemption {
-                if pf_status.code.as_str() != p.status_code {
+                if pf_status.code.as_str() != p.status_code
+                    || pf_status.message() != p.status_message
+                {
                     diffs.push(format!(
                         "preemption status: expected {} {:?}, got {} {:?}",
                         p.status_code,
@@ -438,8 +598,31 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                         ));
                     }
                 }
-                if let Some(view) = &preemption_view {
-                    compare_preemption_view(p, view, &mut diffs);
+                // The recorded run's victims (and the pods it deleted) belong to its nominated
+                // node; they bind ksim's victims when ksim nominated the same node.
+                if nominated == p.nominated_node {
+                    for (field, exp) in [
+                        ("victims", &p.victims),
+                        ("deletedVictims", &p.deleted_victims),
+                    ] {
+                        if let Some(exp) = exp {
+                            let mut exp = exp.clone();
+                            exp.sort();
+                            if exp != victims {
+                                diffs.push(format!(
+                                    "preemption {field} on {nominated:?}: expected {exp:?}, got {victims:?}"
+                                ));
+                            }
+                        }
+                    }
+                }
+                match &preemption_view {
+                    Ok(Some(view)) => compare_preemption_view(p, view, &mut diffs),
+                    Ok(None) => diffs.push(
+                        "preemption recorded, but ksim's profile has no DefaultPreemption PostFilter"
+                            .to_string(),
+                    ),
+                    Err(e) => diffs.push(format!("preemption could not be compared: {e}")),
                 }
             }
         }
@@ -465,13 +648,14 @@ fn preemption_view_of(
     pod: &PodInfo,
     statuses: &NodeToStatus,
     ctx: &mut PostFilterContext<'_>,
-) -> Option<PreemptionView> {
+) -> Result<Option<PreemptionView>, String> {
     use ksim_scheduler::plugins::default_preemption::{self as dp, DefaultPreemption};
     if !fwk.post_filter.iter().any(|p| p.name() == dp::NAME) {
-        return None;
+        return Ok(None);
     }
-    let args = ksim_api::config::decode_args(dp::NAME, profile.args_of(dp::NAME)).ok()?;
-    let pl = DefaultPreemption::with_args(args).ok()?;
+    let args = ksim_api::config::decode_args(dp::NAME, profile.args_of(dp::NAME))
+        .map_err(|e| format!("{} args: {e}", dp::NAME))?;
+    let pl = DefaultPreemption::with_args(args).map_err(|e| format!("{}: {e}", dp::NAME))?;
     let eligibility = pl.eligibility(pod, ctx.snapshot, statuses);
     let candidates = pl.candidates(state, pod, statuses, ctx).ok().map(|c| {
         c.unwrap_or_default()
@@ -483,10 +667,54 @@ fn preemption_view_of(
             })
             .collect()
     });
-    Some(PreemptionView {
+    Ok(Some(PreemptionView {
         eligibility,
         candidates,
-    })
+    }))
+}
+
+/// Compares a recorded plugin list with ksim's, as sets (upstream keeps them in a set).
+fn compare_plugin_set(field: &str, exp: &[String], got: &[&str], diffs: &mut Vec<String>) {
+    let exp: BTreeSet<&str> = exp.iter().map(String::as_str).collect();
+    let got: BTreeSet<&str> = got.iter().copied().collect();
+    if exp != got {
+        diffs.push(format!("{field}: expected {exp:?}, got {got:?}"));
+    }
+}
+
+/// Compares one plugin's per-node scores at one stage (`rawScores` or `normalizedScores`)
+/// when the case records that stage.
+fn compare_stage_scores<'a>(
+    field: &str,
+    plugin: &str,
+    recorded: Option<&PluginNodeScores>,
+    got: impl Iterator<Item = (&'a str, i64)>,
+    diffs: &mut Vec<String>,
+) {
+    let Some(recorded) = recorded else {
+        return;
+    };
+    let Some(exp) = recorded.get(plugin) else {
+        diffs.push(format!("{field}: ksim scored {plugin}, upstream did not"));
+        return;
+    };
+    let mut seen = BTreeSet::new();
+    for (node, g) in got {
+        seen.insert(node);
+        let e = exp.get(node).copied();
+        if e != Some(g) {
+            diffs.push(format!(
+                "{field} {plugin} node {node}: expected {e:?}, got {g}"
+            ));
+        }
+    }
+    for node in exp.keys() {
+        if !seen.contains(node.as_str()) {
+            diffs.push(format!(
+                "{field} {plugin}: upstream scored node {node}, ksim did not"
+            ));
+        }
+    }
 }
 
 fn compare_preemption_view(p: &ExpectedPreemption, view: &PreemptionView, diffs: &mut Vec<String>) {

@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub mod decision;
+pub mod family;
 pub mod timeline;
+
+/// The keys a case file has at its top level; any other key fails the case.
+const CASE_KEYS: [&str; 5] = ["name", "family", "description", "input", "expected"];
 
 /// A case file could not be run at all.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -56,6 +60,13 @@ pub fn kind_of(case: &Value) -> Option<CaseKind> {
 
 /// Runs one parsed case.
 pub fn run_case(case: &Value) -> Result<Vec<String>, CaseError> {
+    if let Some(obj) = case.as_object() {
+        if let Some(k) = obj.keys().find(|k| !CASE_KEYS.contains(&k.as_str())) {
+            return Err(CaseError::Format(format!(
+                "unknown top-level field `{k}` (the runner compares every recorded field)"
+            )));
+        }
+    }
     match kind_of(case) {
         Some(CaseKind::Decision) => decision::run(case),
         Some(CaseKind::Timeline) => timeline::run(case),
@@ -90,22 +101,16 @@ pub fn run_file(path: &Path) -> CaseOutcome {
 
 /// Every `*.json` file under a directory (recursively), sorted by path.
 pub fn case_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let rd = std::fs::read_dir(&d).map_err(|e| CaseError::Io(d.clone(), e.to_string()))?;
-        for e in rd {
-            let e = e.map_err(|e| CaseError::Io(d.clone(), e.to_string()))?;
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+    family::json_files(dir).map_err(|e| CaseError::Io(dir.to_path_buf(), e.to_string()))
+}
+
+/// Runs every case of one family under `dir` (see [`family::family_of`]).
+pub fn run_family(dir: &Path, family: &str) -> Result<Vec<CaseOutcome>, CaseError> {
+    Ok(case_files(dir)?
+        .into_iter()
+        .filter(|p| family::family_of(dir, p) == family)
+        .map(|p| run_file(&p))
+        .collect())
 }
 
 /// Runs every case file under `dir`, with an optional filter on the case name.

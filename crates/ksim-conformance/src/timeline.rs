@@ -12,14 +12,25 @@ use ksim_engine::{
 };
 use ksim_scheduler::framework::Registry;
 use ksim_scheduler::node_info::ClusterObjects;
+use ksim_scheduler::queue::Location;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::CaseError;
 
+// Every recorded field is declared (`deny_unknown_fields`): a field the runner does not know
+// makes the case fail instead of being ignored.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Input {
+    /// Same as the case name.
+    #[allow(dead_code)]
+    #[serde(default)]
+    name: String,
+    /// Same as the case's description.
+    #[allow(dead_code)]
+    #[serde(default)]
+    description: String,
     #[serde(default)]
     nodes: Vec<Node>,
     #[serde(default)]
@@ -37,7 +48,7 @@ struct RawEvent {
 }
 
 #[derive(Deserialize, Default, Debug, PartialEq)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct Attempt {
     at: i64,
     pod: String,
@@ -49,18 +60,24 @@ struct Attempt {
 }
 
 #[derive(Deserialize, Default, Debug)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct Final {
     node: String,
     state: String,
     deleted_by: String,
     queue: String,
     attempts: Option<u32>,
+    unschedulable_plugins: Option<Vec<String>>,
+    nominated_node: String,
+    backoff_expires_at: Option<i64>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct Expected {
+    /// Provenance of the recording (`v1.35.4`, or `v1.34.1` for the later cases).
+    #[allow(dead_code)]
+    k8s_version: String,
     attempts: Vec<Attempt>,
     #[serde(rename = "final")]
     final_: BTreeMap<String, Final>,
@@ -177,16 +194,13 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                     ));
                     break;
                 }
-                if let Some(ef) = &e.fit_error {
-                    if g.fit_error.as_deref() != Some(ef.as_str()) {
-                        diffs.push(format!(
-                            "attempt #{i} ({} at t={}) fitError:\n  expected {ef}\n  got      {}",
-                            e.pod,
-                            e.at,
-                            g.fit_error.clone().unwrap_or_default()
-                        ));
-                        break;
-                    }
+                // Recorded on every failed attempt and only there.
+                if e.fit_error != g.fit_error {
+                    diffs.push(format!(
+                        "attempt #{i} ({} at t={}) fitError:\n  expected {:?}\n  got      {:?}",
+                        e.pod, e.at, e.fit_error, g.fit_error
+                    ));
+                    break;
                 }
             }
             (Some(e), None) => {
@@ -218,12 +232,28 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
             continue;
         };
         let slot = &sim.pods()[i];
+        let mut pending = PendingView::default();
         let (state, node, by, queue, attempts) = match slot.phase {
             PodPhase::Bound | PodPhase::Binding => {
                 ("bound", slot.node.clone(), "", String::new(), None)
             }
             PodPhase::Pending => {
                 let q = sim.queue().get(i as u32);
+                if let Some(q) = q {
+                    pending.unschedulable_plugins = q
+                        .unschedulable_plugins
+                        .iter()
+                        .map(|p| p.to_string())
+                        .collect();
+                    pending.backoff_expires_at =
+                        matches!(q.location, Location::Backoff | Location::ErrorBackoff)
+                            .then(|| sim.queue().backoff_expiry_sec(q));
+                }
+                pending.nominated_node = sim
+                    .nominator()
+                    .node_of(slot.info.uid())
+                    .unwrap_or_default()
+                    .to_string();
                 (
                     "pending",
                     String::new(),
@@ -252,6 +282,35 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
         let mut bad = state != ef.state || node != ef.node || by != ef.deleted_by;
         if state == "pending" {
             bad |= queue != ef.queue || attempts != ef.attempts;
+            if let Some(exp) = &ef.unschedulable_plugins {
+                let mut exp = exp.clone();
+                exp.sort();
+                let mut got = pending.unschedulable_plugins.clone();
+                got.sort();
+                if exp != got {
+                    diffs.push(format!(
+                        "final {key}: unschedulablePlugins expected {exp:?}, got {got:?}"
+                    ));
+                }
+            }
+            if ef.nominated_node != pending.nominated_node {
+                diffs.push(format!(
+                    "final {key}: nominatedNode expected {:?}, got {:?}",
+                    ef.nominated_node, pending.nominated_node
+                ));
+            }
+            if ef.backoff_expires_at != pending.backoff_expires_at {
+                diffs.push(format!(
+                    "final {key}: backoffExpiresAt expected {:?}, got {:?}",
+                    ef.backoff_expires_at, pending.backoff_expires_at
+                ));
+            }
+        } else if ef.unschedulable_plugins.is_some()
+            || !ef.nominated_node.is_empty()
+            || ef.backoff_expires_at.is_some()
+        {
+            // Those are recorded for pending pods only; the state mismatch is reported below.
+            bad = true;
         }
         if bad {
             diffs.push(format!(
@@ -261,4 +320,12 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
         }
     }
     Ok(diffs)
+}
+
+/// What the queue and the nominator hold for a pod still pending at the end.
+#[derive(Default)]
+struct PendingView {
+    unschedulable_plugins: Vec<String>,
+    nominated_node: String,
+    backoff_expires_at: Option<i64>,
 }
