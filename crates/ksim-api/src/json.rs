@@ -81,6 +81,15 @@ pub fn strip_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
+/// The first line of a YAML parser's error: the parser goes on with a snippet of the input
+/// around the error, and an error must never echo a file's content (the file may be one the
+/// user did not mean to show, such as a credentials file passed by mistake).
+pub fn yaml_error_message(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("").trim();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
 /// Parses one JSON document, refusing duplicate keys; a leading BOM is skipped.
 pub fn parse_value(text: &str) -> Result<Value, serde_json::Error> {
     serde_json::from_str::<UniqueKeys>(strip_bom(text)).map(|u| u.0)
@@ -115,6 +124,14 @@ mod tests {
             let want: Value = serde_json::from_str(text).unwrap();
             assert_eq!(parse_value(text).unwrap(), want, "{text}");
         }
+    }
+
+    #[test]
+    fn yaml_errors_keep_the_position_and_drop_the_snippet() {
+        let e = serde_saphyr::from_str::<Value>("name: secret-a\nname: secret-b\n").unwrap_err();
+        let m = yaml_error_message(&e);
+        assert!(m.contains("line 2 column 1"), "{m}");
+        assert!(!m.contains("secret"), "{m}");
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub fn parse_documents(source_name: &str, text: &str) -> Result<Vec<Value>, Load
     }
     let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| LoadError::Yaml {
         source_name: source_name.to_string(),
-        message: e.to_string(),
+        message: crate::json::yaml_error_message(&e),
     })?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }

@@ -51,8 +51,13 @@ pub fn parse_documents(source: &str, text: &str) -> Result<Vec<Value>, TraceErro
     budget.max_events = budget.max_events.max(2 * n);
     budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(n);
     let opts = serde_saphyr::options! { budget: Some(budget) };
-    let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, opts)
-        .map_err(|e| TraceError::at_field(source, "", format!("not valid YAML: {e}")))?;
+    let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, opts).map_err(|e| {
+        TraceError::at_field(
+            source,
+            "",
+            format!("not valid YAML: {}", ksim_api::json::yaml_error_message(&e)),
+        )
+    })?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
