@@ -87,7 +87,11 @@ pub fn strip_bom(text: &str) -> &str {
 pub fn yaml_error_message(e: &dyn std::fmt::Display) -> String {
     let text = e.to_string();
     let first = text.lines().next().unwrap_or("").trim();
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // The parser's advice is for programmers using it, not for users of ksim.
+    first
+        .trim_end_matches(", set DuplicateKeyPolicy in Options if acceptable")
+        .to_string()
 }
 
 /// Parses one JSON document, refusing duplicate keys; a leading BOM is skipped.
@@ -132,6 +136,7 @@ mod tests {
         let m = yaml_error_message(&e);
         assert!(m.contains("line 2 column 1"), "{m}");
         assert!(!m.contains("secret"), "{m}");
+        assert!(m.ends_with("duplicate mapping key: name"), "{m}");
     }
 
     #[test]
