@@ -128,11 +128,16 @@ impl SimDuration {
                 .parse()
                 .map_err(|_| format!("invalid duration {s:?}: bad number {num:?}"))?;
             let micros = if unit == "ns" {
-                (v / 1000.0).round() as i128
+                (v / 1000.0).round()
             } else {
-                (v * per_unit as f64).round() as i128
+                (v * per_unit as f64).round()
             };
-            total += micros;
+            // Checked before the cast and the sum: a huge number saturates the cast, and the
+            // sum of two saturated parts overflows (found by fuzzing).
+            if !micros.is_finite() || micros.abs() > i64::MAX as f64 {
+                return Err(format!("duration {s:?} is too large"));
+            }
+            total += micros as i128;
             if total > i64::MAX as i128 {
                 return Err(format!("duration {s:?} is too large"));
             }

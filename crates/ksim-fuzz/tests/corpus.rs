@@ -65,3 +65,25 @@ fn every_fuzz_target_is_a_cargo_fuzz_binary() {
         assert!(src.contains(&format!("ksim_fuzz::run(\"{target}\"")));
     }
 }
+
+/// Fuzzing found: "1h2m333…3m" — a part too large for the cast saturated, and the sum of two
+/// saturated parts overflowed (a panic with overflow checks, a wrong duration without).
+#[test]
+fn crash_duration_sum_overflow() {
+    replay(
+        "quantity",
+        &fuzz_dir().join("regressions/quantity/duration-sum-overflow"),
+    );
+    let e = ksim_engine::SimDuration::parse(&format!("1h2m{}m", "3".repeat(60))).unwrap_err();
+    assert!(e.contains("is too large"), "{e}");
+}
+
+/// Fuzzing found: a spot-GPU node list whose GPU count times 1000 overflowed i64; now the
+/// node check refuses the absurd quantity with its line and field.
+#[test]
+fn crash_spot_nodes_gpu_count_overflow() {
+    replay(
+        "import",
+        &fuzz_dir().join("regressions/import/spot-nodes-gpu-count-overflow"),
+    );
+}

@@ -84,7 +84,11 @@ fn shape_memory(shape: &MachineShape, fraction: f64) -> Quantity {
 fn gpu_resources(cap: &mut ResourceList, gpus: i64) {
     if gpus > 0 {
         cap.insert(gpu::COUNT.into(), Quantity::from_value(gpus));
-        cap.insert(gpu::MILLI.into(), Quantity::from_value(gpus * 1000));
+        // Saturating: an absurd count is refused by the node check, with its field.
+        cap.insert(
+            gpu::MILLI.into(),
+            Quantity::from_value(gpus.saturating_mul(1000)),
+        );
     }
 }
 
@@ -175,7 +179,10 @@ fn v2017_servers(
         match r.str(2) {
             "add" => {
                 let mut cap = ResourceList::new();
-                cap.insert("cpu".into(), Quantity::from_value(r.u64(4)? as i64));
+                cap.insert(
+                    "cpu".into(),
+                    Quantity::from_value(i64::try_from(r.u64(4)?).unwrap_or(i64::MAX)),
+                );
                 let mem = r.f64(5)?;
                 if !(0.0..=1.0).contains(&mem) {
                     return Err(r.err_at(5, format!("normalised memory {mem} is outside 0..1")));
@@ -364,7 +371,10 @@ fn v2018_machines(
             continue;
         }
         let mut cap = ResourceList::new();
-        cap.insert("cpu".into(), Quantity::from_value(r.u64(4)? as i64));
+        cap.insert(
+            "cpu".into(),
+            Quantity::from_value(i64::try_from(r.u64(4)?).unwrap_or(i64::MAX)),
+        );
         cap.insert("memory".into(), shape_memory(shape, mem / 100.0));
         let mut labels = Labels::new();
         labels.insert("alibaba.com/failure-domain-1".into(), r.str(2).to_string());
@@ -507,9 +517,12 @@ pub fn import_v2020_machines(
             }
             let name = dns_name(r.str(0));
             let mut cap = ResourceList::new();
-            cap.insert("cpu".into(), Quantity::from_value(r.u64(2)? as i64));
+            cap.insert(
+                "cpu".into(),
+                Quantity::from_value(i64::try_from(r.u64(2)?).unwrap_or(i64::MAX)),
+            );
             cap.insert("memory".into(), gib(r.u64(3)? as f64));
-            let gpus = r.u64(4)? as i64;
+            let gpus = i64::try_from(r.u64(4)?).unwrap_or(i64::MAX);
             gpu_resources(&mut cap, gpus);
             let mut labels = Labels::new();
             let model = r.str(1);
@@ -551,9 +564,12 @@ pub fn import_v2026_spot(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Resu
         }
         while let Some(r) = rows.next_row()? {
             let name = format!("spot-{}", dns_name(r.str(3)));
-            let gpus = r.u64(1)? as i64;
+            let gpus = i64::try_from(r.u64(1)?).unwrap_or(i64::MAX);
             let mut cap = ResourceList::new();
-            cap.insert("cpu".into(), Quantity::from_value(r.u64(2)? as i64));
+            cap.insert(
+                "cpu".into(),
+                Quantity::from_value(i64::try_from(r.u64(2)?).unwrap_or(i64::MAX)),
+            );
             cap.insert("memory".into(), shape.memory.clone());
             gpu_resources(&mut cap, gpus);
             let mut labels = Labels::new();
@@ -618,13 +634,16 @@ pub fn import_v2025_dlrm(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Resu
             let name = dns_name(r.str(0));
             let app = dns_name(r.str(2));
             let mut req = ResourceList::new();
-            req.insert("cpu".into(), Quantity::from_value(r.u64(3)? as i64));
-            let gpus = r.u64(5)? as i64;
+            req.insert(
+                "cpu".into(),
+                Quantity::from_value(i64::try_from(r.u64(3)?).unwrap_or(i64::MAX)),
+            );
+            let gpus = i64::try_from(r.u64(5)?).unwrap_or(i64::MAX);
             if gpus > 0 {
                 req.insert(gpu::COUNT.into(), Quantity::from_value(gpus));
                 req.insert(gpu::MILLI.into(), Quantity::from_value(gpus * 1000));
             }
-            let rdma = r.u64(7)? as i64;
+            let rdma = i64::try_from(r.u64(7)?).unwrap_or(i64::MAX);
             if rdma > 0 {
                 req.insert(RDMA_RESOURCE.into(), Quantity::from_value(rdma));
             }
