@@ -560,10 +560,35 @@ fn errors_raised_during_a_run_name_the_file_and_line_of_their_event() {
             "{\"at\":\"3s\",\"kind\":\"DeleteObject\",\"objectKind\":\"PodDisruptionBudget\",\"namespace\":\"default\",\"name\":\"pdb\"}\n".to_string(),
             "t.jsonl:1: at 3s: DeleteObject: PodDisruptionBudget default/pdb does not exist",
         ),
+        (
+            "{\"at\":\"0s\",\"kind\":\"CreatePod\",\"pod\":{\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeName\":\"ghost\",\"containers\":[{\"name\":\"c\"}]}}}\n".to_string(),
+            "t.jsonl:1: at 0s: CreatePod: pod default/a is bound to node \"ghost\", which does not exist",
+        ),
     ];
     for (trace, want) in cases {
         let err = run_error(&trace);
         assert!(err.contains(want), "expected {want:?} in {err}");
+        // `ksim validate` refuses the same event, at the same line.
+        let line = want.split(": at").next().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(
+            d.join("nodes.json"),
+            format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
+        )
+        .unwrap();
+        std::fs::write(d.join("t.jsonl"), &trace).unwrap();
+        let v = ksim()
+            .args(["validate", "--nodes", "nodes.json", "t.jsonl"])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&v.stdout);
+        assert_eq!(v.status.code(), Some(1), "validate accepted {trace}: {out}");
+        assert!(
+            out.contains(&format!("{line}: ")),
+            "expected {line} in {out}"
+        );
     }
     // A pod that ended may be deleted later: not an error.
     let tmp = tempfile::tempdir().unwrap();
