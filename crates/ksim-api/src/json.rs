@@ -147,3 +147,52 @@ mod tests {
         );
     }
 }
+
+/// What a JSON value is, in words, for errors that must not echo an input's content: a text file
+/// given where a YAML document belongs parses as one string holding its first lines.
+pub fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// Refuses a document that is not a mapping, naming what it is instead (never its content).
+pub fn expect_mapping(v: &Value, what: &str) -> Result<(), String> {
+    if v.is_object() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {what} (a mapping), got {}",
+            value_kind(v)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod echo_tests {
+    use super::*;
+
+    #[test]
+    fn a_text_file_read_as_a_document_is_named_not_quoted() {
+        let v = Value::String("root:x:0:0:secret:/root:/bin/bash".into());
+        let e = expect_mapping(&v, "a scenario").unwrap_err();
+        assert_eq!(e, "expected a scenario (a mapping), got a string");
+        assert!(expect_mapping(&serde_json::json!({}), "a scenario").is_ok());
+    }
+}
+
+/// A header or key name shown in an error only when it looks like one (at most 32 letters,
+/// digits, `_`, `-`, `.`); anything else is named by position instead, so that a file given
+/// by mistake is never echoed.
+pub fn plausible_name(s: &str) -> Option<&str> {
+    let ok = !s.is_empty()
+        && s.len() <= 32
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    ok.then_some(s)
+}

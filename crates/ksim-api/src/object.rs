@@ -258,11 +258,22 @@ impl ApiObject {
             message,
         };
         if !v.is_object() {
-            return Err(field("", format!("expected a Kubernetes object, got {v}")));
+            return Err(field(
+                "",
+                format!(
+                    "expected a Kubernetes object, got {}",
+                    crate::json::value_kind(v)
+                ),
+            ));
         }
         let kind = match v.get("kind") {
             Some(Value::String(k)) => k.as_str(),
-            Some(other) => return Err(field("kind", format!("expected a string, got {other}"))),
+            Some(other) => {
+                return Err(field(
+                    "kind",
+                    format!("expected a string, got {}", crate::json::value_kind(other)),
+                ))
+            }
             None => {
                 return Err(field(
                     "kind",

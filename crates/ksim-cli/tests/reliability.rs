@@ -676,3 +676,64 @@ fn pods_of_another_scheduler_are_counted_and_warned_about_once() {
     let summary = std::fs::read_to_string(d.join("out/summary.json")).unwrap();
     assert!(summary.contains("\"unserved\": 2"), "{summary}");
 }
+
+#[test]
+fn a_file_given_by_mistake_is_never_echoed_in_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let secret = "root:x:0:0:s3cretvalue:/root:/bin/bash\nsecond line s3cretvalue\n";
+    for f in ["pw", "pw.csv", "pw.yaml"] {
+        std::fs::write(d.join(f), secret).unwrap();
+    }
+    std::fs::write(
+        d.join("nodes.json"),
+        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
+    )
+    .unwrap();
+    std::fs::write(d.join("t.jsonl"), pod_line("0s", "p") + "\n").unwrap();
+    let runs: &[&[&str]] = &[
+        &["validate", "pw"],
+        &["validate", "pw.csv"],
+        &["run", "--nodes", "pw", "--trace", "t.jsonl"],
+        &["run", "--nodes", "nodes.json", "--trace", "pw"],
+        &["run", "--nodes", "nodes.json", "--trace", "pw.csv"],
+        &["run", "pw.yaml"],
+        &[
+            "run",
+            "--nodes",
+            "nodes.json",
+            "--trace",
+            "t.jsonl",
+            "--scheduler-config",
+            "pw",
+        ],
+        &["sweep", "pw.yaml"],
+        &["import", "kube-dump", "pw"],
+        &["import", "alibaba-openb", "pw"],
+        &["import", "audit-log", "pw"],
+        &["import", "borg-2011", "pw", "--machine", "64,256Gi"],
+        &["import", "borg-2019", "pw", "--machine", "64,256Gi"],
+        &["import", "alibaba-v2018", "pw", "--machine", "64,256Gi"],
+        &["import", "simkube", "pw"],
+    ];
+    for args in runs {
+        let mut all: Vec<&str> = args.to_vec();
+        if args[0] != "validate" {
+            all.extend(["--out", "out"]);
+        }
+        if args[0] == "run" {
+            all.extend(["--until", "1s", "-q"]);
+        }
+        let out = ksim().args(&all).current_dir(d).output().unwrap();
+        let text = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+        assert!(
+            !out.status.success(),
+            "{args:?} accepted a text file: {text}"
+        );
+        assert!(!text.contains("s3cret"), "{args:?} echoed the file: {text}");
+        assert!(
+            text.contains("pw"),
+            "{args:?} does not name the file: {text}"
+        );
+    }
+}

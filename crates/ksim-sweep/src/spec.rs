@@ -175,6 +175,7 @@ pub fn parse_sweep(source: &str, text: &str, base: &Path, stem: &str) -> Result<
             format!("expected exactly one YAML document, found {}", d.len()),
         )
     })?;
+    ksim_api::json::expect_mapping(&doc, "a sweep").map_err(|m| SweepError::input(source, m))?;
     let file: SweepFile = serde_path_to_error::deserialize(&doc).map_err(|e| {
         let path = e.path().to_string();
         let at = if path == "." {

@@ -134,10 +134,13 @@ impl<R: BufRead> CsvReader<R> {
         let mut cols = Cols::default();
         for (i, h) in hdr.iter().enumerate() {
             let Some(c) = COLUMNS.iter().position(|c| *c == h) else {
+                let named = ksim_api::json::plausible_name(h)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("column {}", i + 1));
                 return Err(TraceError::at_line(
                     &self.file,
                     line,
-                    h,
+                    named,
                     format!("unknown column; expected some of {}", COLUMNS.join(",")),
                 ));
             };

@@ -114,7 +114,10 @@ pub fn decode_node(v: &Value, prefix: &str) -> Result<Node, FieldProblem> {
     if !v.is_object() {
         return Err((
             prefix.to_string(),
-            format!("expected a Node object, got {v}"),
+            format!(
+                "expected a Node object, got {}",
+                ksim_api::json::value_kind(v)
+            ),
         ));
     }
     let mut node: Node = decode_value(v, prefix)?;

@@ -194,6 +194,8 @@ pub fn parse_scenario(source: &str, text: &str) -> Result<Scenario, TraceError> 
             format!("expected exactly one YAML document, found {}", d.len()),
         )
     })?;
+    ksim_api::json::expect_mapping(&doc, "a scenario")
+        .map_err(|m| TraceError::at_field(source, "", m))?;
     serde_path_to_error::deserialize::<_, Scenario>(&doc).map_err(|e| {
         let path = e.path().to_string();
         TraceError::at_field(

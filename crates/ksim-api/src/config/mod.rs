@@ -88,7 +88,10 @@ impl KubeSchedulerConfiguration {
         if !v.is_object() {
             return Err(FieldErrors(vec![FieldError::new(
                 "",
-                format!("expected a KubeSchedulerConfiguration object, got {v}"),
+                format!(
+                    "expected a KubeSchedulerConfiguration object, got {}",
+                    crate::json::value_kind(v)
+                ),
             )]));
         }
         let unknown = strict::unknown_fields(v);

@@ -86,10 +86,11 @@ fn classify(path: &Path) -> Result<Input, TraceError> {
             1,
             "",
             format!(
-                "not an openb file: expected the header {:?} (nodes) or {:?} (pods), found {:?}",
+                "not an openb file: expected the header {:?} (nodes) or {:?} (pods), found another \
+                 first line ({} fields)",
                 NODE_COLS.join(","),
                 POD_COLS.join(","),
-                first.join(",")
+                first.len()
             ),
         ))
     }
