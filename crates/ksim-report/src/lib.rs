@@ -31,6 +31,7 @@ mod fmt;
 mod html;
 mod options;
 mod outputs;
+pub mod packing;
 mod plots;
 mod recorder;
 pub mod staging;
