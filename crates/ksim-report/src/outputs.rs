@@ -36,7 +36,7 @@ pub const PODS_HEADER: [&str; 13] = [
 
 /// The files [`Recorder::write_outputs`] writes, in the order it writes them; the completion
 /// marker ([`crate::staging::COMPLETE_MARKER`]) comes after them.
-pub const OUTPUT_FILES: [&str; 11] = [
+pub const OUTPUT_FILES: [&str; 15] = [
     "placements.csv",
     "pods.csv",
     "utilization.csv",
@@ -45,6 +45,10 @@ pub const OUTPUT_FILES: [&str; 11] = [
     "utilization.png",
     "pending.svg",
     "pending.png",
+    "running.svg",
+    "running.png",
+    "nodes_in_use.svg",
+    "nodes_in_use.png",
     "latency_cdf.svg",
     "latency_cdf.png",
     "report.html",

@@ -305,3 +305,45 @@ fn stranded(rec: &Recorder) -> Stranded {
         memory_bytes: (min_cpu.is_some() && min_mem.is_some()).then_some(s_mem),
     }
 }
+
+/// Nodes in use at each grid sample (x in `unit` seconds), for the report's plot.
+pub(crate) fn in_use_series(
+    rec: &Recorder,
+    samples: &[crate::utilization::ClusterSample],
+    unit: f64,
+) -> Vec<(f64, f64)> {
+    // +1/-1 per node-pod interval, then a running count of pods per node.
+    let mut evs: Vec<(i64, i64, u32)> = Vec::new();
+    for p in &rec.pods {
+        let (Some(b), Some(n)) = (p.bound, p.bound_node) else {
+            continue;
+        };
+        evs.push((b.micros(), 1, n));
+        if let Some(f) = p.finished {
+            evs.push((f.micros(), -1, n));
+        }
+    }
+    evs.sort_unstable();
+    let mut pods = vec![0i64; rec.nodes.len()];
+    let mut in_use = 0i64;
+    let mut i = 0;
+    let mut out = Vec::with_capacity(samples.len());
+    for s in samples {
+        while let Some(&(t, d, n)) = evs.get(i) {
+            if t > s.at.micros() {
+                break;
+            }
+            i += 1;
+            let slot = &mut pods[n as usize];
+            let before = *slot;
+            *slot += d;
+            if before == 0 && *slot > 0 {
+                in_use += 1;
+            } else if before > 0 && *slot == 0 {
+                in_use -= 1;
+            }
+        }
+        out.push((s.at.as_secs_f64() / unit, in_use as f64));
+    }
+    out
+}
