@@ -394,7 +394,6 @@ fn verdict(m: &Metric, run: &str, base: &str, v: f64, b: f64) -> String {
         let d = d.abs();
         match m.unit {
             Unit::Share => format!("{:.2} pp", d * 100.0),
-            Unit::Count => format!("{d}"),
             _ => display(m, Some(d)),
         }
     };
@@ -408,6 +407,20 @@ fn verdict(m: &Metric, run: &str, base: &str, v: f64, b: f64) -> String {
         "nodes_in_use_at_end" => format!(
             "{run} uses {} {word} nodes at the end ({vs} vs {bs}{rel}) than {base}",
             amount(v - b)
+        ),
+        "nodes_in_use_mean" => format!(
+            "{run} keeps {} {word} nodes in use on average ({vs} vs {bs}{rel}) than {base}",
+            amount(v - b)
+        ),
+        "stranded_cpu_millis" | "stranded_memory_bytes" => format!(
+            "{run} strands {} {} {} ({vs} vs {bs}{rel}) than {base}{judgement}",
+            amount(v - b),
+            if v < b { "less" } else { "more" },
+            if m.name == "stranded_cpu_millis" {
+                "cpu on nodes without room for memory"
+            } else {
+                "memory on nodes without room for cpu"
+            }
         ),
         "nodes_in_use_peak" => format!(
             "{run} peaks at {} {word} nodes in use ({vs} vs {bs}{rel}) than {base}",
@@ -436,6 +449,16 @@ fn display(m: &Metric, v: Option<f64>) -> String {
     let Some(v) = v else {
         return "–".into();
     };
+    // Raw units of the stranded-capacity figures, shown the way people size nodes.
+    if m.name.ends_with("_bytes") {
+        return format!("{:.1} GiB", v / (1024.0 * 1024.0 * 1024.0));
+    }
+    if m.name.ends_with("_millis") {
+        return format!("{:.1} cpu", v / 1000.0);
+    }
+    if m.name == "nodes_in_use_mean" {
+        return format!("{v:.1}");
+    }
     match m.unit {
         Unit::Count => format!("{v}"),
         Unit::Share => format!("{:.2}%", v * 100.0),
@@ -452,6 +475,9 @@ fn display(m: &Metric, v: Option<f64>) -> String {
 fn change(m: &Metric, v: f64, b: f64) -> String {
     match m.unit {
         Unit::Share => format!("{:+.2} pp", (v - b) * 100.0),
+        _ if b == 0.0 && (m.name.ends_with("_bytes") || m.name.ends_with("_millis")) => {
+            format!("+{}", display(m, Some(v - b)))
+        }
         _ if b == 0.0 => format!("{:+}", v - b),
         _ => format!("{:+.1}%", (v - b) / b.abs() * 100.0),
     }
