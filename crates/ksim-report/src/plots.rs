@@ -399,7 +399,7 @@ pub(crate) fn render_all(
         if let Some(v) = crate::summary::nearest_rank(&lat, p) {
             let x = lx(v);
             series.push((
-                format!("p{p} = {}", crate::fmt::secs(v as f64 / 1e6)),
+                format!("p{p} = {} s", crate::fmt::secs(v as f64 / 1e6)),
                 color,
                 vec![(x, 0.0), (x, 1.0)],
             ));
@@ -410,7 +410,7 @@ pub(crate) fn render_all(
         x_log: true,
         name: "latency_cdf",
         title: "Scheduling latency (scheduled − created), CDF".into(),
-        x_desc: "latency (s, log scale)".into(),
+        x_desc: "latency (s, log scale; below 1 ms drawn at 1 ms)".into(),
         y_desc: "share of scheduled pods".into(),
         x_max: lat_max,
         y_max: 1.02,

@@ -111,7 +111,11 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
         .map(|q| q.1)
         .chain(p.hline)
         .collect::<Vec<_>>();
-    let (y0, y1) = range(ys.into_iter());
+    // The y axis starts at zero for figures that cannot go negative, so a change of 0.2% is
+    // drawn as 0.2% of the height, not stretched to all of it.
+    let non_negative = ys.iter().all(|v| *v >= 0.0);
+    let (y0, y1) = range(ys.into_iter().chain(non_negative.then_some(0.0)));
+    let y0 = if non_negative { 0.0 } else { y0 };
     let mut chart = ChartBuilder::on(area)
         .caption(&p.title, ("sans-serif", 15))
         .margin(8)
@@ -288,6 +292,14 @@ pub fn write_table_plots(table: &RunTable, dir: &Path) -> Result<Vec<PathBuf>, S
             .collect();
         let mut panels = Vec::new();
         for m in &metrics {
+            // Runs compared side by side: only the figures that differ get a panel.
+            if table.axes.is_empty() {
+                let mut vals = table.rows.iter().map(|r| (m.get)(&r.summary));
+                let first = vals.next().flatten();
+                if vals.all(|v| v == first) {
+                    continue;
+                }
+            }
             let mut points = Vec::new();
             for (i, r) in table.rows.iter().enumerate() {
                 if let Some(y) = (m.get)(&r.summary) {
@@ -414,12 +426,31 @@ fn draw_cdfs<DB: DrawingBackend>(
         .map_err(e)?;
     for (i, (label, pts)) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let s = chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            .map_err(e)?;
+        // Every other run dashed, so curves stay apart in grey print and for colour-blind
+        // readers; the legend shows the same dash.
+        let dashed = i % 2 == 1;
+        let s = if dashed {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    pts.iter().copied(),
+                    8,
+                    5,
+                    color.stroke_width(2),
+                ))
+                .map_err(e)?
+        } else {
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(e)?
+        };
         if series.len() <= 12 {
             s.label(label.as_str()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                let style = color.stroke_width(2);
+                // Solid: both halves joined; dashed: a gap between them.
+                let (end, start) = if dashed { (7, 11) } else { (18, 18) };
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (end, 0)], style)
+                    + PathElement::new(vec![(start, 0), (18, 0)], style)
             });
         }
     }
