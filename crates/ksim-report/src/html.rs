@@ -198,6 +198,7 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
     // Plots.
     h.push_str("<section id=\"plots\"><h2>Over time</h2>");
     for (id, svg) in [
+        ("plot-pool-utilization", &plots.pool_utilization),
         ("plot-utilization", &plots.utilization),
         ("plot-nodes-in-use", &plots.nodes_in_use),
         ("plot-pending", &plots.pending),

@@ -347,3 +347,85 @@ pub(crate) fn in_use_series(
     }
     out
 }
+
+/// requested/allocatable (percent) of cpu and memory per pool at each grid sample, for the
+/// report's per-pool utilization plot: `(pool, resource, points)`, pools by name.
+pub(crate) fn pool_util_series(
+    rec: &Recorder,
+    samples: &[crate::utilization::ClusterSample],
+    unit: f64,
+) -> Vec<(String, String, Vec<(f64, f64)>)> {
+    let res: Vec<(u32, &str)> = ["cpu", "memory"]
+        .iter()
+        .filter_map(|n| rec.resources.get(n).map(|id| (id, *n)))
+        .collect();
+    // (time, kind: 0 capacity, 1 end, 2 bind, pool, index into pods or node events)
+    let mut evs: Vec<(i64, u8, usize)> = Vec::new();
+    for (i, e) in rec.node_events.iter().enumerate() {
+        evs.push((e.at.micros(), 0, i));
+    }
+    for (i, p) in rec.pods.iter().enumerate() {
+        if let (Some(b), Some(_)) = (p.bound, p.bound_node) {
+            evs.push((b.micros(), 2, i));
+            if let Some(f) = p.finished {
+                evs.push((f.micros(), 1, i));
+            }
+        }
+    }
+    evs.sort_unstable();
+    let npools = rec.pools.len();
+    let mut alloc = vec![vec![0i64; res.len()]; npools];
+    let mut req = vec![vec![0i64; res.len()]; npools];
+    let mut pts: Vec<Vec<Vec<(f64, f64)>>> = vec![vec![Vec::new(); res.len()]; npools];
+    let mut i = 0;
+    for s in samples {
+        while let Some(&(t, kind, idx)) = evs.get(i) {
+            if t > s.at.micros() {
+                break;
+            }
+            i += 1;
+            if kind == 0 {
+                let e = &rec.node_events[idx];
+                for &(r, v) in &e.delta {
+                    if let Some(c) = res.iter().position(|(id, _)| *id == r) {
+                        alloc[e.pool as usize][c] += v;
+                    }
+                }
+            } else {
+                let p = &rec.pods[idx];
+                let Some(n) = p.bound_node else { continue };
+                let pool = rec.nodes[n as usize].pool as usize;
+                let sign = if kind == 2 { 1 } else { -1 };
+                for &(r, v) in p.requests.iter() {
+                    if let Some(c) = res.iter().position(|(id, _)| *id == r) {
+                        req[pool][c] += sign * v;
+                    }
+                }
+            }
+        }
+        for p in 0..npools {
+            for c in 0..res.len() {
+                if alloc[p][c] > 0 {
+                    pts[p][c].push((
+                        s.at.as_secs_f64() / unit,
+                        100.0 * req[p][c] as f64 / alloc[p][c] as f64,
+                    ));
+                }
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..npools).collect();
+    order.sort_by(|a, b| rec.pools.names[*a].cmp(&rec.pools.names[*b]));
+    let mut out = Vec::new();
+    for p in order {
+        for (c, (_, name)) in res.iter().enumerate() {
+            let v = std::mem::take(&mut pts[p][c]);
+            if !v.is_empty() {
+                let pool = &rec.pools.names[p];
+                let pool = if pool.is_empty() { "(no pool)" } else { pool };
+                out.push((pool.to_string(), name.to_string(), v));
+            }
+        }
+    }
+    out
+}

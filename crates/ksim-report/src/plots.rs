@@ -37,6 +37,7 @@ pub(crate) struct PlotSet {
     pub pending: String,
     pub latency_cdf: String,
     pub running: String,
+    pub pool_utilization: String,
     pub nodes_in_use: String,
 }
 
@@ -294,6 +295,32 @@ pub(crate) fn render_all(
         series,
     };
 
+    // Per pool: the bottleneck is often one pool while the cluster-wide line looks calm.
+    let mut pool_series = Vec::new();
+    let mut pool_y_max: f64 = 100.0;
+    for (pool, res, pts) in crate::packing::pool_util_series(rec, &sweep.samples, unit) {
+        pool_y_max = pts.iter().map(|p| p.1).fold(pool_y_max, f64::max);
+        pool_series.push((
+            format!("{pool} {res}"),
+            PALETTE[pool_series.len() % PALETTE.len()],
+            steps(&pts),
+        ));
+    }
+    let pool_utilization = LineChart {
+        x_min: 0.0,
+        x_log: false,
+        name: "pool_utilization",
+        title: "Requested / allocatable per node pool".into(),
+        x_desc: format!("time ({unit_name})"),
+        y_desc: "% of the pool's allocatable".into(),
+        x_max,
+        y_max: pool_y_max * 1.05 + 8.0 * pool_series.len() as f64,
+        empty_note: pool_series.is_empty().then_some("no allocatable resources"),
+        integer_y: false,
+        legend: SeriesLabelPosition::UpperRight,
+        series: pool_series,
+    };
+
     // Pending pods: value at each sample, and the peak reached since the previous sample.
     let pending_pts: Vec<(f64, f64)> = sweep
         .samples
@@ -423,6 +450,7 @@ pub(crate) fn render_all(
 
     Ok(PlotSet {
         utilization: render(&utilization, dir)?,
+        pool_utilization: render(&pool_utilization, dir)?,
         pending: render(&pending, dir)?,
         running: render(&running, dir)?,
         nodes_in_use: render(&nodes_in_use, dir)?,
