@@ -332,12 +332,21 @@ fn packing_section(h: &mut String, pk: &crate::packing::Packing) {
                 pp.nodes_at_end,
                 pp.nodes_in_use_at_end,
                 escape(res),
-                pp.requested.get(res).copied().unwrap_or(0),
-                pp.allocatable.get(res).copied().unwrap_or(0),
+                amount(res, pp.requested.get(res).copied().unwrap_or(0)),
+                amount(res, pp.allocatable.get(res).copied().unwrap_or(0)),
                 opt_pct(u.mean),
                 opt_pct(u.peak)
             );
         }
     }
     h.push_str("</table>");
+}
+
+/// A resource amount the way people size nodes: cpu in cores, memory in GiB.
+fn amount(res: &str, v: i64) -> String {
+    match res {
+        "cpu" => format!("{:.1}", v as f64 / 1000.0),
+        "memory" => format!("{:.0} GiB", v as f64 / (1024.0 * 1024.0 * 1024.0)),
+        _ => v.to_string(),
+    }
 }
