@@ -350,3 +350,35 @@ fn amount(res: &str, v: i64) -> String {
         _ => v.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_messages_differing_only_in_counts_are_one_group() {
+        let r = |reason: &str, pods| ReasonCount {
+            reason: reason.into(),
+            pods,
+        };
+        let rows = [
+            r(
+                "0/300 nodes are available: 12 Insufficient cpu, 288 Insufficient memory.",
+                3,
+            ),
+            r(
+                "0/300 nodes are available: 13 Insufficient cpu, 287 Insufficient memory.",
+                2,
+            ),
+            r("0/300 nodes are available: 300 Insufficient cpu.", 4),
+        ];
+        let g = group_by_reason_set(&rows);
+        assert_eq!(
+            g,
+            vec![
+                r("Insufficient cpu · Insufficient memory", 5),
+                r("Insufficient cpu", 4),
+            ]
+        );
+    }
+}

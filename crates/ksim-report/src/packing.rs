@@ -348,13 +348,16 @@ pub(crate) fn in_use_series(
     out
 }
 
+/// One line of the per-pool utilization plot: pool, resource, (time, percent) points.
+pub(crate) type PoolSeries = (String, String, Vec<(f64, f64)>);
+
 /// requested/allocatable (percent) of cpu and memory per pool at each grid sample, for the
 /// report's per-pool utilization plot: `(pool, resource, points)`, pools by name.
 pub(crate) fn pool_util_series(
     rec: &Recorder,
     samples: &[crate::utilization::ClusterSample],
     unit: f64,
-) -> Vec<(String, String, Vec<(f64, f64)>)> {
+) -> Vec<PoolSeries> {
     let res: Vec<(u32, &str)> = ["cpu", "memory"]
         .iter()
         .filter_map(|n| rec.resources.get(n).map(|id| (id, *n)))
