@@ -401,7 +401,7 @@ pub fn latencies(dir: &Path) -> Result<Vec<f64>, SweepError> {
 fn draw_cdfs<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     series: &[(String, Vec<(f64, f64)>)],
-    x_max: f64,
+    x_range: (f64, f64),
 ) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
@@ -413,13 +413,14 @@ fn draw_cdfs<DB: DrawingBackend>(
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..x_max, 0f64..1.02)
+        .build_cartesian_2d(x_range.0..x_range.1, 0f64..1.02)
         .map_err(e)?;
     chart
         .configure_mesh()
-        .x_desc("latency (s)")
+        .x_desc("latency (s, log scale; below 1 ms drawn at 1 ms)")
         .y_desc("share of scheduled pods")
-        .x_label_formatter(&|x| short(*x))
+        // x is log10 of the latency: label ticks with the latency itself.
+        .x_label_formatter(&|x| short(10f64.powf(*x)))
         .label_style(("sans-serif", 13))
         .light_line_style(RGBColor(238, 238, 238))
         .draw()
@@ -472,7 +473,9 @@ fn draw_cdfs<DB: DrawingBackend>(
 pub fn write_latency_cdfs(table: &RunTable, dir: &Path) -> Result<(), SweepError> {
     ensure_font()?;
     let mut series = Vec::new();
-    let mut x_max: f64 = 0.0;
+    // Log time axis: the tail where p99 lives gets as much room as the body.
+    let lx = |v: f64| v.max(0.001).log10();
+    let (mut x_min, mut x_max) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in &table.rows {
         let lat = latencies(&r.dir)?;
         let n = lat.len();
@@ -481,19 +484,24 @@ pub fn write_latency_cdfs(table: &RunTable, dir: &Path) -> Result<(), SweepError
             // At most 400 exact points of the step function per run.
             let m = n.min(400);
             let mut prev = 0.0;
-            pts.push((lat[0], 0.0));
+            pts.push((lx(lat[0]), 0.0));
             for j in 1..=m {
                 let idx = (j * n).div_ceil(m) - 1;
                 let y = (idx + 1) as f64 / n as f64;
-                pts.push((lat[idx], prev));
-                pts.push((lat[idx], y));
+                pts.push((lx(lat[idx]), prev));
+                pts.push((lx(lat[idx]), y));
                 prev = y;
             }
-            x_max = x_max.max(lat[n - 1]);
+            x_min = x_min.min(lx(lat[0]).floor());
+            x_max = x_max.max(lx(lat[n - 1]).ceil());
         }
         series.push((r.id.clone(), pts));
     }
-    let x_max = if x_max > 0.0 { x_max * 1.05 } else { 1.0 };
+    let x_range = if x_min.is_finite() && x_max.is_finite() {
+        (x_min, x_max.max(x_min + 1.0))
+    } else {
+        (-3.0, 0.0)
+    };
     let size = (1000, 520);
     let err = |message: String| SweepError::Plot {
         name: "latency_cdf".into(),
@@ -502,14 +510,14 @@ pub fn write_latency_cdfs(table: &RunTable, dir: &Path) -> Result<(), SweepError
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw_cdfs(root, &series, x_max).map_err(err)?;
+        draw_cdfs(root, &series, x_range).map_err(err)?;
     }
     let p = dir.join("latency_cdf.svg");
     std::fs::write(&p, svg).map_err(|e| SweepError::io(&p, e))?;
     let png = dir.join("latency_cdf.png");
     {
         let root = BitMapBackend::new(&png, size).into_drawing_area();
-        draw_cdfs(root, &series, x_max).map_err(err)?;
+        draw_cdfs(root, &series, x_range).map_err(err)?;
     }
     Ok(())
 }
