@@ -183,6 +183,9 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
         None => card(&mut h, "Fragmentation", "–", "nothing pending at the end"),
     }
     h.push_str("</div>");
+    if let Some(pk) = &s.packing {
+        packing_section(&mut h, pk);
+    }
     let o = &p.by_outcome;
     let _ = write!(
         h,
@@ -195,8 +198,11 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
     // Plots.
     h.push_str("<section id=\"plots\"><h2>Over time</h2>");
     for (id, svg) in [
+        ("plot-pool-utilization", &plots.pool_utilization),
         ("plot-utilization", &plots.utilization),
+        ("plot-nodes-in-use", &plots.nodes_in_use),
         ("plot-pending", &plots.pending),
+        ("plot-running", &plots.running),
         ("plot-latency", &plots.latency_cdf),
     ] {
         let _ = write!(h, "<figure id=\"{id}\">{svg}</figure>");
@@ -214,8 +220,14 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
         "<p class=\"note\">Each pod counted once per reason in its last failure message.</p>",
     );
     reasons_table(&mut h, &s.unschedulable_reason_parts, "reason");
-    h.push_str("<h2>Last failure messages</h2>");
-    reasons_table(&mut h, &s.unschedulable_reasons, "message");
+    // Messages that differ only in their node counts are one group.
+    h.push_str("<h2>Last failure messages, grouped by their reasons</h2>");
+    h.push_str("<p class=\"note\">Messages with the same set of reasons are one row, node counts left out.</p>");
+    reasons_table(
+        &mut h,
+        &group_by_reason_set(&s.unschedulable_reasons),
+        "reasons",
+    );
     h.push_str("</section>\n");
 
     // Longest-pending pods.
@@ -259,4 +271,114 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
     h.push_str("<p class=\"note\">Latency percentiles use the nearest-rank method. Utilization is requested ÷ allocatable over bound pods, time-weighted. Files: pods.csv, placements.csv, utilization.csv, summary.json.</p>");
     h.push_str("</body></html>\n");
     h
+}
+
+/// Failure messages grouped by their set of reasons with the node counts taken out, so
+/// "0/300 nodes are available: 12 Insufficient cpu." and "…: 13 Insufficient cpu." are one row.
+fn group_by_reason_set(rows: &[ReasonCount]) -> Vec<ReasonCount> {
+    let mut groups: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    for r in rows {
+        let mut parts = crate::summary::reason_parts(&r.reason);
+        parts.sort();
+        parts.dedup();
+        *groups.entry(parts.join(" · ")).or_default() += r.pods;
+    }
+    let mut v: Vec<ReasonCount> = groups
+        .into_iter()
+        .map(|(reason, pods)| ReasonCount { reason, pods })
+        .collect();
+    v.sort_by(|a, b| b.pods.cmp(&a.pods).then_with(|| a.reason.cmp(&b.reason)));
+    v
+}
+
+/// Nodes in use and per-pool fill (the `packing` block of summary.json).
+fn packing_section(h: &mut String, pk: &crate::packing::Packing) {
+    h.push_str("<h2>Packing</h2><div class=\"cards\">");
+    card(
+        h,
+        "Nodes in use at end",
+        &count(pk.nodes_in_use.at_end),
+        &format!(
+            "hosting a pod · mean {} · peak {} · ever used {}",
+            pk.nodes_in_use
+                .mean
+                .map(|m| format!("{m:.1}"))
+                .unwrap_or_else(|| "–".into()),
+            pk.nodes_in_use.peak,
+            pk.nodes_ever_used
+        ),
+    );
+    let stranded = |v: Option<i64>, unit: f64, name: &str| {
+        v.map(|v| format!("{:.1} {name}", v as f64 / unit))
+            .unwrap_or_else(|| "–".into())
+    };
+    card(
+        h,
+        "Stranded capacity",
+        &stranded(pk.stranded.cpu_millis, 1000.0, "cpu"),
+        &format!(
+            "free cpu on nodes with no room for memory · {} free memory on nodes with no room for cpu",
+            stranded(pk.stranded.memory_bytes, 1024.0 * 1024.0 * 1024.0, "GiB")
+        ),
+    );
+    h.push_str("</div>");
+    h.push_str("<table><tr><th>pool</th><th>nodes</th><th>in use</th><th>resource</th><th>requested / allocatable at end</th><th>utilization mean</th><th>peak</th></tr>");
+    for (pool, pp) in &pk.pools {
+        for (res, u) in &pp.utilization {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{} / {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                escape(if pool.is_empty() { "(no pool)" } else { pool }),
+                pp.nodes_at_end,
+                pp.nodes_in_use_at_end,
+                escape(res),
+                amount(res, pp.requested.get(res).copied().unwrap_or(0)),
+                amount(res, pp.allocatable.get(res).copied().unwrap_or(0)),
+                opt_pct(u.mean),
+                opt_pct(u.peak)
+            );
+        }
+    }
+    h.push_str("</table>");
+}
+
+/// A resource amount the way people size nodes: cpu in cores, memory in GiB.
+fn amount(res: &str, v: i64) -> String {
+    match res {
+        "cpu" => format!("{:.1}", v as f64 / 1000.0),
+        "memory" => format!("{:.0} GiB", v as f64 / (1024.0 * 1024.0 * 1024.0)),
+        _ => v.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_messages_differing_only_in_counts_are_one_group() {
+        let r = |reason: &str, pods| ReasonCount {
+            reason: reason.into(),
+            pods,
+        };
+        let rows = [
+            r(
+                "0/300 nodes are available: 12 Insufficient cpu, 288 Insufficient memory.",
+                3,
+            ),
+            r(
+                "0/300 nodes are available: 13 Insufficient cpu, 287 Insufficient memory.",
+                2,
+            ),
+            r("0/300 nodes are available: 300 Insufficient cpu.", 4),
+        ];
+        let g = group_by_reason_set(&rows);
+        assert_eq!(
+            g,
+            vec![
+                r("Insufficient cpu · Insufficient memory", 5),
+                r("Insufficient cpu", 4),
+            ]
+        );
+    }
 }

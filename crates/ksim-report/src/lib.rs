@@ -13,7 +13,7 @@
 //! | `placements.csv` | every scheduling attempt, in order ([`PLACEMENTS_HEADER`]) |
 //! | `utilization.csv` | requested/allocatable per resource, per pool and cluster-wide, running and pending pods, on a grid of at most 2,001 samples ([`utilization`] module doc has the rule) |
 //! | `summary.json` | headline figures ([`Summary`]; its module doc has every definition) |
-//! | `utilization.{svg,png}`, `pending.{svg,png}`, `latency_cdf.{svg,png}` | plots |
+//! | `utilization.{svg,png}`, `pool_utilization.{svg,png}`, `pending.{svg,png}`, `running.{svg,png}`, `nodes_in_use.{svg,png}`, `latency_cdf.{svg,png}` (log time axis, p50/p90/p99 marked) | plots |
 //! | `report.html` | one self-contained page: summary, plots, reasons, pending pods |
 //!
 //! [`summary_table`] is the terminal table printed after a run; [`render_event_log`] re-renders
@@ -31,6 +31,7 @@ mod fmt;
 mod html;
 mod options;
 mod outputs;
+pub mod packing;
 mod plots;
 mod recorder;
 pub mod staging;

@@ -36,15 +36,21 @@ pub const PODS_HEADER: [&str; 13] = [
 
 /// The files [`Recorder::write_outputs`] writes, in the order it writes them; the completion
 /// marker ([`crate::staging::COMPLETE_MARKER`]) comes after them.
-pub const OUTPUT_FILES: [&str; 11] = [
+pub const OUTPUT_FILES: [&str; 17] = [
     "placements.csv",
     "pods.csv",
     "utilization.csv",
     "summary.json",
     "utilization.svg",
     "utilization.png",
+    "pool_utilization.svg",
+    "pool_utilization.png",
     "pending.svg",
     "pending.png",
+    "running.svg",
+    "running.png",
+    "nodes_in_use.svg",
+    "nodes_in_use.png",
     "latency_cdf.svg",
     "latency_cdf.png",
     "report.html",

@@ -36,6 +36,9 @@ pub(crate) struct PlotSet {
     pub utilization: String,
     pub pending: String,
     pub latency_cdf: String,
+    pub running: String,
+    pub pool_utilization: String,
+    pub nodes_in_use: String,
 }
 
 /// The embedded plot font could not be registered (it ships inside the binary, so this means a
@@ -75,8 +78,12 @@ struct LineChart {
     title: String,
     x_desc: String,
     y_desc: String,
+    /// Left end of the x axis (0 except on a log axis).
+    x_min: f64,
     x_max: f64,
     y_max: f64,
+    /// The x values are log10 of the quantity; ticks print 10^x.
+    x_log: bool,
     series: Vec<Series>,
     /// Shown in the middle when there is nothing to draw.
     empty_note: Option<&'static str>,
@@ -91,6 +98,17 @@ fn tick(v: &f64) -> String {
         format!("{v:.0}")
     } else {
         crate::fmt::secs(*v)
+    }
+}
+
+/// Tick label of a log10 axis: the quantity itself (0.01, 1, 100).
+fn log_tick(v: &f64) -> String {
+    let x = 10f64.powf(*v);
+    if x >= 1.0 {
+        format!("{}", (x * 10.0).round() / 10.0)
+    } else {
+        let t = format!("{x:.4}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 
@@ -148,7 +166,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -> Resu
         .margin(14)
         .x_label_area_size(48)
         .y_label_area_size(64)
-        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+        .build_cartesian_2d(c.x_min.min(x_max - 1e-9)..x_max, 0f64..y_max)
         .map_err(e)?;
     // Counts up to 10 get one tick per integer; larger ranges get round steps anyway.
     let y_labels = if c.integer_y && y_max <= 11.0 {
@@ -158,7 +176,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -> Resu
     };
     chart
         .configure_mesh()
-        .x_label_formatter(&tick)
+        .x_label_formatter(if c.x_log { &log_tick } else { &tick })
         .y_label_formatter(&tick)
         .y_labels(y_labels)
         .x_desc(c.x_desc.as_str())
@@ -262,6 +280,8 @@ pub(crate) fn render_all(
         ));
     }
     let utilization = LineChart {
+        x_min: 0.0,
+        x_log: false,
         name: "utilization",
         title: "Requested / allocatable, whole cluster".into(),
         x_desc: format!("time ({unit_name})"),
@@ -273,6 +293,32 @@ pub(crate) fn render_all(
         integer_y: false,
         legend: SeriesLabelPosition::UpperRight,
         series,
+    };
+
+    // Per pool: the bottleneck is often one pool while the cluster-wide line looks calm.
+    let mut pool_series = Vec::new();
+    let mut pool_y_max: f64 = 100.0;
+    for (pool, res, pts) in crate::packing::pool_util_series(rec, &sweep.samples, unit) {
+        pool_y_max = pts.iter().map(|p| p.1).fold(pool_y_max, f64::max);
+        pool_series.push((
+            format!("{pool} {res}"),
+            PALETTE[pool_series.len() % PALETTE.len()],
+            steps(&pts),
+        ));
+    }
+    let pool_utilization = LineChart {
+        x_min: 0.0,
+        x_log: false,
+        name: "pool_utilization",
+        title: "Requested / allocatable per node pool".into(),
+        x_desc: format!("time ({unit_name})"),
+        y_desc: "% of the pool's allocatable".into(),
+        x_max,
+        y_max: pool_y_max * 1.05 + 8.0 * pool_series.len() as f64,
+        empty_note: pool_series.is_empty().then_some("no allocatable resources"),
+        integer_y: false,
+        legend: SeriesLabelPosition::UpperRight,
+        series: pool_series,
     };
 
     // Pending pods: value at each sample, and the peak reached since the previous sample.
@@ -291,14 +337,45 @@ pub(crate) fn render_all(
         .iter()
         .map(|s| (t(s), s.running as f64))
         .collect();
-    let y_max = peak_pts
-        .iter()
-        .chain(&running_pts)
-        .map(|p| p.1)
-        .fold(1.0, f64::max);
+    // Pending pods get their own axis: next to the running count (thousands) a peak of ten
+    // would be a flat line. Running pods have their own chart.
+    let y_max = peak_pts.iter().map(|p| p.1).fold(1.0, f64::max);
+    let running_max = running_pts.iter().map(|p| p.1).fold(1.0, f64::max);
+    let running = LineChart {
+        x_min: 0.0,
+        x_log: false,
+        name: "running",
+        title: "Running pods".into(),
+        x_desc: format!("time ({unit_name})"),
+        y_desc: "pods".into(),
+        x_max,
+        y_max: running_max * 1.25,
+        empty_note: None,
+        integer_y: true,
+        legend: SeriesLabelPosition::UpperRight,
+        series: vec![("running".into(), PALETTE[0], steps(&running_pts))],
+    };
+    let in_use_pts = crate::packing::in_use_series(rec, &sweep.samples, unit);
+    let in_use_max = in_use_pts.iter().map(|p| p.1).fold(1.0, f64::max);
+    let nodes_in_use = LineChart {
+        x_min: 0.0,
+        x_log: false,
+        name: "nodes_in_use",
+        title: "Nodes in use (hosting at least one pod)".into(),
+        x_desc: format!("time ({unit_name})"),
+        y_desc: "nodes".into(),
+        x_max,
+        y_max: in_use_max * 1.25,
+        empty_note: None,
+        integer_y: true,
+        legend: SeriesLabelPosition::UpperRight,
+        series: vec![("nodes in use".into(), PALETTE[1], steps(&in_use_pts))],
+    };
     let pending = LineChart {
+        x_min: 0.0,
+        x_log: false,
         name: "pending",
-        title: "Pending and running pods".into(),
+        title: "Pending pods".into(),
         x_desc: format!("time ({unit_name})"),
         y_desc: "pods".into(),
         x_max,
@@ -313,49 +390,70 @@ pub(crate) fn render_all(
                 steps(&peak_pts),
             ),
             ("pending".into(), PALETTE[3], steps(&pending_pts)),
-            ("running".into(), PALETTE[0], steps(&running_pts)),
         ],
     };
 
-    // Latency CDF, thinned to at most 2,000 points (each an exact point of the CDF).
+    // Latency CDF on a log time axis (the tail where p99 lives gets room), thinned to at most
+    // 2,000 points (each an exact point of the CDF). Latencies below 1 ms are drawn at 1 ms.
     let lat = latencies(rec);
+    let lx = |us: i64| (us.max(1000) as f64 / 1e6).log10();
     let n = lat.len();
     let mut cdf = Vec::new();
     if n > 0 {
         let m = n.min(2000);
-        cdf.push((lat[0] as f64 / 1e6, 0.0));
+        cdf.push((lx(lat[0]), 0.0));
         let mut prev_y = 0.0;
         for j in 1..=m {
             let idx = (j * n).div_ceil(m) - 1;
-            let x = lat[idx] as f64 / 1e6;
+            let x = lx(lat[idx]);
             let y = (idx + 1) as f64 / n as f64;
             cdf.push((x, prev_y));
             cdf.push((x, y));
             prev_y = y;
         }
     }
-    let lat_max = lat.last().map(|&v| v as f64 / 1e6).unwrap_or(0.0);
+    let (lat_min, lat_max) = match (lat.first(), lat.last()) {
+        (Some(&a), Some(&b)) => (lx(a).floor(), lx(b).ceil().max(lx(a).floor() + 1.0)),
+        _ => (-3.0, 0.0),
+    };
+    let mut series = if n > 0 {
+        vec![(format!("{n} scheduled pods"), PALETTE[0], cdf)]
+    } else {
+        Vec::new()
+    };
+    // p50/p90/p99 as vertical markers, each in its own colour and named in the legend.
+    for (p, color) in [(50, PALETTE[1]), (90, PALETTE[2]), (99, PALETTE[3])] {
+        if let Some(v) = crate::summary::nearest_rank(&lat, p) {
+            let x = lx(v);
+            series.push((
+                format!("p{p} = {} s", crate::fmt::secs(v as f64 / 1e6)),
+                color,
+                vec![(x, 0.0), (x, 1.0)],
+            ));
+        }
+    }
     let latency_cdf = LineChart {
+        x_min: lat_min,
+        x_log: true,
         name: "latency_cdf",
         title: "Scheduling latency (scheduled − created), CDF".into(),
-        x_desc: "latency (s)".into(),
+        x_desc: "latency (s, log scale; below 1 ms drawn at 1 ms)".into(),
         y_desc: "share of scheduled pods".into(),
-        x_max: if lat_max > 0.0 { lat_max * 1.05 } else { 1.0 },
+        x_max: lat_max,
         y_max: 1.02,
         empty_note: (n == 0).then_some("no pod was scheduled"),
         integer_y: false,
         // A CDF ends high on the right: its lower right corner is free.
         legend: SeriesLabelPosition::LowerRight,
-        series: if n > 0 {
-            vec![(format!("{n} scheduled pods"), PALETTE[0], cdf)]
-        } else {
-            Vec::new()
-        },
+        series,
     };
 
     Ok(PlotSet {
         utilization: render(&utilization, dir)?,
+        pool_utilization: render(&pool_utilization, dir)?,
         pending: render(&pending, dir)?,
+        running: render(&running, dir)?,
+        nodes_in_use: render(&nodes_in_use, dir)?,
         latency_cdf: render(&latency_cdf, dir)?,
     })
 }

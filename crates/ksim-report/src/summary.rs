@@ -66,6 +66,10 @@ pub struct Summary {
     /// The schedulerNames of pods no profile serves (see `Outcome::Unserved`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unserved_schedulers: Vec<String>,
+    /// Nodes in use, per-pool fill and stranded capacity (see the `packing` module); absent in
+    /// summaries written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packing: Option<crate::packing::Packing>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -372,6 +376,7 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         unmatched_records: rec.unmatched,
         stalled: rec.stalled.clone(),
         unserved_schedulers: rec.unserved.clone(),
+        packing: Some(crate::packing::compute(rec)),
     }
 }
 

@@ -557,10 +557,15 @@ fn html_is_self_contained_with_summary_plots_and_tables() {
     let s = run_into(&fixture(), &dir, ReportOptions::default());
     let html = read(&dir, "report.html");
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert_eq!(html.matches("<svg").count(), 3, "three inline plots");
+    assert_eq!(html.matches("<svg").count(), 6, "six inline plots");
     for id in [
         "id=\"summary\"",
         "id=\"plot-utilization\"",
+        "id=\"plot-pool-utilization\"",
+        "id=\"plot-nodes-in-use\"",
+        "id=\"plot-running\"",
+        "Nodes in use at end",
+        "Last failure messages, grouped by their reasons",
         "id=\"plot-pending\"",
         "id=\"plot-latency\"",
         "id=\"reasons\"",

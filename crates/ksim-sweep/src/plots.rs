@@ -111,7 +111,11 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
         .map(|q| q.1)
         .chain(p.hline)
         .collect::<Vec<_>>();
-    let (y0, y1) = range(ys.into_iter());
+    // The y axis starts at zero for figures that cannot go negative, so a change of 0.2% is
+    // drawn as 0.2% of the height, not stretched to all of it.
+    let non_negative = ys.iter().all(|v| *v >= 0.0);
+    let (y0, y1) = range(ys.into_iter().chain(non_negative.then_some(0.0)));
+    let y0 = if non_negative { 0.0 } else { y0 };
     let mut chart = ChartBuilder::on(area)
         .caption(&p.title, ("sans-serif", 15))
         .margin(8)
@@ -288,6 +292,14 @@ pub fn write_table_plots(table: &RunTable, dir: &Path) -> Result<Vec<PathBuf>, S
             .collect();
         let mut panels = Vec::new();
         for m in &metrics {
+            // Runs compared side by side: only the figures that differ get a panel.
+            if table.axes.is_empty() {
+                let mut vals = table.rows.iter().map(|r| (m.get)(&r.summary));
+                let first = vals.next().flatten();
+                if vals.all(|v| v == first) {
+                    continue;
+                }
+            }
             let mut points = Vec::new();
             for (i, r) in table.rows.iter().enumerate() {
                 if let Some(y) = (m.get)(&r.summary) {
@@ -389,7 +401,7 @@ pub fn latencies(dir: &Path) -> Result<Vec<f64>, SweepError> {
 fn draw_cdfs<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     series: &[(String, Vec<(f64, f64)>)],
-    x_max: f64,
+    x_range: (f64, f64),
 ) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
@@ -401,25 +413,45 @@ fn draw_cdfs<DB: DrawingBackend>(
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..x_max, 0f64..1.02)
+        .build_cartesian_2d(x_range.0..x_range.1, 0f64..1.02)
         .map_err(e)?;
     chart
         .configure_mesh()
-        .x_desc("latency (s)")
+        .x_desc("latency (s, log scale; below 1 ms drawn at 1 ms)")
         .y_desc("share of scheduled pods")
-        .x_label_formatter(&|x| short(*x))
+        // x is log10 of the latency: label ticks with the latency itself.
+        .x_label_formatter(&|x| short(10f64.powf(*x)))
         .label_style(("sans-serif", 13))
         .light_line_style(RGBColor(238, 238, 238))
         .draw()
         .map_err(e)?;
     for (i, (label, pts)) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let s = chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            .map_err(e)?;
+        // Every other run dashed, so curves stay apart in grey print and for colour-blind
+        // readers; the legend shows the same dash.
+        let dashed = i % 2 == 1;
+        let s = if dashed {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    pts.iter().copied(),
+                    8,
+                    5,
+                    color.stroke_width(2),
+                ))
+                .map_err(e)?
+        } else {
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(e)?
+        };
         if series.len() <= 12 {
             s.label(label.as_str()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                let style = color.stroke_width(2);
+                // Solid: both halves joined; dashed: a gap between them.
+                let (end, start) = if dashed { (7, 11) } else { (18, 18) };
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (end, 0)], style)
+                    + PathElement::new(vec![(start, 0), (18, 0)], style)
             });
         }
     }
@@ -441,7 +473,9 @@ fn draw_cdfs<DB: DrawingBackend>(
 pub fn write_latency_cdfs(table: &RunTable, dir: &Path) -> Result<(), SweepError> {
     ensure_font()?;
     let mut series = Vec::new();
-    let mut x_max: f64 = 0.0;
+    // Log time axis: the tail where p99 lives gets as much room as the body.
+    let lx = |v: f64| v.max(0.001).log10();
+    let (mut x_min, mut x_max) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in &table.rows {
         let lat = latencies(&r.dir)?;
         let n = lat.len();
@@ -450,19 +484,24 @@ pub fn write_latency_cdfs(table: &RunTable, dir: &Path) -> Result<(), SweepError
             // At most 400 exact points of the step function per run.
             let m = n.min(400);
             let mut prev = 0.0;
-            pts.push((lat[0], 0.0));
+            pts.push((lx(lat[0]), 0.0));
             for j in 1..=m {
                 let idx = (j * n).div_ceil(m) - 1;
                 let y = (idx + 1) as f64 / n as f64;
-                pts.push((lat[idx], prev));
-                pts.push((lat[idx], y));
+                pts.push((lx(lat[idx]), prev));
+                pts.push((lx(lat[idx]), y));
                 prev = y;
             }
-            x_max = x_max.max(lat[n - 1]);
+            x_min = x_min.min(lx(lat[0]).floor());
+            x_max = x_max.max(lx(lat[n - 1]).ceil());
         }
         series.push((r.id.clone(), pts));
     }
-    let x_max = if x_max > 0.0 { x_max * 1.05 } else { 1.0 };
+    let x_range = if x_min.is_finite() && x_max.is_finite() {
+        (x_min, x_max.max(x_min + 1.0))
+    } else {
+        (-3.0, 0.0)
+    };
     let size = (1000, 520);
     let err = |message: String| SweepError::Plot {
         name: "latency_cdf".into(),
@@ -471,14 +510,14 @@ pub fn write_latency_cdfs(table: &RunTable, dir: &Path) -> Result<(), SweepError
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw_cdfs(root, &series, x_max).map_err(err)?;
+        draw_cdfs(root, &series, x_range).map_err(err)?;
     }
     let p = dir.join("latency_cdf.svg");
     std::fs::write(&p, svg).map_err(|e| SweepError::io(&p, e))?;
     let png = dir.join("latency_cdf.png");
     {
         let root = BitMapBackend::new(&png, size).into_drawing_area();
-        draw_cdfs(root, &series, x_max).map_err(err)?;
+        draw_cdfs(root, &series, x_range).map_err(err)?;
     }
     Ok(())
 }

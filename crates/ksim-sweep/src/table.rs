@@ -25,7 +25,54 @@ pub fn headline() -> Vec<Metric> {
         unit: Unit::Count,
         get: |s| Some(s.nodes.at_end as f64),
     });
+    m.extend(packing_metrics());
     m
+}
+
+/// The packing figures (`summary.json` → `packing`), appended to the sweep columns. Fewer nodes
+/// in use for the same pods is better: the rest can be scaled away.
+pub fn packing_metrics() -> Vec<Metric> {
+    fn pk(s: &Summary) -> Option<&ksim_report::packing::Packing> {
+        s.packing.as_ref()
+    }
+    vec![
+        Metric {
+            name: "nodes_in_use_at_end",
+            better: Better::Lower,
+            unit: Unit::Count,
+            get: |s| pk(s).map(|p| p.nodes_in_use.at_end as f64),
+        },
+        Metric {
+            name: "nodes_in_use_mean",
+            better: Better::Lower,
+            unit: Unit::Ratio,
+            get: |s| pk(s).and_then(|p| p.nodes_in_use.mean),
+        },
+        Metric {
+            name: "nodes_in_use_peak",
+            better: Better::Lower,
+            unit: Unit::Count,
+            get: |s| pk(s).map(|p| p.nodes_in_use.peak as f64),
+        },
+        Metric {
+            name: "nodes_ever_used",
+            better: Better::Lower,
+            unit: Unit::Count,
+            get: |s| pk(s).map(|p| p.nodes_ever_used as f64),
+        },
+        Metric {
+            name: "stranded_cpu_millis",
+            better: Better::Lower,
+            unit: Unit::Count,
+            get: |s| pk(s).and_then(|p| p.stranded.cpu_millis.map(|v| v as f64)),
+        },
+        Metric {
+            name: "stranded_memory_bytes",
+            better: Better::Lower,
+            unit: Unit::Count,
+            get: |s| pk(s).and_then(|p| p.stranded.memory_bytes.map(|v| v as f64)),
+        },
+    ]
 }
 
 /// One run of the table.
@@ -221,7 +268,9 @@ impl RunTable {
                 Some(first) => vals.any(|v| v != first),
             }
         };
-        let shown: Vec<&Metric> = metrics.iter().filter(|m| differs(m)).collect();
+        // Packing figures lead: they are what a capacity planner reads first.
+        let mut shown: Vec<&Metric> = metrics.iter().filter(|m| differs(m)).collect();
+        shown.sort_by_key(|m| !m.name.starts_with("nodes_"));
         let same: Vec<&Metric> = metrics.iter().filter(|m| !differs(m)).collect();
         let mut t = Table::new();
         t.load_preset(presets::UTF8_FULL_CONDENSED)
@@ -258,7 +307,17 @@ impl RunTable {
                 col.set_cell_alignment(CellAlignment::Right);
             }
         }
-        let mut out = t.to_string();
+        let mut out = String::new();
+        if baseline {
+            for line in self.verdicts() {
+                out.push_str(&line);
+                out.push('\n');
+            }
+            if self.rows.len() > 1 {
+                out.push('\n');
+            }
+        }
+        out.push_str(&t.to_string());
         out.push_str("\n* best of the runs in that column");
         if baseline && self.rows.len() > 1 {
             out.push_str(&format!(
@@ -279,10 +338,127 @@ impl RunTable {
     }
 }
 
+impl RunTable {
+    /// One sentence per figure that differs from the first run, per later run: what changed,
+    /// by how much (absolute and relative) and whether that is better. The nodes-in-use figures
+    /// come first; a run whose latency percentiles equal the baseline's says "at the same
+    /// latency" on its first line.
+    pub fn verdicts(&self) -> Vec<String> {
+        let Some(base) = self.rows.first() else {
+            return Vec::new();
+        };
+        let mut metrics = headline();
+        metrics.sort_by_key(|m| !m.name.starts_with("nodes_"));
+        let mut lines = Vec::new();
+        for r in self.rows.iter().skip(1) {
+            let same_latency = ["latency_p50_s", "latency_p90_s", "latency_p99_s"]
+                .iter()
+                .all(|n| {
+                    metrics
+                        .iter()
+                        .find(|m| m.name == *n)
+                        .is_some_and(|m| (m.get)(&r.summary) == (m.get)(&base.summary))
+                });
+            let mut first = true;
+            for m in &metrics {
+                let (Some(v), Some(b)) = ((m.get)(&r.summary), (m.get)(&base.summary)) else {
+                    continue;
+                };
+                if v == b {
+                    continue;
+                }
+                let mut line = verdict(m, &r.id, &base.id, v, b);
+                if first && same_latency {
+                    line.push_str(" at the same latency");
+                }
+                first = false;
+                lines.push(line);
+            }
+        }
+        lines
+    }
+}
+
+/// "mostallocated uses 57 fewer nodes at the end (243 vs 300, −19.0%) than default".
+fn verdict(m: &Metric, run: &str, base: &str, v: f64, b: f64) -> String {
+    let rel = if b == 0.0 {
+        String::new()
+    } else {
+        format!(
+            ", {}",
+            signed(format!("{:+.1}%", (v - b) / b.abs() * 100.0))
+        )
+    };
+    let (vs, bs) = (display(m, Some(v)), display(m, Some(b)));
+    let amount = |d: f64| {
+        let d = d.abs();
+        match m.unit {
+            Unit::Share => format!("{:.2} pp", d * 100.0),
+            _ => display(m, Some(d)),
+        }
+    };
+    let judgement = match (m.better, v < b) {
+        (Better::Neither, _) => "",
+        (Better::Lower, true) | (Better::Higher, false) => " (better)",
+        _ => " (worse)",
+    };
+    let word = if v < b { "fewer" } else { "more" };
+    let text = match m.name {
+        "nodes_in_use_at_end" => format!(
+            "{run} uses {} {word} nodes at the end ({vs} vs {bs}{rel}) than {base}",
+            amount(v - b)
+        ),
+        "nodes_in_use_mean" => format!(
+            "{run} keeps {} {word} nodes in use on average ({vs} vs {bs}{rel}) than {base}",
+            amount(v - b)
+        ),
+        "stranded_cpu_millis" | "stranded_memory_bytes" => format!(
+            "{run} strands {} {} {} ({vs} vs {bs}{rel}) than {base}{judgement}",
+            amount(v - b),
+            if v < b { "less" } else { "more" },
+            if m.name == "stranded_cpu_millis" {
+                "cpu on nodes without room for memory"
+            } else {
+                "memory on nodes without room for cpu"
+            }
+        ),
+        "nodes_in_use_peak" => format!(
+            "{run} peaks at {} {word} nodes in use ({vs} vs {bs}{rel}) than {base}",
+            amount(v - b)
+        ),
+        "nodes_ever_used" => format!(
+            "{run} ever uses {} {word} nodes ({vs} vs {bs}{rel}) than {base}",
+            amount(v - b)
+        ),
+        _ => format!(
+            "{run}: {} {} {} ({vs} vs {bs}{rel}) than {base}{judgement}",
+            m.name,
+            if v < b { "lower by" } else { "higher by" },
+            amount(v - b)
+        ),
+    };
+    text
+}
+
+/// A sign as a typographic minus, so "−19%" reads as a change, not a hyphen.
+fn signed(s: String) -> String {
+    s.replacen('-', "\u{2212}", 1)
+}
+
 fn display(m: &Metric, v: Option<f64>) -> String {
     let Some(v) = v else {
         return "–".into();
     };
+    // Raw units of the stranded-capacity figures, shown the way people size nodes.
+    if m.name.ends_with("_bytes") {
+        return format!("{:.1} GiB", v / (1024.0 * 1024.0 * 1024.0));
+    }
+    if m.name.ends_with("_millis") {
+        return format!("{:.1} cpu", v / 1000.0);
+    }
+    if m.name == "nodes_in_use_mean" {
+        return format!("{v:.1}");
+    }
     match m.unit {
         Unit::Count => format!("{v}"),
         Unit::Share => format!("{:.2}%", v * 100.0),
@@ -299,6 +475,9 @@ fn display(m: &Metric, v: Option<f64>) -> String {
 fn change(m: &Metric, v: f64, b: f64) -> String {
     match m.unit {
         Unit::Share => format!("{:+.2} pp", (v - b) * 100.0),
+        _ if b == 0.0 && (m.name.ends_with("_bytes") || m.name.ends_with("_millis")) => {
+            format!("+{}", display(m, Some(v - b)))
+        }
         _ if b == 0.0 => format!("{:+}", v - b),
         _ => format!("{:+.1}%", (v - b) / b.abs() * 100.0),
     }

@@ -1,6 +1,7 @@
 //! `ksim compare DIR... [--out DIR] [--csv FILE]`: the headline figures of runs made separately,
 //! side by side — only the figures that differ get a column, the best value per column is
-//! marked, and each value shows its change from the first run. With `--out`, the same
+//! marked, and each value shows its change from the first run. Above the table, one verdict line
+//! per figure that differs, nodes in use first. With `--out`, the same
 //! `sweep.csv`-style table (compare.csv) and plots a sweep writes.
 
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ pub struct CompareArgs {
     /// Write compare.csv and the comparison plots (runs.svg, latency_cdf.svg) here.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Also write the long-format table (run,metric,value,best) as CSV here.
+    /// Also write compare.csv (the same table as `--out` writes) here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
 }
@@ -26,7 +27,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let table = RunTable::from_dirs(&a.runs)?;
     println!("{}", table.terminal(true));
     if let Some(p) = &a.csv {
-        ksim_report::Comparison::from_paths(&a.runs)?.write_csv(p)?;
+        // One CSV format for comparisons: the sweep.csv-style table.
+        table.write_csv(p)?;
     }
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out)?;
