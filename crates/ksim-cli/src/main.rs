@@ -53,6 +53,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `ksim compare a b | head`: a closed pipe ends the process quietly, as for other command
+    // line tools, instead of a panic from `println!`.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => commands::run::run(a),
