@@ -20,7 +20,15 @@ pub const COMPLETE_MARKER: &str = "ksim-complete.json";
 
 /// Files besides [`OUTPUT_FILES`] that a run directory may hold (`run.json`: a sweep run's
 /// configuration).
-const OTHER_RUN_FILES: [&str; 3] = ["events.jsonl", "run.json", COMPLETE_MARKER];
+const OTHER_RUN_FILES: [&str; 7] = [
+    "events.jsonl",
+    "run.json",
+    "explain.jsonl",
+    "scheduler-config.yaml",
+    "scenario.yaml",
+    "ksim-run.json",
+    COMPLETE_MARKER,
+];
 
 /// A run directory being written.
 #[derive(Debug)]

@@ -168,6 +168,9 @@ pub struct Algorithm {
     pub percentage_of_nodes_to_score: i32,
     scores: ScoreTable,
     feasible: Vec<usize>,
+    /// The filter statuses of the last cycle that found a node (a failed cycle returns them in
+    /// its `FitError`): kept, not recomputed, for `--explain`.
+    last_statuses: NodeToStatus,
 }
 
 impl Algorithm {
@@ -178,12 +181,24 @@ impl Algorithm {
             percentage_of_nodes_to_score,
             scores: ScoreTable::default(),
             feasible: Vec::new(),
+            last_statuses: NodeToStatus::new(0),
         }
     }
 
     /// The scores of the last cycle that scored (for reports and tests).
     pub fn last_scores(&self) -> &ScoreTable {
         &self.scores
+    }
+
+    /// The feasible nodes (snapshot indices) of the last cycle, in the order of
+    /// [`Algorithm::last_scores`]' columns (scores are current only when more than one fit).
+    pub fn last_feasible(&self) -> &[usize] {
+        &self.feasible
+    }
+
+    /// The per-node filter statuses of the last cycle that found a node.
+    pub fn last_statuses(&self) -> &NodeToStatus {
+        &self.last_statuses
     }
 
     /// `numFeasibleNodesToFind`.
@@ -237,7 +252,7 @@ impl Algorithm {
             Err(s) => Err(ScheduleError::Internal(s)),
             Ok(()) if feasible.is_empty() => Err(ScheduleError::Fit(FitError {
                 num_all_nodes: snapshot.len(),
-                diagnosis,
+                diagnosis: std::mem::take(&mut diagnosis),
             })),
             Ok(()) if feasible.len() == 1 => Ok(ScheduleResult {
                 suggested_host: feasible[0],
@@ -257,6 +272,10 @@ impl Algorithm {
             }
         };
         self.feasible = feasible;
+        if out.is_ok() {
+            // A move, not a copy: the map was allocated for this cycle anyway.
+            self.last_statuses = diagnosis.node_to_status;
+        }
         out
     }
 

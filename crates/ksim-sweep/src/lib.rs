@@ -29,6 +29,9 @@ pub mod table;
 
 pub use error::SweepError;
 pub use merge::{find_manifests, merge, write_sweep_outputs};
-pub use run::{run_plan, run_sweep, Manifest, Shard, SweepOptions, SweepProgress};
+pub use run::{
+    run_plan, run_plan_explain, run_plan_with, run_sweep, Manifest, Shard, SweepOptions,
+    SweepProgress,
+};
 pub use spec::{load_sweep, parse_sweep, Sweep};
 pub use table::RunTable;

@@ -35,6 +35,18 @@ pub fn run_plan_with(
     progress: &mut dyn FnMut(SimTime),
     extra: &[(&str, &str)],
 ) -> Result<Summary, SweepError> {
+    run_plan_explain(plan, out, event_log, progress, extra, None)
+}
+
+/// [`run_plan_with`], also recording the selected pods' attempts into `explain.jsonl`.
+pub fn run_plan_explain(
+    plan: ScenarioPlan,
+    out: &Path,
+    event_log: bool,
+    progress: &mut dyn FnMut(SimTime),
+    extra: &[(&str, &str)],
+    explain: Option<ksim_engine::explain::ExplainSelector>,
+) -> Result<Summary, SweepError> {
     let source = plan.source.clone();
     let run_err = |m: String| SweepError::Run {
         run: source.clone(),
@@ -52,6 +64,10 @@ pub fn run_plan_with(
         plan.objects,
     )
     .map_err(|e| run_err(e.to_string()))?;
+    let explaining = explain.is_some();
+    if let Some(sel) = explain {
+        sim.set_explain(sel);
+    }
     let mut events = plan.events;
     events.set_seed(seed);
     sim.add_source(Box::new(events))
@@ -81,6 +97,15 @@ pub fn run_plan_with(
     }
     if let Some(l) = log {
         l.finish()?;
+    }
+    if explaining {
+        let path = dir.join("explain.jsonl");
+        let mut text = String::new();
+        for line in sim.take_explain() {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        std::fs::write(&path, text).map_err(|e| SweepError::io(&path, e))?;
     }
     let summary = recorder.write_outputs(dir)?;
     staged.commit()?;

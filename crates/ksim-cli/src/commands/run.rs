@@ -40,6 +40,11 @@ pub struct RunArgs {
     /// Also write the event log (events.jsonl) that `ksim report` re-renders.
     #[arg(long)]
     pub event_log: bool,
+    /// Record the scheduling detail (per-node filter results, per-plugin scores, preemption) of
+    /// the selected pods' attempts into explain.jsonl: `ns/name`, a label selector `app=web`,
+    /// `pending` (pods with an unschedulable attempt) or `all`.
+    #[arg(long, value_name = "SELECTOR")]
+    pub explain: Option<String>,
     /// Do not print the summary table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -121,7 +126,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let horizon = plan.engine.horizon;
-    let summary = run_plan(plan, &out, a.event_log)?;
+    let explain = match &a.explain {
+        Some(s) => Some(
+            ksim_engine::explain::ExplainSelector::parse(s)
+                .map_err(|e| anyhow::anyhow!("--explain: {e}"))?,
+        ),
+        None => None,
+    };
+    let summary = run_plan_explain(plan, &out, a.event_log, explain)?;
     let wall = started.elapsed();
     if let Some(why) = &summary.stalled {
         eprintln!("note: {why}");
@@ -147,15 +159,22 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs a plan and writes every output into `out`, with a progress bar by virtual time (the
-/// run itself is `ksim_sweep::run_plan`, shared with sweeps and capacity plans).
-pub fn run_plan(
+/// [`run_plan`] with `--explain`.
+pub fn run_plan_explain(
     plan: ScenarioPlan,
     out: &Path,
     event_log: bool,
+    explain: Option<ksim_engine::explain::ExplainSelector>,
 ) -> anyhow::Result<ksim_report::Summary> {
     let mut progress = VirtualTimeProgress::new(&plan.name, plan.engine.horizon);
-    let summary = ksim_sweep::run_plan(plan, out, event_log, &mut |at| progress.update(at));
+    let summary = ksim_sweep::run_plan_explain(
+        plan,
+        out,
+        event_log,
+        &mut |at| progress.update(at),
+        &[],
+        explain,
+    );
     progress.finish();
     Ok(summary?)
 }

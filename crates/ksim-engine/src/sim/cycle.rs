@@ -48,9 +48,15 @@ impl Simulation {
         // UpdateSnapshot: a cycle sees the node list re-read if nodes were added or removed.
         self.snapshot.update_for_cycle();
         self.cycle_generation = self.cluster_generation;
+        let explain_start = match &self.explain {
+            Some(sel) if sel.selects(&info) => Some(self.alg.next_start_node_index),
+            None | Some(_) => None,
+        };
         let res = self
             .alg
             .schedule_pod(&fwk, &mut state, &info, &self.snapshot, &self.nominator);
+        let mut explain =
+            explain_start.map(|start| self.explain_base(&fwk, &info, attempt, start, &res));
         let (outcome, record, evaluated) = match res {
             Ok(r) => {
                 let node = self.snapshot.nodes[r.suggested_host].name().to_string();
@@ -86,6 +92,9 @@ impl Simulation {
                         r.evaluated_nodes,
                     )
                 } else {
+                    if let Some(e) = explain.as_mut() {
+                        e["reservePermit"] = crate::explain::status_json(&s);
+                    }
                     let msg = format!("0/1 nodes are available: 1 {}.", s.message());
                     let rec = attempt_record(
                         self.now,
@@ -125,6 +134,16 @@ impl Simulation {
                     };
                     let (r, s) =
                         fwk.run_post_filter(&state, &info, &fit.diagnosis.node_to_status, &mut ctx);
+                    if let Some(e) = explain.as_mut() {
+                        e["postFilter"] = serde_json::json!({
+                            "nominatedNode": r.as_ref().and_then(|r| r.nominated_node.clone()),
+                            "victims": r.as_ref().map(|r| r.victims.iter()
+                                .map(|v| format!("{}/{}", v.namespace(), v.name()))
+                                .collect::<Vec<_>>()).unwrap_or_default(),
+                            "status": crate::explain::status_json(&s),
+                            "message": s.message(),
+                        });
+                    }
                     if let Some(r) = r {
                         // Some("") clears an earlier nomination (upstream ModeOverride "").
                         nominated = r.nominated_node;
@@ -179,6 +198,11 @@ impl Simulation {
                 (CycleOutcome::Error { pod: id }, rec, 0)
             }
         };
+        if let Some(e) = explain {
+            let unsched = !matches!(record, Record::Attempt { ref result, .. } if *result == AttemptResult::Scheduled);
+            let key = format!("{}/{}", info.namespace(), info.name());
+            self.explain_out.push((key, unsched, e.to_string()));
+        }
         obs.record(&record);
         self.busy = true;
         self.in_flight = Some(id);
@@ -273,5 +297,79 @@ pub(super) fn attempt_record(
         message,
         feasible_nodes: feasible as u32,
         evaluated_nodes: evaluated as u32,
+    }
+}
+
+impl Simulation {
+    /// The `--explain` record of an attempt, from what the cycle computed: the filter statuses
+    /// (the failed cycle's diagnosis, or those the algorithm kept) and the score table.
+    fn explain_base(
+        &self,
+        fwk: &ksim_scheduler::framework::Framework,
+        info: &PodInfo,
+        attempt: u32,
+        start: usize,
+        res: &Result<ksim_scheduler::schedule::ScheduleResult, ScheduleError>,
+    ) -> serde_json::Value {
+        use crate::explain::{filter_json, scores_json, status_json};
+        use serde_json::json;
+        let snap = &self.snapshot;
+        let pct = fwk
+            .percentage_of_nodes_to_score
+            .unwrap_or(self.alg.percentage_of_nodes_to_score);
+        let mut e = json!({
+            "at": self.now.to_string(),
+            "atMicros": self.now.0,
+            "pod": format!("{}/{}", info.namespace(), info.name()),
+            "attempt": attempt,
+            "profile": fwk.profile_name,
+            "nominatedNodeBefore": info.pod.status.nominated_node_name,
+            "nodes": snap.len(),
+            "sampling": {
+                "percentageOfNodesToScore": pct,
+                "numFeasibleNodesToFind": self.alg.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, snap.len()),
+                "startIndex": start,
+            },
+        });
+        match res {
+            Ok(r) => {
+                let feasible = self.alg.last_feasible();
+                e["result"] = json!("Scheduled");
+                e["evaluated"] = json!(r.evaluated_nodes);
+                e["feasible"] = json!(r.feasible_nodes);
+                e["filter"] = filter_json(snap, self.alg.last_statuses(), feasible);
+                let pick = snap.nodes[r.suggested_host].name().to_string();
+                if feasible.len() > 1 {
+                    let (rows, best) = scores_json(snap, self.alg.last_scores(), feasible);
+                    e["scores"] = rows;
+                    e["ties"] = json!(best.len());
+                    e["best"] = json!(best);
+                } else {
+                    e["best"] = json!([pick]);
+                    e["ties"] = json!(1);
+                }
+                e["pick"] = json!(pick);
+            }
+            Err(ScheduleError::Fit(fit)) => {
+                e["result"] = json!("Unschedulable");
+                e["evaluated"] = json!(fit.diagnosis.node_to_status.len());
+                e["feasible"] = json!(0);
+                e["filter"] = filter_json(snap, &fit.diagnosis.node_to_status, &[]);
+                if !fit.diagnosis.pre_filter_msg.is_empty() {
+                    e["preFilter"] = json!(fit.diagnosis.pre_filter_msg);
+                }
+                e["unschedulablePlugins"] = json!(fit.diagnosis.unschedulable_plugins);
+                e["message"] = json!(fit.filter_only_message());
+            }
+            Err(ScheduleError::NoNodesAvailable) => {
+                e["result"] = json!("Unschedulable");
+                e["message"] = json!(ksim_scheduler::schedule::NO_NODES_AVAILABLE);
+            }
+            Err(ScheduleError::Internal(s)) => {
+                e["result"] = json!("Error");
+                e["error"] = status_json(s);
+            }
+        }
+        e
     }
 }

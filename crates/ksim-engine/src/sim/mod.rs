@@ -204,6 +204,9 @@ pub struct Simulation {
     /// Hashes of every pod key ever created, so that deleting a pod that never existed is an
     /// error (a collision could only let such a deletion pass silently, as before).
     created_keys: rustc_hash::FxHashSet<u64>,
+    /// `--explain`: whose attempts are recorded, and the records (pod key, unschedulable, line).
+    explain: Option<crate::explain::ExplainSelector>,
+    explain_out: Vec<(String, bool, String)>,
 }
 
 /// Derives an independent ChaCha stream for one purpose from the scenario seed.
@@ -258,6 +261,8 @@ impl Simulation {
             free_slots: Vec::new(),
             freed_in_cycle: Vec::new(),
             retain_ended: false,
+            explain: None,
+            explain_out: Vec::new(),
             released_info: Arc::new(PodInfo::new(Pod::default())),
             live: FxHashMap::default(),
             queue: SchedulingQueue::new(qcfg),
@@ -386,6 +391,27 @@ impl Simulation {
     }
 
     /// Runs until the horizon (inclusive) or until nothing is left to do.
+    /// Records the scheduling detail of the selected pods' attempts (`--explain`).
+    pub fn set_explain(&mut self, sel: crate::explain::ExplainSelector) {
+        self.explain = Some(sel);
+    }
+
+    /// The recorded attempts as JSON lines, in attempt order (for `pending`, only pods with an
+    /// unschedulable attempt).
+    pub fn take_explain(&mut self) -> Vec<String> {
+        let out = std::mem::take(&mut self.explain_out);
+        if self.explain == Some(crate::explain::ExplainSelector::Pending) {
+            let waited: std::collections::BTreeSet<String> =
+                out.iter().filter(|e| e.1).map(|e| e.0.clone()).collect();
+            out.into_iter()
+                .filter(|e| waited.contains(&e.0))
+                .map(|e| e.2)
+                .collect()
+        } else {
+            out.into_iter().map(|e| e.2).collect()
+        }
+    }
+
     pub fn run(&mut self, obs: &mut dyn Observer) -> Result<(), SimError> {
         for n in &self.snapshot.nodes {
             obs.record(&Record::NodeAdded {
