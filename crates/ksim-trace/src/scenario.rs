@@ -96,6 +96,10 @@ pub struct Scenario {
     /// Guards against runs that would go on forever (`ksim_engine::config::RunLimits`).
     #[serde(default)]
     pub limits: Option<ksim_engine::config::RunLimits>,
+    /// The workload controllers' reaction delay (default 1 s; see the engine's
+    /// `sim/controllers`).
+    #[serde(default)]
+    pub controller_delay: Option<SimDuration>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -462,6 +466,7 @@ impl Scenario {
         if let Some(o) = self.on_node_removal {
             engine.on_node_removal = o;
         }
+        engine.controller_delay = self.controller_delay;
         if let Some(d) = self.queue.backoff_flush_period {
             engine.backoff_flush_period = d;
         }
