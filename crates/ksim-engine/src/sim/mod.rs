@@ -613,13 +613,13 @@ impl Simulation {
                 }
                 Ok(())
             }
-            InputEvent::CreateObject { object } => match controllers::as_workload(*object) {
+            InputEvent::CreateObject { object } => match controllers::as_workload(object) {
                 Ok((kind, w)) => self.create_workload(kind, w),
-                Err(object) => self.create_object(object, obs),
+                Err(object) => self.create_object(*object, obs),
             },
-            InputEvent::UpdateObject { object } => match controllers::as_workload(*object) {
+            InputEvent::UpdateObject { object } => match controllers::as_workload(object) {
                 Ok((kind, w)) => self.update_workload(kind, w, obs),
-                Err(object) => self.update_object(object, obs),
+                Err(object) => self.update_object(*object, obs),
             },
             InputEvent::DeleteObject {
                 object_kind,

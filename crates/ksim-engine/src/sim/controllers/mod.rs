@@ -114,14 +114,14 @@ fn template_hash(w: &Workload) -> String {
 }
 
 /// Splits a workload [`ApiObject`] into its kind and object.
-pub(crate) fn as_workload(obj: ApiObject) -> Result<(ObjectKind, Workload), ApiObject> {
-    match obj {
+pub(crate) fn as_workload(obj: Box<ApiObject>) -> Result<(ObjectKind, Workload), Box<ApiObject>> {
+    match *obj {
         ApiObject::Deployment(w) => Ok((ObjectKind::Deployment, w)),
         ApiObject::ReplicaSet(w) => Ok((ObjectKind::ReplicaSet, w)),
         ApiObject::StatefulSet(w) => Ok((ObjectKind::StatefulSet, w)),
         ApiObject::DaemonSet(w) => Ok((ObjectKind::DaemonSet, w)),
         ApiObject::Job(w) => Ok((ObjectKind::Job, w)),
-        other => Err(other),
+        other => Err(Box::new(other)),
     }
 }
 
@@ -422,7 +422,6 @@ impl Simulation {
             name: owner_name,
             uid: w.metadata.uid.clone(),
             controller: Some(true),
-            ..Default::default()
         }];
         let run_for = w
             .spec
