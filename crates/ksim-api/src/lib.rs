@@ -21,6 +21,7 @@ pub mod object;
 pub mod quantity;
 pub mod storage;
 pub mod validation;
+pub mod workloads;
 
 pub use crate::core::*;
 pub use crate::meta::{LabelSelector, Labels, ObjectMeta, Selector};

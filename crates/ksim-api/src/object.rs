@@ -2,7 +2,8 @@
 //! a run goes on, and that a scenario may list at t=0: the storage objects volume scheduling
 //! reads (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
 //! CSIStorageCapacity, VolumeAttachment), PodDisruptionBudgets (preemption) and Services
-//! (PodTopologySpread's default constraints).
+//! (PodTopologySpread's default constraints), and the workloads the engine's controllers run
+//! (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job; see [`crate::workloads`]).
 //!
 //! [`ApiObject`] reads and writes the Kubernetes JSON of any of them, dispatching on `kind`;
 //! [`ObjectKind`] names the kind alone (for deletions and cluster events).
@@ -18,6 +19,7 @@ use crate::storage::{
     default_storage_class, CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolume,
     PersistentVolumeClaim, StorageClass, VolumeAttachment,
 };
+use crate::workloads::Workload;
 
 /// The kind of an [`ApiObject`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,11 +33,16 @@ pub enum ObjectKind {
     VolumeAttachment,
     PodDisruptionBudget,
     Service,
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    DaemonSet,
+    Job,
 }
 
 impl ObjectKind {
     /// Every kind, in the order the documentation lists them.
-    pub const ALL: [ObjectKind; 9] = [
+    pub const ALL: [ObjectKind; 14] = [
         ObjectKind::PersistentVolume,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::StorageClass,
@@ -45,7 +52,24 @@ impl ObjectKind {
         ObjectKind::VolumeAttachment,
         ObjectKind::PodDisruptionBudget,
         ObjectKind::Service,
+        ObjectKind::Deployment,
+        ObjectKind::ReplicaSet,
+        ObjectKind::StatefulSet,
+        ObjectKind::DaemonSet,
+        ObjectKind::Job,
     ];
+
+    /// The workload kinds the engine's controllers run.
+    pub fn is_workload(self) -> bool {
+        matches!(
+            self,
+            ObjectKind::Deployment
+                | ObjectKind::ReplicaSet
+                | ObjectKind::StatefulSet
+                | ObjectKind::DaemonSet
+                | ObjectKind::Job
+        )
+    }
 
     /// The Kubernetes `kind` (`CSINode`, not `CsiNode`).
     pub fn as_str(self) -> &'static str {
@@ -59,6 +83,11 @@ impl ObjectKind {
             ObjectKind::VolumeAttachment => "VolumeAttachment",
             ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
             ObjectKind::Service => "Service",
+            ObjectKind::Deployment => "Deployment",
+            ObjectKind::ReplicaSet => "ReplicaSet",
+            ObjectKind::StatefulSet => "StatefulSet",
+            ObjectKind::DaemonSet => "DaemonSet",
+            ObjectKind::Job => "Job",
         }
     }
 
@@ -74,6 +103,11 @@ impl ObjectKind {
             | ObjectKind::PersistentVolumeClaim
             | ObjectKind::Service => "v1",
             ObjectKind::PodDisruptionBudget => "policy/v1",
+            ObjectKind::Deployment
+            | ObjectKind::ReplicaSet
+            | ObjectKind::StatefulSet
+            | ObjectKind::DaemonSet => "apps/v1",
+            ObjectKind::Job => "batch/v1",
             _ => "storage.k8s.io/v1",
         }
     }
@@ -86,7 +120,7 @@ impl ObjectKind {
                 | ObjectKind::CsiStorageCapacity
                 | ObjectKind::PodDisruptionBudget
                 | ObjectKind::Service
-        )
+        ) || self.is_workload()
     }
 
     /// The store key of an object of this kind: `namespace/name` when namespaced, else `name`.
@@ -148,6 +182,11 @@ pub enum ApiObject {
     VolumeAttachment(VolumeAttachment),
     PodDisruptionBudget(PodDisruptionBudget),
     Service(Service),
+    Deployment(Workload),
+    ReplicaSet(Workload),
+    StatefulSet(Workload),
+    DaemonSet(Workload),
+    Job(Workload),
 }
 
 impl ApiObject {
@@ -162,6 +201,11 @@ impl ApiObject {
             ApiObject::VolumeAttachment(_) => ObjectKind::VolumeAttachment,
             ApiObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
             ApiObject::Service(_) => ObjectKind::Service,
+            ApiObject::Deployment(_) => ObjectKind::Deployment,
+            ApiObject::ReplicaSet(_) => ObjectKind::ReplicaSet,
+            ApiObject::StatefulSet(_) => ObjectKind::StatefulSet,
+            ApiObject::DaemonSet(_) => ObjectKind::DaemonSet,
+            ApiObject::Job(_) => ObjectKind::Job,
         }
     }
 
@@ -176,6 +220,11 @@ impl ApiObject {
             ApiObject::VolumeAttachment(o) => &o.metadata,
             ApiObject::PodDisruptionBudget(o) => &o.metadata,
             ApiObject::Service(o) => &o.metadata,
+            ApiObject::Deployment(o)
+            | ApiObject::ReplicaSet(o)
+            | ApiObject::StatefulSet(o)
+            | ApiObject::DaemonSet(o)
+            | ApiObject::Job(o) => &o.metadata,
         }
     }
 
@@ -190,6 +239,11 @@ impl ApiObject {
             ApiObject::VolumeAttachment(o) => &mut o.metadata,
             ApiObject::PodDisruptionBudget(o) => &mut o.metadata,
             ApiObject::Service(o) => &mut o.metadata,
+            ApiObject::Deployment(o)
+            | ApiObject::ReplicaSet(o)
+            | ApiObject::StatefulSet(o)
+            | ApiObject::DaemonSet(o)
+            | ApiObject::Job(o) => &mut o.metadata,
         }
     }
 
@@ -209,6 +263,11 @@ impl ApiObject {
             ApiObject::CsiDriver(o) => (&mut o.api_version, &mut o.kind),
             ApiObject::CsiStorageCapacity(o) => (&mut o.api_version, &mut o.kind),
             ApiObject::VolumeAttachment(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::Deployment(o)
+            | ApiObject::ReplicaSet(o)
+            | ApiObject::StatefulSet(o)
+            | ApiObject::DaemonSet(o)
+            | ApiObject::Job(o) => (&mut o.api_version, &mut o.kind),
             // PDB and Service types carry no type meta.
             ApiObject::PodDisruptionBudget(_) | ApiObject::Service(_) => return,
         };
@@ -306,6 +365,22 @@ impl ApiObject {
                 ApiObject::PodDisruptionBudget(decode(source_name, v)?)
             }
             ObjectKind::Service => ApiObject::Service(decode(source_name, v)?),
+            ObjectKind::Deployment
+            | ObjectKind::ReplicaSet
+            | ObjectKind::StatefulSet
+            | ObjectKind::DaemonSet
+            | ObjectKind::Job => {
+                let w: Workload = decode(source_name, v)?;
+                crate::workloads::validate(kind, &w)
+                    .map_err(|(path, message)| field(&path, message))?;
+                match k {
+                    ObjectKind::Deployment => ApiObject::Deployment(w),
+                    ObjectKind::ReplicaSet => ApiObject::ReplicaSet(w),
+                    ObjectKind::StatefulSet => ApiObject::StatefulSet(w),
+                    ObjectKind::DaemonSet => ApiObject::DaemonSet(w),
+                    _ => ApiObject::Job(w),
+                }
+            }
         };
         let mut obj = obj;
         obj.set_type_meta();
@@ -329,6 +404,11 @@ impl ApiObject {
             ApiObject::VolumeAttachment(o) => serde_json::to_value(o),
             ApiObject::PodDisruptionBudget(o) => serde_json::to_value(o),
             ApiObject::Service(o) => serde_json::to_value(o),
+            ApiObject::Deployment(o)
+            | ApiObject::ReplicaSet(o)
+            | ApiObject::StatefulSet(o)
+            | ApiObject::DaemonSet(o)
+            | ApiObject::Job(o) => serde_json::to_value(o),
         };
         let mut m = match v {
             Ok(Value::Object(m)) => m,

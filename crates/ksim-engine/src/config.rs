@@ -116,6 +116,17 @@ pub struct EngineConfig {
     pub autoscaler: Option<crate::autoscale::AutoscalerConfig>,
     /// Guards that stop a run that would otherwise go on (almost) forever.
     pub limits: RunLimits,
+    /// How long a workload controller takes to react to a change (its object created or
+    /// updated, one of its pods gone, a node added); default 1 s. See `sim/controllers`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller_delay: Option<SimDuration>,
+}
+
+impl EngineConfig {
+    /// The workload controllers' reaction delay (default 1 s).
+    pub fn controller_delay(&self) -> SimDuration {
+        self.controller_delay.unwrap_or(SimDuration::from_secs(1))
+    }
 }
 
 /// Hard guards of every run (scenario `limits:`). A run without a horizon normally ends by
@@ -164,6 +175,7 @@ impl Default for EngineConfig {
             max_in_unschedulable: SimDuration::from_secs(300),
             autoscaler: None,
             limits: RunLimits::default(),
+            controller_delay: None,
         }
     }
 }

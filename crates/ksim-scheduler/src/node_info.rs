@@ -284,6 +284,12 @@ impl ClusterObjects {
                     .find(|p| p.metadata.namespace == namespace && p.metadata.name == name)?
                     .clone(),
             ),
+            // Workloads live in the engine's controllers, not in the scheduler's cache.
+            ObjectKind::Deployment
+            | ObjectKind::ReplicaSet
+            | ObjectKind::StatefulSet
+            | ObjectKind::DaemonSet
+            | ObjectKind::Job => return None,
         })
     }
 
@@ -336,6 +342,12 @@ impl ClusterObjects {
                     None => self.services.push(o),
                 }
             }
+            // Workloads live in the engine's controllers, not in the scheduler's cache.
+            ApiObject::Deployment(_)
+            | ApiObject::ReplicaSet(_)
+            | ApiObject::StatefulSet(_)
+            | ApiObject::DaemonSet(_)
+            | ApiObject::Job(_) => {}
         }
         old
     }
@@ -378,6 +390,11 @@ impl ClusterObjects {
             ObjectKind::Service => self
                 .services
                 .retain(|p| !(p.metadata.namespace == namespace && p.metadata.name == name)),
+            ObjectKind::Deployment
+            | ObjectKind::ReplicaSet
+            | ObjectKind::StatefulSet
+            | ObjectKind::DaemonSet
+            | ObjectKind::Job => {}
         }
         Some(old)
     }

@@ -96,6 +96,10 @@ pub struct Scenario {
     /// Guards against runs that would go on forever (`ksim_engine::config::RunLimits`).
     #[serde(default)]
     pub limits: Option<ksim_engine::config::RunLimits>,
+    /// The workload controllers' reaction delay (default 1 s; see the engine's
+    /// `sim/controllers`).
+    #[serde(default)]
+    pub controller_delay: Option<SimDuration>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -224,8 +228,35 @@ pub fn open_trace(path: &Path) -> Result<BoxedSource, TraceError> {
     }
 }
 
-/// Reads a List of cluster objects (see [`ClusterSpec::objects_files`]) into `into`.
+/// Reads a List of cluster objects (see [`ClusterSpec::objects_files`]) into `into`; a workload
+/// (Deployment, ReplicaSet or StatefulSet with a pod template, DaemonSet, Job) is an error
+/// here, as nothing would run it: use [`load_objects_and_workloads`].
 pub fn load_objects_into(path: &Path, into: &mut ClusterObjects) -> Result<(), TraceError> {
+    let mut workloads = Vec::new();
+    load_objects_and_workloads(path, into, &mut workloads)?;
+    match workloads.first() {
+        Some(w) => Err(TraceError::at_field(
+            &display_name(path),
+            "items",
+            format!(
+                "{} {} is a workload: only a scenario's objectsFiles run workload controllers",
+                w.kind(),
+                w.key()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Reads a List of cluster objects into `into` and the workloads the engine's controllers run
+/// into `workloads` (created at t=0, in file order). A ReplicaSet or StatefulSet without pod
+/// template containers stays what it was before controllers existed: a selector for
+/// spreading, no pods.
+pub fn load_objects_and_workloads(
+    path: &Path,
+    into: &mut ClusterObjects,
+    workloads: &mut Vec<ksim_api::object::ApiObject>,
+) -> Result<(), TraceError> {
     let name = display_name(path);
     let text = read_text(path)?;
     let items = flatten_items(parse_documents(&name, &text)?);
@@ -246,12 +277,38 @@ pub fn load_objects_into(path: &Path, into: &mut ClusterObjects) -> Result<(), T
             "ReplicationController" => into
                 .replication_controllers
                 .push(ksim_api::load::decode(&name, v).map_err(err)?),
-            "ReplicaSet" => into
-                .replica_sets
-                .push(ksim_api::load::decode(&name, v).map_err(err)?),
-            "StatefulSet" => into
-                .stateful_sets
-                .push(ksim_api::load::decode(&name, v).map_err(err)?),
+            "ReplicaSet" | "StatefulSet" => {
+                let set = ksim_api::load::decode(&name, v).map_err(err)?;
+                if ksim_api::load::kind_of(v) == "ReplicaSet" {
+                    into.replica_sets.push(set);
+                } else {
+                    into.stateful_sets.push(set);
+                }
+                let has_template = v
+                    .pointer("/spec/template/spec/containers")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| !c.is_empty());
+                if has_template {
+                    let obj = decode_object(v, "")
+                        .map_err(|(f, m)| TraceError::at_field(&name, field(f), m))?;
+                    workloads.push(obj);
+                }
+            }
+            k if ObjectKind::from_kind(k).is_some_and(ObjectKind::is_workload) => {
+                let obj = decode_object(v, "")
+                    .map_err(|(f, m)| TraceError::at_field(&name, field(f), m))?;
+                if workloads
+                    .iter()
+                    .any(|w| w.kind() == obj.kind() && w.key() == obj.key())
+                {
+                    return Err(TraceError::at_field(
+                        &name,
+                        field("metadata.name".into()),
+                        format!("{} {} is listed twice", obj.kind(), obj.key()),
+                    ));
+                }
+                workloads.push(obj);
+            }
             "PodDisruptionBudget" => into.pdbs.push(ksim_api::load::decode(&name, v).map_err(err)?),
             k if ObjectKind::from_kind(k).is_some() => {
                 // Storage objects, defaulted as the API server would.
@@ -269,7 +326,7 @@ pub fn load_objects_into(path: &Path, into: &mut ClusterObjects) -> Result<(), T
                 return Err(TraceError::at_field(
                     &name,
                     field("kind".into()),
-                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, PodDisruptionBudget, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment)"),
+                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, Deployment, DaemonSet, Job, PodDisruptionBudget, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment)"),
                 ))
             }
         }
@@ -409,6 +466,7 @@ impl Scenario {
         if let Some(o) = self.on_node_removal {
             engine.on_node_removal = o;
         }
+        engine.controller_delay = self.controller_delay;
         if let Some(d) = self.queue.backoff_flush_period {
             engine.backoff_flush_period = d;
         }
@@ -494,11 +552,25 @@ impl Scenario {
         }
 
         let mut objects = ClusterObjects::default();
+        let mut workloads = Vec::new();
         for f in &self.cluster.objects_files {
-            load_objects_into(&resolve(f), &mut objects)?;
+            load_objects_and_workloads(&resolve(f), &mut objects, &mut workloads)?;
         }
 
         let mut sources: Vec<BoxedSource> = Vec::new();
+        if !workloads.is_empty() {
+            // The objects files' workloads are created at t=0, before any trace event of t=0.
+            let events = workloads
+                .into_iter()
+                .map(|o| ksim_engine::TimedEvent {
+                    at: ksim_engine::SimTime::ZERO,
+                    event: ksim_engine::InputEvent::CreateObject {
+                        object: Box::new(o),
+                    },
+                })
+                .collect();
+            sources.push(Box::new(ksim_engine::VecSource::new(events)));
+        }
         let mut warnings = Vec::new();
         for t in &self.workload.traces {
             let path = resolve(t);

@@ -18,7 +18,8 @@
 //! - `hints` — cluster events offered to the queue and in-flight events' queueing hints;
 //! - `termination` — the stall rule and the attempts guard of a run without a horizon;
 //! - `volumes` — volume binding (PreBind, provisioning) and storage objects;
-//! - `autoscaler` — the node-group autoscaler's scans and node provisioning.
+//! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
+//! - `controllers` — workload controllers (ReplicaSet, Deployment, DaemonSet, Job).
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
 //! (`schedule`); only this loop pops the heap and moves the clock.
@@ -46,6 +47,7 @@ use crate::time::SimTime;
 
 mod autoscaler;
 mod binding;
+mod controllers;
 mod cycle;
 mod hints;
 mod nodes;
@@ -104,6 +106,8 @@ enum Ev {
         claims: Vec<String>,
         node: String,
     },
+    /// A workload controller's delayed reconcile (`sim/controllers`), by controller key.
+    Reconcile(String),
     /// A pod's PreBind stops waiting for its claims.
     VolumeBindTimeout {
         pod: PodId,
@@ -207,6 +211,8 @@ pub struct Simulation {
     /// `--explain`: whose attempts are recorded, and the records (pod key, unschedulable, line).
     explain: Option<crate::explain::ExplainSelector>,
     explain_out: Vec<(String, bool, String)>,
+    /// The workload controllers (`sim/controllers`).
+    controllers: controllers::State,
 }
 
 /// Derives an independent ChaCha stream for one purpose from the scenario seed.
@@ -240,6 +246,7 @@ impl Simulation {
             max_in_unschedulable_us: cfg.max_in_unschedulable.micros(),
         };
         let pct = sched_cfg.percentage_of_nodes_to_score.unwrap_or(0);
+        let cfg_seed = cfg.seed;
         let mut sim = Simulation {
             alg: Algorithm::new(rng_stream(cfg.seed, 1), pct),
             preempt_rng: rng_stream(cfg.seed, 2),
@@ -284,6 +291,7 @@ impl Simulation {
             events_applied: 0,
             input_origin: None,
             created_keys: Default::default(),
+            controllers: controllers::State::new(cfg_seed),
         };
         sim.autoscaler = sim.cfg.autoscaler.clone().map(autoscaler::State::new);
         let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
@@ -542,6 +550,7 @@ impl Simulation {
                 preemptor,
             } => self.victim_gone(pod, generation, preemptor, obs),
             Ev::Autoscale(t) => self.on_autoscale(t, obs),
+            Ev::Reconcile(key) => self.reconcile(&key, obs),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
                 let (_, backoff, err, _, _) = self.queue.sizes();
@@ -630,8 +639,21 @@ impl Simulation {
                 }
                 Ok(())
             }
-            InputEvent::CreateObject { object } => self.create_object(*object, obs),
-            InputEvent::UpdateObject { object } => self.update_object(*object, obs),
+            InputEvent::CreateObject { object } => match controllers::as_workload(object) {
+                Ok((kind, w)) => self.create_workload(kind, w),
+                Err(object) => self.create_object(*object, obs),
+            },
+            InputEvent::UpdateObject { object } => match controllers::as_workload(object) {
+                Ok((kind, w)) => self.update_workload(kind, w, obs),
+                Err(object) => self.update_object(*object, obs),
+            },
+            InputEvent::DeleteObject {
+                object_kind,
+                namespace,
+                name,
+            } if object_kind.is_workload() => {
+                self.delete_workload(object_kind, &namespace, &name, obs)
+            }
             InputEvent::DeleteObject {
                 object_kind,
                 namespace,

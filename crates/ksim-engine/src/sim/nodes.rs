@@ -52,6 +52,7 @@ impl Simulation {
             old: None,
             new: Some(node),
         });
+        self.controllers_node_added();
         Ok(())
     }
 

@@ -297,6 +297,7 @@ impl Simulation {
             preempted_by: preemptor,
         });
         self.release_slot(id);
+        self.controller_pod_gone(&slot.info.key, outcome);
     }
 
     pub(super) fn update_pod(&mut self, mut pod: Pod) -> Result<(), SimError> {
@@ -400,6 +401,11 @@ impl Simulation {
             preempted_by: String::new(),
         });
         self.release_slot(id);
+        if self.controller_owns(&slot.info.key) {
+            // Its controller replaces it (after its reaction delay).
+            self.controller_pod_gone(&slot.info.key, Outcome::Failed);
+            return;
+        }
         let owned = slot
             .info
             .pod
