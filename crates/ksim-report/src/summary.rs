@@ -86,7 +86,7 @@ pub struct Summary {
     /// Every latency behind `latency_all_s`, sorted, in microseconds (censored pods last, as
     /// `i64::MAX`): in memory only, for SLOs at any percentile or `within(D)`.
     #[serde(skip)]
-    pub latency_all_us: Vec<i64>,
+    pub latency_all_us: InMemory,
     // --- end of the issue-19 latency block ---
 }
 
@@ -115,6 +115,24 @@ pub struct CensoredLatency {
     /// Share of the counted pods scheduled within 1 s, 10 s, 30 s, 60 s and 300 s of creation
     /// (keys in seconds); `within(D)` SLOs compute any D from the run itself.
     pub within: BTreeMap<String, f64>,
+}
+
+/// Sorted latencies kept in memory only; equal to any other (a summary read back from disk
+/// equals the one written).
+#[derive(Debug, Clone, Default)]
+pub struct InMemory(pub Vec<i64>);
+
+impl PartialEq for InMemory {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::ops::Deref for InMemory {
+    type Target = Vec<i64>;
+    fn deref(&self) -> &Vec<i64> {
+        &self.0
+    }
 }
 
 /// A latency that may be censored: `censored` means "more than `secs`".
@@ -521,7 +539,7 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         needed_scheduling: 0,
         scheduled_of_needed: 0,
         latency_all_s: None,
-        latency_all_us: Vec::new(),
+        latency_all_us: InMemory::default(),
     };
     fill_latency_all(&mut summary, rec);
     summary
@@ -533,7 +551,7 @@ fn fill_latency_all(s: &mut Summary, rec: &Recorder) {
     s.already_bound = already;
     s.needed_scheduling = all.len() as u64;
     s.scheduled_of_needed = s.needed_scheduling - censored;
-    s.latency_all_us = all;
+    s.latency_all_us = InMemory(all);
     // The struct first (for the censored lower bound), then the figures read through it.
     s.latency_all_s = Some(CensoredLatency {
         method: "nearest-rank".to_string(),
