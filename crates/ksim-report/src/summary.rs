@@ -70,6 +70,133 @@ pub struct Summary {
     /// summaries written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packing: Option<crate::packing::Packing>,
+    // --- Latency over every pod that needed scheduling (issue 19; one block, kept together) ---
+    /// Pods that arrived already bound (a `nodeName` at creation, e.g. running pods of a
+    /// cluster dump): never scheduled by the run, so left out of `needed_scheduling` and
+    /// `latency_all_s`. The `pods`/`scheduled_share`/`latency_s` figures above keep their
+    /// meaning (they count such pods as created, not as scheduled).
+    #[serde(default)]
+    pub already_bound: u64,
+    /// Pods that needed scheduling: created − already_bound.
+    #[serde(default)]
+    pub needed_scheduling: u64,
+    /// Of those, pods scheduled by the end.
+    #[serde(default)]
+    pub scheduled_of_needed: u64,
+    /// Latency over every pod that needed scheduling, pending pods included as censored
+    /// (see [`CensoredLatency`]); absent in summaries written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_all_s: Option<CensoredLatency>,
+    /// Every latency behind `latency_all_s`, sorted, in microseconds (censored pods last, as
+    /// `i64::MAX`): in memory only, for SLOs at any percentile or `within(D)`.
+    #[serde(skip)]
+    pub latency_all_us: InMemory,
+    // --- end of the issue-19 latency block ---
+}
+
+/// Scheduling latency over every pod that needed scheduling. A pod still waiting at the end is
+/// *censored*: its latency is more than it had waited at the end, so it ranks after every
+/// scheduled pod. A percentile falling on a censored pod has `<p>_censored: true` and reports
+/// as its value the least wait at the end among censored pods (a lower bound; shown as "> N s").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CensoredLatency {
+    /// Always "nearest-rank".
+    pub method: String,
+    /// Pods counted (= needed_scheduling).
+    pub count: u64,
+    /// Of which still waiting at the end.
+    pub censored: u64,
+    pub p50: Option<f64>,
+    pub p50_censored: bool,
+    pub p90: Option<f64>,
+    pub p90_censored: bool,
+    pub p99: Option<f64>,
+    pub p99_censored: bool,
+    pub max: Option<f64>,
+    pub max_censored: bool,
+    /// The least time a censored pod had waited at the end (`null` when none is censored).
+    pub min_censored_wait: Option<f64>,
+    /// Share of the counted pods scheduled within 1 s, 10 s, 30 s, 60 s and 300 s of creation
+    /// (keys in seconds); `within(D)` SLOs compute any D from the run itself.
+    pub within: BTreeMap<String, f64>,
+}
+
+/// Sorted latencies kept in memory only; equal to any other (a summary read back from disk
+/// equals the one written).
+#[derive(Debug, Clone, Default)]
+pub struct InMemory(pub Vec<i64>);
+
+impl PartialEq for InMemory {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::ops::Deref for InMemory {
+    type Target = Vec<i64>;
+    fn deref(&self) -> &Vec<i64> {
+        &self.0
+    }
+}
+
+/// A latency that may be censored: `censored` means "more than `secs`".
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaybeCensored {
+    pub secs: f64,
+    pub censored: bool,
+}
+
+impl Summary {
+    /// Nearest-rank percentile `p` over every pod that needed scheduling (censored pods last).
+    /// `None` when no pod needed scheduling or the in-memory latencies are absent (a summary
+    /// read back from disk): then the stored p50/p90/p99/max are used.
+    pub fn latency_all_percentile(&self, p: u32) -> Option<MaybeCensored> {
+        if !self.latency_all_us.is_empty() {
+            let v = nearest_rank(&self.latency_all_us, p)?;
+            return Some(self.censored_value(v));
+        }
+        let l = self.latency_all_s.as_ref()?;
+        let (v, c) = match p {
+            50 => (l.p50, l.p50_censored),
+            90 => (l.p90, l.p90_censored),
+            99 => (l.p99, l.p99_censored),
+            100 => (l.max, l.max_censored),
+            _ => return None,
+        };
+        v.map(|secs| MaybeCensored { secs, censored: c })
+    }
+
+    fn censored_value(&self, v: i64) -> MaybeCensored {
+        if v == i64::MAX {
+            MaybeCensored {
+                secs: self
+                    .latency_all_s
+                    .as_ref()
+                    .and_then(|l| l.min_censored_wait)
+                    .unwrap_or(self.horizon_s),
+                censored: true,
+            }
+        } else {
+            MaybeCensored {
+                secs: micros_to_secs(v),
+                censored: false,
+            }
+        }
+    }
+
+    /// Share of the pods that needed scheduling that were scheduled within `secs` of creation.
+    pub fn within_share(&self, secs: f64) -> Option<f64> {
+        if self.needed_scheduling == 0 {
+            return None;
+        }
+        if self.latency_all_us.is_empty() {
+            let l = self.latency_all_s.as_ref()?;
+            return l.within.get(&format!("{secs}")).copied();
+        }
+        let limit = (secs * MICROS_PER_SECOND as f64).floor() as i64;
+        let n = self.latency_all_us.partition_point(|&v| v <= limit);
+        Some(r6(n as f64 / self.needed_scheduling as f64))
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -278,6 +405,42 @@ pub(crate) fn latencies(rec: &Recorder) -> Vec<i64> {
     v
 }
 
+/// Whether a pod arrived already bound: bound without ever going through a scheduling attempt.
+pub(crate) fn arrived_bound(p: &crate::recorder::PodRow) -> bool {
+    p.bound.is_some() && p.attempts == 0 && p.scheduled.is_none()
+}
+
+/// The latencies of every pod that needed scheduling, sorted (censored pods as `i64::MAX`),
+/// the least wait of a censored pod, and the count of already-bound pods. A pod that ended
+/// without being scheduled (deleted while pending, unserved) is censored too: it never got a
+/// node.
+fn latencies_all(rec: &Recorder) -> (Vec<i64>, Option<i64>, u64) {
+    let horizon = rec.horizon();
+    let mut v = Vec::with_capacity(rec.pods.len());
+    let mut min_wait: Option<i64> = None;
+    let mut already = 0u64;
+    for p in &rec.pods {
+        if arrived_bound(p) {
+            already += 1;
+            continue;
+        }
+        match p.scheduled {
+            Some(t) => v.push(t.micros() - p.created.micros()),
+            None => {
+                let end = p.finished.unwrap_or(horizon);
+                let w = waited(p.created, end).micros();
+                min_wait = Some(min_wait.map_or(w, |m| m.min(w)));
+                v.push(i64::MAX);
+            }
+        }
+    }
+    v.sort_unstable();
+    (v, min_wait, already)
+}
+
+/// Seconds at which `latency_all_s.within` is stored.
+pub const WITHIN_KEYS_S: [f64; 5] = [1.0, 10.0, 30.0, 60.0, 300.0];
+
 pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
     let mut pods = PodTotals::default();
     let mut max_attempts = 0u32;
@@ -339,7 +502,7 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         })
         .collect();
 
-    Summary {
+    let mut summary = Summary {
         horizon_s: micros_to_secs(rec.horizon().micros()),
         grid_step_s: micros_to_secs(sweep.step),
         scheduled_share: ratio(pods.scheduled, created),
@@ -377,6 +540,58 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         stalled: rec.stalled.clone(),
         unserved_schedulers: rec.unserved.clone(),
         packing: Some(crate::packing::compute(rec)),
+        already_bound: 0,
+        needed_scheduling: 0,
+        scheduled_of_needed: 0,
+        latency_all_s: None,
+        latency_all_us: InMemory::default(),
+    };
+    fill_latency_all(&mut summary, rec);
+    summary
+}
+
+fn fill_latency_all(s: &mut Summary, rec: &Recorder) {
+    let (all, min_wait, already) = latencies_all(rec);
+    let censored = all.iter().filter(|&&v| v == i64::MAX).count() as u64;
+    s.already_bound = already;
+    s.needed_scheduling = all.len() as u64;
+    s.scheduled_of_needed = s.needed_scheduling - censored;
+    s.latency_all_us = InMemory(all);
+    // The struct first (for the censored lower bound), then the figures read through it.
+    s.latency_all_s = Some(CensoredLatency {
+        method: "nearest-rank".to_string(),
+        count: s.needed_scheduling,
+        censored,
+        p50: None,
+        p50_censored: false,
+        p90: None,
+        p90_censored: false,
+        p99: None,
+        p99_censored: false,
+        max: None,
+        max_censored: false,
+        min_censored_wait: min_wait.map(micros_to_secs),
+        within: BTreeMap::new(),
+    });
+    let get = |p| s.latency_all_percentile(p);
+    let (p50, p90, p99, max) = (get(50), get(90), get(99), get(100));
+    let within: BTreeMap<String, f64> = WITHIN_KEYS_S
+        .iter()
+        .filter_map(|&k| Some((format!("{k}"), s.within_share(k)?)))
+        .collect();
+    if let Some(l) = s.latency_all_s.as_mut() {
+        (l.p50, l.p50_censored) = split(p50);
+        (l.p90, l.p90_censored) = split(p90);
+        (l.p99, l.p99_censored) = split(p99);
+        (l.max, l.max_censored) = split(max);
+        l.within = within;
+    }
+}
+
+fn split(v: Option<MaybeCensored>) -> (Option<f64>, bool) {
+    match v {
+        Some(m) => (Some(m.secs), m.censored),
+        None => (None, false),
     }
 }
 

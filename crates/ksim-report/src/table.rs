@@ -22,7 +22,21 @@ pub fn summary_table(s: &Summary) -> String {
         ("pods created".into(), count(p.created)),
         (
             "scheduled".into(),
-            format!("{} ({})", count(p.scheduled), opt_pct(s.scheduled_share)),
+            if s.already_bound > 0 {
+                // Pods that arrived bound were never scheduled by the run: count them apart.
+                format!(
+                    "{} already running, {} of {} scheduled ({})",
+                    count(s.already_bound),
+                    count(s.scheduled_of_needed),
+                    count(s.needed_scheduling),
+                    opt_pct(
+                        (s.needed_scheduling > 0)
+                            .then(|| s.scheduled_of_needed as f64 / s.needed_scheduling as f64)
+                    )
+                )
+            } else {
+                format!("{} ({})", count(p.scheduled), opt_pct(s.scheduled_share))
+            },
         ),
         ("bound".into(), count(p.bound)),
         ("pending at end".into(), count(p.pending_at_end)),
@@ -56,6 +70,29 @@ pub fn summary_table(s: &Summary) -> String {
                 opt_secs(s.latency_s.p99),
                 opt_secs(s.latency_s.max)
             ),
+        ),
+        (
+            "latency all pods p50 / p90 / p99 / max".into(),
+            match &s.latency_all_s {
+                Some(l) => {
+                    let f = |v: Option<f64>, c: bool| {
+                        if c {
+                            format!("> {}", opt_secs(v))
+                        } else {
+                            opt_secs(v)
+                        }
+                    };
+                    format!(
+                        "{} / {} / {} / {} ({} pending at end counted as waiting past it)",
+                        f(l.p50, l.p50_censored),
+                        f(l.p90, l.p90_censored),
+                        f(l.p99, l.p99_censored),
+                        f(l.max, l.max_censored),
+                        count(l.censored)
+                    )
+                }
+                None => "–".into(),
+            },
         ),
         (
             "attempts total / mean / max".into(),

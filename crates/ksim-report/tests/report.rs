@@ -285,6 +285,64 @@ fn golden_outputs_of_a_small_run() {
     insta::assert_snapshot!("summary_table", summary_table(&s));
 }
 
+/// A cluster dump: 2 of its 5 pods arrived already running (bound at t=0 without a scheduling
+/// attempt), 1 was scheduled, 2 are still pending at the end. The summary counts the running
+/// ones apart ("2 already running, 1 of 3 scheduled") and the all-pods latency percentiles
+/// fall on the censored pending pods.
+#[test]
+fn golden_summary_of_a_dump_with_running_pods() {
+    let node = |cpu: i64| [("cpu", cpu), ("memory", 8 * GI), ("pods", 110)];
+    let records = vec![
+        node_added(0.0, "n1", "general", &node(2000)),
+        created(0.0, "default/old-0", 0, &[("cpu", 500)]),
+        bound(0.0, "default/old-0", "n1"),
+        created(0.0, "default/old-1", 0, &[("cpu", 500)]),
+        bound(0.0, "default/old-1", "n1"),
+        created(0.0, "default/new-0", 0, &[("cpu", 500)]),
+        scheduled(2.0, "default/new-0", 1, "n1", 1),
+        bound(2.0, "default/new-0", "n1"),
+        created(0.0, "default/big-0", 0, &[("cpu", 4000)]),
+        unschedulable(
+            0.001,
+            "default/big-0",
+            1,
+            "",
+            "0/1 nodes are available: 1 Insufficient cpu.",
+            1,
+        ),
+        created(5.0, "default/big-1", 0, &[("cpu", 4000)]),
+        unschedulable(
+            5.001,
+            "default/big-1",
+            1,
+            "",
+            "0/1 nodes are available: 1 Insufficient cpu.",
+            1,
+        ),
+        Record::RunEnded {
+            at: t(60.0),
+            stalled: None,
+            unserved: Vec::new(),
+        },
+    ];
+    let dir = out_dir("golden-dump");
+    let s = run_into(&records, &dir, golden_options());
+    assert_eq!(
+        (s.already_bound, s.needed_scheduling, s.scheduled_of_needed),
+        (2, 3, 1)
+    );
+    let l = s.latency_all_s.as_ref().unwrap();
+    assert_eq!((l.count, l.censored), (3, 2));
+    assert_eq!((l.p50, l.p50_censored), (Some(55.0), true));
+    insta::assert_snapshot!("dump_summary_json", read(&dir, "summary.json"));
+    let table = summary_table(&Summary::read(&dir).unwrap());
+    assert!(
+        table.contains("2 already running, 1 of 3 scheduled"),
+        "{table}"
+    );
+    insta::assert_snapshot!("dump_summary_table", table);
+}
+
 #[test]
 fn same_records_give_the_same_bytes() {
     let records = fixture();

@@ -68,13 +68,77 @@ pub struct Condition {
     pub cmp: Cmp,
     /// In the figure's own unit (shares as fractions, latencies in seconds).
     pub threshold: f64,
+    /// What is measured beyond a plain headline figure.
+    pub kind: Kind,
+}
+
+/// The figure an SLO condition reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// The headline figure `metric` as stored in summary.json.
+    Headline,
+    /// Nearest-rank percentile over every pod that needed scheduling, pods pending at the end
+    /// counted as waiting past it (`p50`, `p90`, `p99`, `max`).
+    AllPods(u32),
+    /// Share of the pods that needed scheduling scheduled within this many seconds.
+    Within(f64),
+    /// Pods that needed scheduling and were scheduled, as a share (`scheduled`).
+    ScheduledOfNeeded,
 }
 
 impl Condition {
-    /// Whether a run meets it; a run without the figure (e.g. no pod scheduled, so no p99)
-    /// does not.
+    /// The run's value of the figure; `censored` when it is only a lower bound (a percentile
+    /// falling on a pod still pending at the end).
+    pub fn value(&self, s: &Summary) -> Option<(f64, bool)> {
+        match self.kind {
+            Kind::Headline => (self.metric.get)(s).map(|v| (v, false)),
+            Kind::AllPods(p) => s.latency_all_percentile(p).map(|m| (m.secs, m.censored)),
+            Kind::Within(secs) => s.within_share(secs).map(|v| (v, false)),
+            Kind::ScheduledOfNeeded => {
+                if s.latency_all_s.is_none() {
+                    // A summary from before the field existed: the old share.
+                    return s.scheduled_share.map(|v| (v, false));
+                }
+                (s.needed_scheduling > 0).then(|| {
+                    (
+                        s.scheduled_of_needed as f64 / s.needed_scheduling as f64,
+                        false,
+                    )
+                })
+            }
+        }
+    }
+
+    /// Whether a run meets it; a run without the figure (e.g. no pod needed scheduling) does
+    /// not. A censored latency is more than any bound, so `<=`/`<` fail and `>=`/`>` hold.
     pub fn holds(&self, s: &Summary) -> bool {
-        (self.metric.get)(s).is_some_and(|v| self.cmp.holds(v, self.threshold))
+        match self.value(s) {
+            None => false,
+            Some((_, true)) => matches!(self.cmp, Cmp::Ge | Cmp::Gt),
+            Some((v, false)) => self.cmp.holds(v, self.threshold),
+        }
+    }
+
+    /// The value as the terminal shows it ("> 540 s" when censored, "–" when absent).
+    pub fn display(&self, s: &Summary) -> String {
+        match (self.value(s), self.metric.unit) {
+            (None, _) => "–".to_string(),
+            (Some((v, true)), _) => format!("> {v} s"),
+            (Some((v, false)), Unit::Share) => format!("{:.3}%", v * 100.0),
+            (Some((v, false)), Unit::Seconds) => format!("{v} s"),
+            (Some((v, false)), _) => format!("{v}"),
+        }
+    }
+
+    /// The figure's name in plan.json, plan.csv and the plot.
+    pub fn figure(&self) -> String {
+        match self.kind {
+            Kind::Headline => self.metric.name.to_string(),
+            Kind::AllPods(100) => "latency_all_max_s".to_string(),
+            Kind::AllPods(p) => format!("latency_all_p{p}_s"),
+            Kind::Within(secs) => format!("within_{secs}s_share"),
+            Kind::ScheduledOfNeeded => "scheduled_of_needed_share".to_string(),
+        }
     }
 }
 
@@ -129,12 +193,52 @@ pub fn parse_slo(text: &str) -> Result<Vec<Condition>, SweepError> {
         };
         let name = part[..pos].trim();
         let value = part[pos + op.len()..].trim();
+        let (kind, name) = match name {
+            "p50" => (Kind::AllPods(50), name),
+            "p90" => (Kind::AllPods(90), name),
+            "p99" => (Kind::AllPods(99), name),
+            "max" | "max_latency" => (Kind::AllPods(100), name),
+            "scheduled" | "scheduled%" => (Kind::ScheduledOfNeeded, name),
+            "pending_end" => (Kind::Headline, "pending_at_end"),
+            n if n.starts_with("within") => {
+                let inner = n["within".len()..]
+                    .trim()
+                    .strip_prefix('(')
+                    .and_then(|r| r.strip_suffix(')'))
+                    .map(str::trim)
+                    .ok_or_else(|| {
+                        SweepError::input(
+                            &at,
+                            "expected within(DURATION)>=SHARE, e.g. within(30s)>=99%",
+                        )
+                    })?;
+                let secs = match inner.parse::<f64>() {
+                    Ok(v) => v,
+                    Err(_) => SimDuration::parse(inner)
+                        .map_err(|e| {
+                            SweepError::input(
+                                &at,
+                                format!("within({inner}): {inner:?} is not a duration ({e})"),
+                            )
+                        })?
+                        .as_secs_f64(),
+                };
+                if !secs.is_finite() || secs < 0.0 {
+                    return Err(SweepError::input(
+                        &at,
+                        format!("within({inner}): the duration must be 0 or more"),
+                    ));
+                }
+                (Kind::Within(secs), "scheduled_share")
+            }
+            _ => (Kind::Headline, name),
+        };
         let metric = metric_named(name).ok_or_else(|| {
             let names: Vec<&str> = headline().iter().map(|m| m.name).collect();
             SweepError::input(
                 &at,
                 format!(
-                    "unknown figure {name:?}: use scheduled, p50, p90, p99, max, pending, preempted, cpu, memory or one of {}",
+                    "unknown figure {name:?}: use within(30s), scheduled, p50, p90, p99, max, pending, pending_end, preempted, cpu, memory or one of {}",
                     names.join(", ")
                 ),
             )
@@ -191,6 +295,7 @@ pub fn parse_slo(text: &str) -> Result<Vec<Condition>, SweepError> {
             metric,
             cmp,
             threshold,
+            kind,
         });
     }
     if out.is_empty() {
@@ -214,6 +319,9 @@ pub struct PlanOptions {
     pub probes: usize,
     /// Runs go to `<out>/runs/count-<N>/`; plan.csv, plan.json and the plot to `<out>`.
     pub out: PathBuf,
+    /// Keep every output of each probe run; by default only its `summary.json` (and the
+    /// completion marker) stay, so a plan's disk use does not grow with the workload.
+    pub keep_runs: bool,
 }
 
 /// One count that was run.
@@ -307,8 +415,14 @@ pub fn plan_capacity(
                             message: e.to_string(),
                         })?;
                 let summary = crate::run::run_plan(plan, &dir, false, &mut |_| {})?;
-                // Read back what was written, as sweeps do, so plan.csv matches summary.json.
-                let summary = Summary::read(&dir).unwrap_or(summary);
+                // Read back what was written, as sweeps do, so plan.csv matches summary.json;
+                // the in-memory latencies (not stored) serve the percentile/within SLOs.
+                let mut disk = Summary::read(&dir).unwrap_or_else(|_| summary.clone());
+                disk.latency_all_us = summary.latency_all_us;
+                let summary = disk;
+                if !opts.keep_runs {
+                    prune_run(&dir)?;
+                }
                 let pass = opts.slo.iter().all(|c| c.holds(&summary));
                 progress.done(count, pass);
                 Ok(Point {
@@ -371,6 +485,26 @@ pub fn plan_capacity(
     })
 }
 
+/// Removes every output of a probe run except `summary.json` and the completion marker.
+fn prune_run(dir: &Path) -> Result<(), SweepError> {
+    let keep = ["summary.json", ksim_report::staging::COMPLETE_MARKER];
+    let entries = std::fs::read_dir(dir).map_err(|e| SweepError::io(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| SweepError::io(dir, e))?;
+        let path = entry.path();
+        if keep.iter().any(|k| entry.file_name() == *k) {
+            continue;
+        }
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|e| SweepError::io(&path, e))?;
+    }
+    Ok(())
+}
+
 /// Every place a larger count did worse: failed the SLO after a smaller count met it, or had a
 /// worse SLO figure than the next smaller count.
 fn check_monotone(points: &[Point], slo: &[Condition]) -> Vec<String> {
@@ -388,21 +522,31 @@ fn check_monotone(points: &[Point], slo: &[Condition]) -> Vec<String> {
     for w in points.windows(2) {
         let (a, b) = (&w[0], &w[1]);
         for c in slo {
-            let (va, vb) = ((c.metric.get)(&a.summary), (c.metric.get)(&b.summary));
-            let worse = match (va, vb, c.metric.better) {
-                (Some(va), Some(vb), Better::Higher) => vb < va,
-                (Some(va), Some(vb), Better::Lower) => vb > va,
+            // A censored latency is larger than any observed one.
+            let eff = |s: &Summary| {
+                c.value(s)
+                    .map(|(v, censored)| if censored { f64::INFINITY } else { v })
+            };
+            let (va, vb) = (eff(&a.summary), eff(&b.summary));
+            let better = match c.kind {
+                Kind::Headline => c.metric.better,
+                Kind::AllPods(_) => Better::Lower,
+                Kind::Within(_) | Kind::ScheduledOfNeeded => Better::Higher,
+            };
+            let worse = match (va, vb, better) {
+                (Some(va), Some(vb), Better::Higher) => matters(va, vb) && vb < va,
+                (Some(va), Some(vb), Better::Lower) => matters(va, vb) && vb > va,
                 (Some(_), None, _) => true,
                 _ => false,
             };
             if worse {
                 out.push(format!(
                     "{} got worse from count {} ({}) to count {} ({})",
-                    c.metric.name,
+                    c.figure(),
                     a.count,
-                    fmt_opt(va),
+                    c.display(&a.summary),
                     b.count,
-                    fmt_opt(vb)
+                    c.display(&b.summary)
                 ));
             }
         }
@@ -410,8 +554,16 @@ fn check_monotone(points: &[Point], slo: &[Condition]) -> Vec<String> {
     out
 }
 
-fn fmt_opt(v: Option<f64>) -> String {
-    v.map(|v| format!("{v}")).unwrap_or_else(|| "none".into())
+/// Differences smaller than this share of the larger value are noise (a pod's jitter), not a
+/// sign that more nodes did worse; the not-monotone warning ignores them.
+pub const MONOTONE_TOLERANCE: f64 = 0.05;
+
+/// Whether two values of a figure differ by more than [`MONOTONE_TOLERANCE`] (relative).
+fn matters(a: f64, b: f64) -> bool {
+    if a.is_infinite() || b.is_infinite() {
+        return a != b;
+    }
+    (a - b).abs() > MONOTONE_TOLERANCE * a.abs().max(b.abs())
 }
 
 #[derive(Serialize)]
@@ -431,7 +583,7 @@ struct PlanJson<'a> {
 #[derive(Serialize)]
 struct SloJson<'a> {
     condition: &'a str,
-    figure: &'a str,
+    figure: String,
     op: &'a str,
     threshold: f64,
 }
@@ -474,13 +626,7 @@ impl PlanResult {
                 if p.pass { "yes".into() } else { "no".into() },
             ];
             for c in slo {
-                let v = (c.metric.get)(&p.summary);
-                let text = match (v, c.metric.unit) {
-                    (None, _) => "–".to_string(),
-                    (Some(v), Unit::Share) => format!("{:.3}%", v * 100.0),
-                    (Some(v), Unit::Seconds) => format!("{v} s"),
-                    (Some(v), _) => format!("{v}"),
-                };
+                let text = c.display(&p.summary);
                 let mark = if c.holds(&p.summary) { "" } else { " ✗" };
                 row.push(format!("{text}{mark}"));
             }
@@ -513,7 +659,7 @@ impl PlanResult {
                 .iter()
                 .map(|c| SloJson {
                     condition: &c.text,
-                    figure: c.metric.name,
+                    figure: c.figure(),
                     op: c.cmp.as_str(),
                     threshold: c.threshold,
                 })
@@ -529,48 +675,76 @@ impl PlanResult {
         let json_path = out.join("plan.json");
         let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
         std::fs::write(&json_path, text).map_err(|e| SweepError::io(&json_path, e))?;
-        let mut figures: Vec<(Metric, Option<f64>)> = opts
+        // Each SLO figure with its threshold, then a few context figures without one.
+        let panel = |title: String,
+                     unit: Unit,
+                     get: &dyn Fn(&Summary) -> Option<(f64, bool)>,
+                     threshold: Option<f64>| {
+            let scale = if unit == Unit::Share { 100.0 } else { 1.0 };
+            let t = threshold.map(|t| t * scale);
+            // The y-axis stays around the threshold: shares from a little below it to 100%,
+            // latencies from 0 to twice it; values beyond (and censored latencies, which are
+            // "more than the run") are drawn at the edge.
+            let (lo, hi) = match (t, unit) {
+                (Some(t), Unit::Share) => ((2.0 * t - 100.0 - 5.0).max(0.0), 100.0),
+                (Some(t), Unit::Seconds) if t > 0.0 => (0.0, 2.0 * t),
+                _ => (f64::NEG_INFINITY, f64::INFINITY),
+            };
+            let pts: Vec<(f64, f64, bool)> = self
+                .points
+                .iter()
+                .filter_map(|p| {
+                    let (v, censored) = get(&p.summary)?;
+                    let v = if censored { f64::INFINITY } else { v * scale };
+                    let v = v.clamp(lo, hi);
+                    v.is_finite().then_some((f64::from(p.count), v, p.pass))
+                })
+                .collect();
+            Panel {
+                title: format!("{title}{}", if unit == Unit::Share { " (%)" } else { "" }),
+                x: XAxis::Numeric,
+                x_desc: format!("nodes in pool {}", opts.pool),
+                points: pts
+                    .iter()
+                    .map(|&(x, y, pass)| (x, y, pass_color(pass)))
+                    .collect(),
+                line: pts.iter().map(|&(x, y, _)| (x, y)).collect(),
+                hline: t,
+            }
+        };
+        let mut panels: Vec<Panel> = opts
             .slo
             .iter()
-            .map(|c| (c.metric, Some(c.threshold)))
+            .map(|c| {
+                let unit = match c.kind {
+                    Kind::AllPods(_) => Unit::Seconds,
+                    Kind::Within(_) | Kind::ScheduledOfNeeded => Unit::Share,
+                    Kind::Headline => c.metric.unit,
+                };
+                panel(
+                    format!("{} ({})", c.figure(), c.text),
+                    unit,
+                    &|s| c.value(s),
+                    Some(c.threshold),
+                )
+            })
             .collect();
         for name in ["scheduled_share", "latency_p99_s", "cpu_utilization_mean"] {
-            if !figures.iter().any(|(m, _)| m.name == name) {
+            let shown = opts
+                .slo
+                .iter()
+                .any(|c| c.kind == Kind::Headline && c.metric.name == name);
+            if !shown {
                 if let Some(m) = metric_named(name) {
-                    figures.push((m, None));
+                    panels.push(panel(
+                        m.name.to_string(),
+                        m.unit,
+                        &|s| (m.get)(s).map(|v| (v, false)),
+                        None,
+                    ));
                 }
             }
         }
-        let panels: Vec<Panel> = figures
-            .iter()
-            .map(|(m, threshold)| {
-                let scale = if m.unit == Unit::Share { 100.0 } else { 1.0 };
-                let pts: Vec<(f64, f64)> = self
-                    .points
-                    .iter()
-                    .filter_map(|p| (m.get)(&p.summary).map(|v| (f64::from(p.count), v * scale)))
-                    .collect();
-                Panel {
-                    title: format!(
-                        "{}{}",
-                        m.name,
-                        if m.unit == Unit::Share { " (%)" } else { "" }
-                    ),
-                    x: XAxis::Numeric,
-                    x_desc: format!("nodes in pool {}", opts.pool),
-                    points: self
-                        .points
-                        .iter()
-                        .filter_map(|p| {
-                            (m.get)(&p.summary)
-                                .map(|v| (f64::from(p.count), v * scale, pass_color(p.pass)))
-                        })
-                        .collect(),
-                    line: pts,
-                    hline: threshold.map(|t| t * scale),
-                }
-            })
-            .collect();
         let title =
             match self.answer {
                 Some(a) => {

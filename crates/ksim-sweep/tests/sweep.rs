@@ -151,6 +151,7 @@ fn plan_finds_the_known_minimal_count() {
         max: 64,
         probes: 2,
         out: tmp.path().to_path_buf(),
+        keep_runs: false,
     };
     let r = pool(2)
         .install(|| {
@@ -223,6 +224,7 @@ fn plan_reports_a_larger_count_doing_worse() {
         max: 4,
         probes: 2,
         out: tmp.path().to_path_buf(),
+        keep_runs: false,
     };
     let r = plan_capacity(
         &scenario,
@@ -284,4 +286,95 @@ fn a_sweep_spreads_its_runs_over_the_pool_threads() {
         }
     }
     assert_eq!(distinct.len(), 2, "both worker threads ran runs");
+}
+
+/// Issue 19: latency SLOs count every pod that needed scheduling. With 1 node, 4 pods are
+/// scheduled at once and 96 never are: the old p99 (scheduled pods only) was 0 s and the plan
+/// answered 1. Now pods pending at the end count as waiting past the end, so `p99<=30s` and
+/// `within(30s)>=99%` both need the 25 nodes that hold every pod. Probe runs keep only their
+/// summary.json by default.
+#[test]
+fn plan_latency_slos_count_pending_pods() {
+    let path = root().join("scenarios/plan-synthetic.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let scenario = ksim_trace::parse_scenario("plan-synthetic.yaml", &text).unwrap();
+    for slo in ["within(30s)>=99%", "p99<=30s"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let opts = PlanOptions {
+            pool: "workers".into(),
+            slo: parse_slo(slo).unwrap(),
+            min: 1,
+            max: 64,
+            probes: 2,
+            out: tmp.path().to_path_buf(),
+            keep_runs: false,
+        };
+        let r = pool(2)
+            .install(|| {
+                plan_capacity(
+                    &scenario,
+                    "plan-synthetic.yaml",
+                    &root().join("scenarios"),
+                    &opts,
+                    &(),
+                )
+            })
+            .unwrap();
+        assert_eq!(r.answer, Some(25), "{slo}");
+        assert!(r.violations.is_empty(), "{slo}: {:?}", r.violations);
+        let one = r.points.iter().find(|p| p.count == 1).unwrap();
+        assert!(!one.pass, "{slo}: 1 node must fail");
+        let table = r.terminal(&opts.slo);
+        if slo.starts_with("p99") {
+            assert!(table.contains("> "), "{table}");
+        } else {
+            assert!(table.contains("4.000% ✗"), "{table}");
+        }
+        // Only summary.json (and the completion marker) stay in each probe's folder.
+        for p in &r.points {
+            let mut names: Vec<String> = std::fs::read_dir(&p.dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            assert_eq!(names, ["ksim-complete.json", "summary.json"], "{slo}");
+        }
+        r.write_outputs(tmp.path(), "plan-synthetic.yaml", &opts)
+            .unwrap();
+        let json = std::fs::read_to_string(tmp.path().join("plan.json")).unwrap();
+        assert!(json.contains("\"answer\": 25"), "{json}");
+    }
+}
+
+#[test]
+fn slo_forms_and_their_errors() {
+    let c = parse_slo("within(30s)>=99%, pending_end<=3, scheduled>=99%, p99<=30s").unwrap();
+    assert_eq!(c.len(), 4);
+    assert_eq!(c[0].figure(), "within_30s_share");
+    assert!((c[0].threshold - 0.99).abs() < 1e-12);
+    assert_eq!(c[1].figure(), "pending_at_end");
+    assert_eq!(c[1].threshold, 3.0);
+    assert_eq!(c[2].figure(), "scheduled_of_needed_share");
+    assert_eq!(c[3].figure(), "latency_all_p99_s");
+    for (s, want) in [
+        (
+            "within(30s>=99%",
+            "--slo \"within(30s>=99%\": expected within(DURATION)>=SHARE, e.g. within(30s)>=99%",
+        ),
+        (
+            "within(soon)>=99%",
+            "--slo \"within(soon)>=99%\": within(soon): \"soon\" is not a duration",
+        ),
+        (
+            "within(30s)>=99",
+            "--slo \"within(30s)>=99\": 99 is more than 1: write a percentage with %, e.g. 99%",
+        ),
+        (
+            "pending_end<=few",
+            "--slo \"pending_end<=few\": \"few\" is not a number",
+        ),
+    ] {
+        let e = parse_slo(s).unwrap_err().to_string();
+        assert!(e.starts_with(want), "{s}: {e}");
+    }
 }

@@ -16,9 +16,12 @@ pub struct PlanArgs {
     /// The node pool whose count is searched.
     #[arg(long)]
     pub pool: String,
-    /// Conditions that must all hold, e.g. "scheduled>=99.9%" "p99<=30s" (repeat the flag or
-    /// separate with commas). Figures: scheduled, p50, p90, p99, max, pending, preempted, cpu,
-    /// memory, or any sweep.csv column.
+    /// Conditions that must all hold, e.g. "within(30s)>=99%" "p99<=30s" (repeat the flag or
+    /// separate with commas). within(D)>=S: share of the pods that needed scheduling scheduled
+    /// within D of creation; scheduled>=S: share of them scheduled at all; p50/p90/p99/max:
+    /// latency over all of them, pods pending at the end counting as more than any bound;
+    /// pending_end<=N: pods pending at the end. Pods that arrived already bound are left out.
+    /// Also pending, preempted, cpu, memory, or any sweep.csv column.
     #[arg(long, required = true)]
     pub slo: Vec<String>,
     /// Smallest count considered (default 1).
@@ -37,6 +40,10 @@ pub struct PlanArgs {
     /// Output directory (default results/<scenario name>-plan-<pool>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Keep every output of each probe run (pods.csv, placements.csv, ...); by default only
+    /// each probe's summary.json and the curve (plan.csv, plan.json, plan.svg/png) are kept.
+    #[arg(long)]
+    pub keep_runs: bool,
 }
 
 struct Printer;
@@ -96,6 +103,7 @@ pub fn run(a: PlanArgs) -> anyhow::Result<ExitCode> {
         max,
         probes: a.probes as usize,
         out: out.clone(),
+        keep_runs: a.keep_runs,
     };
     let started = Instant::now();
     let result = crate::commands::sweep::pool(a.jobs)?
@@ -103,7 +111,10 @@ pub fn run(a: PlanArgs) -> anyhow::Result<ExitCode> {
     result.write_outputs(&out, &source, &opts)?;
     println!("{}", result.terminal(&opts.slo));
     for v in &result.violations {
-        println!("warning: not monotone: {v}");
+        println!(
+            "warning: not monotone (differences above {:.0}% relative): {v}",
+            ksim_sweep::plan::MONOTONE_TOLERANCE * 100.0
+        );
     }
     let slo_text: Vec<&str> = opts.slo.iter().map(|c| c.text.as_str()).collect();
     match result.answer {
