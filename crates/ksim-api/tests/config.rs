@@ -170,9 +170,30 @@ fn top_level_rules() {
         err("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n"),
         "apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": supported values: \"kubescheduler.config.k8s.io/v1\""
     );
+}
+
+#[test]
+fn extender_rules() {
+    let c = ok(&format!(
+        "{HEAD}extenders:\n- urlPrefix: http://127.0.0.1:8888\n  filterVerb: filter\n  prioritizeVerb: prio\n  weight: 2\n  httpTimeout: 200ms\n  managedResources:\n  - name: example.com/foo\n    ignoredByScheduler: true\n  ignorable: true\n"
+    ));
+    assert_eq!(c.extenders.len(), 1);
     assert_eq!(
-        err(&format!("{HEAD}extenders:\n- urlPrefix: http://127.0.0.1:8888\n  filterVerb: filter\n")),
-        "extenders: Forbidden: ksim does not call scheduler extenders (remove them, or model their decisions as an out-of-tree plugin)"
+        c.extenders[0].timeout(),
+        std::time::Duration::from_millis(200)
+    );
+    assert!(c.extenders[0].ignorable);
+    let e = |body: &str| err(&format!("{HEAD}extenders:\n{body}"));
+    assert_eq!(e("- urlPrefix: http://h\n  prioritizeVerb: p\n"), "X");
+    assert_eq!(e("- urlPrefix: http://h\n  weght: 1\n"), "X");
+    assert_eq!(e("- urlPrefix: http://h\n  httpTimeout: 5 seconds\n"), "X");
+    assert_eq!(e("- urlPrefix: https://h\n  enableHTTPS: true\n"), "X");
+    assert_eq!(e("- filterVerb: f\n"), "X");
+    assert_eq!(e("- urlPrefix: http://h\n  bindVerb: bind\n"), "X");
+    assert_eq!(e("- urlPrefix: http://h\n  preemptVerb: preempt\n"), "X");
+    assert_eq!(
+        e("- urlPrefix: http://h\n  managedResources:\n  - name: cpu\n  - name: a.com/x\n  - name: a.com/x\n"),
+        "X"
     );
 }
 
