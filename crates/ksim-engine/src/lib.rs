@@ -14,6 +14,7 @@
 pub mod autoscale;
 pub mod config;
 pub mod dump;
+pub mod extender;
 pub mod input;
 pub mod record;
 pub mod sim;
