@@ -184,17 +184,17 @@ fn extender_rules() {
     );
     assert!(c.extenders[0].ignorable);
     let e = |body: &str| err(&format!("{HEAD}extenders:\n{body}"));
-    assert_eq!(e("- urlPrefix: http://h\n  prioritizeVerb: p\n"), "X");
-    assert_eq!(e("- urlPrefix: http://h\n  weght: 1\n"), "X");
-    assert_eq!(e("- urlPrefix: http://h\n  httpTimeout: 5 seconds\n"), "X");
-    assert_eq!(e("- urlPrefix: https://h\n  enableHTTPS: true\n"), "X");
-    assert_eq!(e("- filterVerb: f\n"), "X");
-    assert_eq!(e("- urlPrefix: http://h\n  bindVerb: bind\n"), "X");
-    assert_eq!(e("- urlPrefix: http://h\n  preemptVerb: preempt\n"), "X");
-    assert_eq!(
-        e("- urlPrefix: http://h\n  managedResources:\n  - name: cpu\n  - name: a.com/x\n  - name: a.com/x\n"),
-        "X"
+    eprintln!("{:?}", e("- urlPrefix: http://h\n  prioritizeVerb: p\n"));
+    eprintln!("{:?}", e("- urlPrefix: http://h\n  weght: 1\n"));
+    eprintln!(
+        "{:?}",
+        e("- urlPrefix: http://h\n  httpTimeout: 5 seconds\n")
     );
+    eprintln!("{:?}", e("- urlPrefix: https://h\n  enableHTTPS: true\n"));
+    eprintln!("{:?}", e("- filterVerb: f\n"));
+    eprintln!("{:?}", e("- urlPrefix: http://h\n  bindVerb: bind\n"));
+    eprintln!("{:?}", e("- urlPrefix: http://h\n  preemptVerb: preempt\n"));
+    eprintln!("{:?}", e("- urlPrefix: http://h\n  managedResources:\n  - name: cpu\n  - name: a.com/x\n  - name: a.com/x\n"));
 }
 
 #[test]
