@@ -184,17 +184,23 @@ fn extender_rules() {
     );
     assert!(c.extenders[0].ignorable);
     let e = |body: &str| err(&format!("{HEAD}extenders:\n{body}"));
-    eprintln!("{:?}", e("- urlPrefix: http://h\n  prioritizeVerb: p\n"));
-    eprintln!("{:?}", e("- urlPrefix: http://h\n  weght: 1\n"));
-    eprintln!(
-        "{:?}",
-        e("- urlPrefix: http://h\n  httpTimeout: 5 seconds\n")
+    assert_eq!(
+        e("- urlPrefix: http://h\n  prioritizeVerb: p\n"),
+        "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"
     );
-    eprintln!("{:?}", e("- urlPrefix: https://h\n  enableHTTPS: true\n"));
-    eprintln!("{:?}", e("- filterVerb: f\n"));
-    eprintln!("{:?}", e("- urlPrefix: http://h\n  bindVerb: bind\n"));
-    eprintln!("{:?}", e("- urlPrefix: http://h\n  preemptVerb: preempt\n"));
-    eprintln!("{:?}", e("- urlPrefix: http://h\n  managedResources:\n  - name: cpu\n  - name: a.com/x\n  - name: a.com/x\n"));
+    assert_eq!(
+        e("- urlPrefix: http://h\n  weght: 1\n"),
+        "extenders[0].weght: unknown field (did you mean \"weight\"?)"
+    );
+    assert_eq!(e("- urlPrefix: http://h\n  httpTimeout: 5 seconds\n"), "extenders[0].httpTimeout: Invalid value: \"5 seconds\": not a duration (e.g. \"5s\", \"200ms\")");
+    assert_eq!(e("- urlPrefix: https://h\n  enableHTTPS: true\n"), "[extenders[0].urlPrefix: Invalid value: \"https://h\": ksim reaches extenders over plain http:// only, extenders[0].enableHTTPS: Forbidden: ksim calls extenders' filter and prioritize verbs only, over plain HTTP (no TLS)]");
+    assert_eq!(
+        e("- filterVerb: f\n"),
+        "extenders[0].urlPrefix: Required value"
+    );
+    assert_eq!(e("- urlPrefix: http://h\n  bindVerb: bind\n"), "extenders[0].bindVerb: Forbidden: ksim calls extenders' filter and prioritize verbs only; binding stays with the simulator");
+    assert_eq!(e("- urlPrefix: http://h\n  preemptVerb: preempt\n"), "extenders[0].preemptVerb: Forbidden: ksim calls extenders' filter and prioritize verbs only; preemption candidates are not sent to extenders");
+    assert_eq!(e("- urlPrefix: http://h\n  managedResources:\n  - name: cpu\n  - name: a.com/x\n  - name: a.com/x\n"), "[extenders[0].managedResources[0].name: Invalid value: \"cpu\": is an invalid extended resource name, extenders[0].managedResources[2].name: Invalid value: \"a.com/x\": duplicate extender managed resource name]");
 }
 
 #[test]
