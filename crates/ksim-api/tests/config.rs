@@ -170,10 +170,37 @@ fn top_level_rules() {
         err("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n"),
         "apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": supported values: \"kubescheduler.config.k8s.io/v1\""
     );
+}
+
+#[test]
+fn extender_rules() {
+    let c = ok(&format!(
+        "{HEAD}extenders:\n- urlPrefix: http://127.0.0.1:8888\n  filterVerb: filter\n  prioritizeVerb: prio\n  weight: 2\n  httpTimeout: 200ms\n  managedResources:\n  - name: example.com/foo\n    ignoredByScheduler: true\n  ignorable: true\n"
+    ));
+    assert_eq!(c.extenders.len(), 1);
     assert_eq!(
-        err(&format!("{HEAD}extenders:\n- urlPrefix: http://127.0.0.1:8888\n  filterVerb: filter\n")),
-        "extenders: Forbidden: ksim does not call scheduler extenders (remove them, or model their decisions as an out-of-tree plugin)"
+        c.extenders[0].timeout(),
+        std::time::Duration::from_millis(200)
     );
+    assert!(c.extenders[0].ignorable);
+    let e = |body: &str| err(&format!("{HEAD}extenders:\n{body}"));
+    assert_eq!(
+        e("- urlPrefix: http://h\n  prioritizeVerb: p\n"),
+        "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"
+    );
+    assert_eq!(
+        e("- urlPrefix: http://h\n  weght: 1\n"),
+        "extenders[0].weght: unknown field (did you mean \"weight\"?)"
+    );
+    assert_eq!(e("- urlPrefix: http://h\n  httpTimeout: 5 seconds\n"), "extenders[0].httpTimeout: Invalid value: \"5 seconds\": not a duration (e.g. \"5s\", \"200ms\")");
+    assert_eq!(e("- urlPrefix: https://h\n  enableHTTPS: true\n"), "[extenders[0].urlPrefix: Invalid value: \"https://h\": ksim reaches extenders over plain http:// only, extenders[0].enableHTTPS: Forbidden: ksim calls extenders' filter and prioritize verbs only, over plain HTTP (no TLS)]");
+    assert_eq!(
+        e("- filterVerb: f\n"),
+        "extenders[0].urlPrefix: Required value"
+    );
+    assert_eq!(e("- urlPrefix: http://h\n  bindVerb: bind\n"), "extenders[0].bindVerb: Forbidden: ksim calls extenders' filter and prioritize verbs only; binding stays with the simulator");
+    assert_eq!(e("- urlPrefix: http://h\n  preemptVerb: preempt\n"), "extenders[0].preemptVerb: Forbidden: ksim calls extenders' filter and prioritize verbs only; preemption candidates are not sent to extenders");
+    assert_eq!(e("- urlPrefix: http://h\n  managedResources:\n  - name: cpu\n  - name: a.com/x\n  - name: a.com/x\n"), "[extenders[0].managedResources[0].name: Invalid value: \"cpu\": is an invalid extended resource name, extenders[0].managedResources[2].name: Invalid value: \"a.com/x\": duplicate extender managed resource name]");
 }
 
 #[test]

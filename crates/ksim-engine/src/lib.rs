@@ -15,6 +15,7 @@ pub mod autoscale;
 pub mod config;
 pub mod dump;
 pub mod explain;
+pub mod extender;
 pub mod input;
 pub mod record;
 pub mod sim;

@@ -7,8 +7,10 @@ use std::collections::BTreeMap;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::extender::{Extender, EXTENDER_NAME, MAX_EXTENDER_PRIORITY};
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::NodeToStatus;
+use crate::framework::interface::MAX_NODE_SCORE;
 use crate::framework::runtime::{Framework, NominatedPods, ScoreTable};
 use crate::framework::status::{Code, Status};
 use crate::node_info::{NodeInfo, Snapshot};
@@ -171,6 +173,8 @@ pub struct Algorithm {
     /// The filter statuses of the last cycle that found a node (a failed cycle returns them in
     /// its `FitError`): kept, not recomputed, for `--explain`.
     last_statuses: NodeToStatus,
+    /// Configured scheduler extenders, called in order (none: no change to the cycle).
+    extenders: Vec<Box<dyn Extender>>,
 }
 
 impl Algorithm {
@@ -182,7 +186,13 @@ impl Algorithm {
             scores: ScoreTable::default(),
             feasible: Vec::new(),
             last_statuses: NodeToStatus::new(0),
+            extenders: Vec::new(),
         }
+    }
+
+    /// Sets the scheduler extenders (`KubeSchedulerConfiguration.extenders`).
+    pub fn set_extenders(&mut self, extenders: Vec<Box<dyn Extender>>) {
+        self.extenders = extenders;
     }
 
     /// The scores of the last cycle that scored (for reports and tests).
@@ -318,6 +328,10 @@ impl Algorithm {
                     Candidates::Listed(&[i]),
                     feasible,
                 );
+                // As there, an extender's error on the nominated node is only logged.
+                let r = r.and_then(|()| {
+                    self.find_nodes_that_pass_extenders(pod, snapshot, diagnosis, feasible)
+                });
                 if r.is_ok() && !feasible.is_empty() {
                     return Ok(());
                 }
@@ -349,7 +363,81 @@ impl Algorithm {
         );
         let processed = feasible.len() + diagnosis.node_to_status.len();
         self.next_start_node_index = (self.next_start_node_index + processed) % snapshot.len();
-        r
+        r?;
+        if self.extenders.is_empty() {
+            return Ok(());
+        }
+        self.find_nodes_that_pass_extenders(pod, snapshot, diagnosis, feasible)
+    }
+
+    /// `findNodesThatPassExtenders`: the feasible nodes pass through each interested extender's
+    /// filter in turn; the rejected ones get the extender's reason in the diagnosis. An error
+    /// from an ignorable extender skips it; from another, fails the attempt.
+    fn find_nodes_that_pass_extenders(
+        &self,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        diagnosis: &mut Diagnosis,
+        feasible: &mut Vec<usize>,
+    ) -> Result<(), Status> {
+        let before = feasible.len();
+        for ext in &self.extenders {
+            if feasible.is_empty() {
+                break;
+            }
+            if !ext.is_filter() || !ext.is_interested(pod) {
+                continue;
+            }
+            let nodes: Vec<&ksim_api::core::Node> =
+                feasible.iter().map(|&i| &*snapshot.nodes[i].node).collect();
+            let res = match ext.filter(pod, &nodes) {
+                Ok(r) => r,
+                Err(_) if ext.is_ignorable() => continue,
+                Err(e) => return Err(Status::error(e)),
+            };
+            for (n, msg) in &res.failed_unresolvable {
+                if let Some(&i) = snapshot.index.get(n) {
+                    diagnosis
+                        .node_to_status
+                        .set(i, Status::unresolvable(msg.clone()));
+                }
+            }
+            for (n, msg) in &res.failed {
+                if res.failed_unresolvable.contains_key(n) {
+                    continue;
+                }
+                if let Some(&i) = snapshot.index.get(n) {
+                    diagnosis
+                        .node_to_status
+                        .set(i, Status::unschedulable(msg.clone()));
+                }
+            }
+            let input: rustc_hash::FxHashSet<usize> = feasible.iter().copied().collect();
+            let mut passed = Vec::with_capacity(res.passed.len());
+            for n in &res.passed {
+                match snapshot.index.get(n) {
+                    Some(&i) if input.contains(&i) => passed.push(i),
+                    _ => {
+                        return Err(Status::error(format!(
+                            "extender {:?} claims a filtered node {:?} which is not found in the input node list",
+                            ext.name(),
+                            n
+                        )))
+                    }
+                }
+            }
+            *feasible = passed;
+        }
+        if feasible.len() != before {
+            // Extenders have no queueing hints: upstream names them so any event requeues the pod.
+            if let Err(i) = diagnosis
+                .unschedulable_plugins
+                .binary_search(&EXTENDER_NAME)
+            {
+                diagnosis.unschedulable_plugins.insert(i, EXTENDER_NAME);
+            }
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -370,7 +458,12 @@ impl Algorithm {
         }
         let mut to_find =
             self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all);
-        if !fwk.has_score_plugins() {
+        if !fwk.has_score_plugins()
+            && !self
+                .extenders
+                .iter()
+                .any(|e| e.is_filter() || e.is_prioritizer())
+        {
             to_find = 1;
         }
         let start = self.next_start_node_index;
@@ -439,7 +532,7 @@ impl Algorithm {
         snapshot: &Snapshot,
         feasible: &[usize],
     ) -> Result<(), Status> {
-        if !fwk.has_score_plugins() {
+        if self.extenders.is_empty() && !fwk.has_score_plugins() {
             self.scores.clear(feasible.len());
             for t in &mut self.scores.totals {
                 *t = 1;
@@ -455,7 +548,38 @@ impl Algorithm {
         if !s.is_success() {
             return Err(s);
         }
+        if !self.extenders.is_empty() {
+            self.add_extender_scores(pod, &nodes);
+        }
         Ok(())
+    }
+
+    /// Each interested prioritizing extender's scores × its weight × (MaxNodeScore /
+    /// MaxExtenderPriority), added to the nodes' totals. A prioritize error only costs that
+    /// extender's scores, as upstream.
+    fn add_extender_scores(&mut self, pod: &PodInfo, nodes: &[&NodeInfo]) {
+        let api_nodes: Vec<&ksim_api::core::Node> = nodes.iter().map(|n| &*n.node).collect();
+        let pos: std::collections::HashMap<&str, usize> = api_nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.metadata.name.as_str(), i))
+            .collect();
+        for ext in &self.extenders {
+            if !ext.is_prioritizer() || !ext.is_interested(pod) {
+                continue;
+            }
+            let Ok((list, weight)) = ext.prioritize(pod, &api_nodes) else {
+                continue;
+            };
+            for (host, score) in list {
+                let add = score
+                    .saturating_mul(weight)
+                    .saturating_mul(MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY);
+                if let Some(&i) = pos.get(host.as_str()) {
+                    self.scores.totals[i] = self.scores.totals[i].saturating_add(add);
+                }
+            }
+        }
     }
 
     /// The highest total; among ties each is equally likely, drawn from the seeded RNG.

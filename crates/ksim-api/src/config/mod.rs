@@ -15,7 +15,12 @@ use serde_json::Value;
 use crate::nulls::or_default;
 use crate::validation::{quote, FieldError, FieldErrors};
 
+mod extender;
 pub mod strict;
+
+pub use extender::{
+    parse_go_duration, Extender, ExtenderManagedResource, DEFAULT_EXTENDER_TIMEOUT,
+};
 mod validate;
 
 /// The only configuration version kube-scheduler v1.35 reads.
@@ -36,10 +41,9 @@ pub struct KubeSchedulerConfiguration {
     pub pod_max_backoff_seconds: Option<i64>,
     #[serde(deserialize_with = "or_default")]
     pub profiles: Vec<Profile>,
-    /// Scheduler extenders: read so that a configuration naming them is refused with a reason
-    /// (ksim does not call extenders) rather than run without them.
+    /// Scheduler extenders (filter and prioritize verbs over plain HTTP; see [`Extender`]).
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "or_default")]
-    pub extenders: Vec<Value>,
+    pub extenders: Vec<Extender>,
 }
 
 impl Default for KubeSchedulerConfiguration {

@@ -6,7 +6,8 @@
 //! `{}`); RequestedToCapacityRatio shape errors name the real path
 //! (`scoringStrategy.requestedToCapacityRatio.shape[1]`, upstream `scoringStrategy.shape[1]`);
 //! `leaderElection` and `clientConnection` are accepted and not checked (ksim has neither);
-//! `extenders` are refused (ksim does not call extenders).
+//! of `extenders`, the bind and preempt verbs and HTTPS are refused (ksim calls extenders'
+//! filter and prioritize verbs only, over plain HTTP).
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -107,12 +108,7 @@ pub(crate) fn validate(cfg: &KubeSchedulerConfiguration) -> FieldErrors {
             "must be greater than or equal to PodInitialBackoffSeconds",
         ));
     }
-    if !cfg.extenders.is_empty() {
-        errs.push(FieldError::forbidden(
-            "extenders",
-            "ksim does not call scheduler extenders (remove them, or model their decisions as an out-of-tree plugin)",
-        ));
-    }
+    super::extender::validate_extenders(&mut errs, &cfg.extenders);
     errs
 }
 

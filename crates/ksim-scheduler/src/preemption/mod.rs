@@ -200,7 +200,7 @@ impl Evaluator<'_> {
             return (Some(result), Status::unschedulable(fit.message()));
         }
 
-        // 3) No extenders in ksim. 4) The best candidate.
+        // 3) Extenders: ksim refuses the preempt verb, so none takes part. 4) The best candidate.
         let Some(best) = select_candidate(&candidates) else {
             return (
                 None,
