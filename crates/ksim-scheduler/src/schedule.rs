@@ -367,7 +367,19 @@ impl Algorithm {
         if self.extenders.is_empty() {
             return Ok(());
         }
-        self.find_nodes_that_pass_extenders(pod, snapshot, diagnosis, feasible)
+        let before = feasible.len();
+        self.find_nodes_that_pass_extenders(pod, snapshot, diagnosis, feasible)?;
+        if feasible.len() != before {
+            // Extenders have no queueing hints: upstream names them so any event requeues the
+            // pod (in the full pass only, not for the nominated node).
+            if let Err(i) = diagnosis
+                .unschedulable_plugins
+                .binary_search(&EXTENDER_NAME)
+            {
+                diagnosis.unschedulable_plugins.insert(i, EXTENDER_NAME);
+            }
+        }
+        Ok(())
     }
 
     /// `findNodesThatPassExtenders`: the feasible nodes pass through each interested extender's
@@ -380,7 +392,6 @@ impl Algorithm {
         diagnosis: &mut Diagnosis,
         feasible: &mut Vec<usize>,
     ) -> Result<(), Status> {
-        let before = feasible.len();
         for ext in &self.extenders {
             if feasible.is_empty() {
                 break;
@@ -428,15 +439,6 @@ impl Algorithm {
             }
             *feasible = passed;
         }
-        if feasible.len() != before {
-            // Extenders have no queueing hints: upstream names them so any event requeues the pod.
-            if let Err(i) = diagnosis
-                .unschedulable_plugins
-                .binary_search(&EXTENDER_NAME)
-            {
-                diagnosis.unschedulable_plugins.insert(i, EXTENDER_NAME);
-            }
-        }
         Ok(())
     }
 
@@ -458,12 +460,7 @@ impl Algorithm {
         }
         let mut to_find =
             self.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all);
-        if !fwk.has_score_plugins()
-            && !self
-                .extenders
-                .iter()
-                .any(|e| e.is_filter() || e.is_prioritizer())
-        {
+        if !self.has_extender_filters() && !self.has_scoring(fwk) {
             to_find = 1;
         }
         let start = self.next_start_node_index;
@@ -532,6 +529,7 @@ impl Algorithm {
         snapshot: &Snapshot,
         feasible: &[usize],
     ) -> Result<(), Status> {
+        // As upstream's prioritizeNodes: any extender (not only a prioritizing one) means scoring.
         if self.extenders.is_empty() && !fwk.has_score_plugins() {
             self.scores.clear(feasible.len());
             for t in &mut self.scores.totals {
@@ -552,6 +550,17 @@ impl Algorithm {
             self.add_extender_scores(pod, &nodes);
         }
         Ok(())
+    }
+
+    /// `hasExtenderFilters`.
+    fn has_extender_filters(&self) -> bool {
+        self.extenders.iter().any(|e| e.is_filter())
+    }
+
+    /// `hasScoring`: score plugins, or an extender that prioritizes. Without either (and no
+    /// filtering extender), the first feasible node found is enough.
+    fn has_scoring(&self, fwk: &Framework) -> bool {
+        fwk.has_score_plugins() || self.extenders.iter().any(|e| e.is_prioritizer())
     }
 
     /// Each interested prioritizing extender's scores × its weight × (MaxNodeScore /
