@@ -29,6 +29,15 @@ fn refused(args: &[&str], dir: &Path, want: &str) {
 
 const NODE: &str = r#"{"kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"16Gi","pods":"110"}}}"#;
 
+/// Writes `nodes.json`: a List of the one node [`NODE`].
+fn write_one_node(dir: &Path) {
+    std::fs::write(
+        dir.join("nodes.json"),
+        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
+    )
+    .unwrap();
+}
+
 fn pod_line(at: &str, name: &str) -> String {
     format!(
         r#"{{"at":"{at}","kind":"CreatePod","pod":{{"metadata":{{"name":"{name}"}},"spec":{{"containers":[{{"name":"c","resources":{{"requests":{{"cpu":"1"}}}}}}]}}}}}}"#
@@ -135,11 +144,7 @@ fn garbage_nodes_are_refused_with_item_and_field() {
 fn duplicate_json_keys_are_refused_in_traces_and_nodes_files() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    std::fs::write(
-        d.join("nodes.json"),
-        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
-    )
-    .unwrap();
+    write_one_node(d);
     let dup = pod_line("1s", "q").replacen(r#""at":"1s""#, r#""at":"1s","at":"999h""#, 1);
     std::fs::write(
         d.join("t.jsonl"),
@@ -331,11 +336,7 @@ fn an_empty_nodes_file_or_trace_ends_with_a_warning_instead_of_hanging() {
 fn report_and_compare_refuse_what_an_interrupted_run_left() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    std::fs::write(
-        d.join("nodes.json"),
-        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
-    )
-    .unwrap();
+    write_one_node(d);
     let trace: String = (0..20)
         .map(|i| pod_line(&format!("{i}s"), &format!("p{i}")) + "\n")
         .collect();
@@ -500,11 +501,7 @@ fn a_run_killed_mid_write_leaves_the_previous_output_untouched() {
 fn run_error(trace: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    std::fs::write(
-        d.join("nodes.json"),
-        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
-    )
-    .unwrap();
+    write_one_node(d);
     std::fs::write(d.join("t.jsonl"), trace).unwrap();
     let out = ksim()
         .args([
@@ -572,11 +569,7 @@ fn errors_raised_during_a_run_name_the_file_and_line_of_their_event() {
         let line = want.split(": at").next().unwrap();
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
-        std::fs::write(
-            d.join("nodes.json"),
-            format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
-        )
-        .unwrap();
+        write_one_node(d);
         std::fs::write(d.join("t.jsonl"), &trace).unwrap();
         let v = ksim()
             .args(["validate", "--nodes", "nodes.json", "t.jsonl"])
@@ -593,11 +586,7 @@ fn errors_raised_during_a_run_name_the_file_and_line_of_their_event() {
     // A pod that ended may be deleted later: not an error.
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    std::fs::write(
-        d.join("nodes.json"),
-        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
-    )
-    .unwrap();
+    write_one_node(d);
     std::fs::write(
         d.join("t.jsonl"),
         format!(
@@ -628,11 +617,7 @@ fn errors_raised_during_a_run_name_the_file_and_line_of_their_event() {
 fn pods_of_another_scheduler_are_counted_and_warned_about_once() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    std::fs::write(
-        d.join("nodes.json"),
-        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
-    )
-    .unwrap();
+    write_one_node(d);
     let other =
         pod_line("0s", "q").replace(r#""spec":{"#, r#""spec":{"schedulerName":"gpu-scheduler","#);
     std::fs::write(
@@ -685,11 +670,7 @@ fn a_file_given_by_mistake_is_never_echoed_in_an_error() {
     for f in ["pw", "pw.csv", "pw.yaml"] {
         std::fs::write(d.join(f), secret).unwrap();
     }
-    std::fs::write(
-        d.join("nodes.json"),
-        format!(r#"{{"kind":"List","items":[{NODE}]}}"#),
-    )
-    .unwrap();
+    write_one_node(d);
     std::fs::write(d.join("t.jsonl"), pod_line("0s", "p") + "\n").unwrap();
     let runs: &[&[&str]] = &[
         &["validate", "pw"],

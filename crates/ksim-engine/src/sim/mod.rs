@@ -597,27 +597,7 @@ impl Simulation {
     fn apply_input(&mut self, e: InputEvent, obs: &mut dyn Observer) -> Result<(), SimError> {
         self.next_action();
         match e {
-            InputEvent::CreatePod { pod, run_for } => {
-                // A pod bound to a node the cluster never had is refused, as `ksim validate`
-                // refuses it; one bound to a removed node that still had pods joins its ghost,
-                // and with an autoscaler the node may be one it added.
-                let node = &pod.spec.node_name;
-                if !node.is_empty()
-                    && self.snapshot.get(node).is_none()
-                    && !self.ghosts.contains_key(node)
-                    && self.autoscaler.is_none()
-                {
-                    let ns = match pod.metadata.namespace.as_str() {
-                        "" => "default",
-                        ns => ns,
-                    };
-                    return Err(self.input_err(format!(
-                        "CreatePod: pod {ns}/{} is bound to node {node:?}, which does not exist",
-                        pod.metadata.name
-                    )));
-                }
-                self.create_pod(*pod, run_for, obs)
-            }
+            InputEvent::CreatePod { pod, run_for } => self.create_pod(*pod, run_for, obs),
             InputEvent::DeletePod { namespace, name } => {
                 let key = format!("{namespace}/{name}");
                 self.check_pod_existed("DeletePod", &key)?;

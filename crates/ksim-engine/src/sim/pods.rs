@@ -111,6 +111,19 @@ impl Simulation {
         if self.live.contains_key(&key) {
             return Err(self.input_err(format!("CreatePod: pod {key} already exists")));
         }
+        // A pod bound to a node the cluster never had is refused, as `ksim validate` refuses it;
+        // one bound to a removed node that still had pods joins its ghost, and with an
+        // autoscaler the node may be one it added.
+        let node = &pod.spec.node_name;
+        if !node.is_empty()
+            && self.snapshot.get(node).is_none()
+            && !self.ghosts.contains_key(node)
+            && self.autoscaler.is_none()
+        {
+            return Err(self.input_err(format!(
+                "CreatePod: pod {key} is bound to node {node:?}, which does not exist"
+            )));
+        }
         self.created_keys.insert(key_hash(&key));
         let bound_to = pod.spec.node_name.clone();
         let info = Arc::new(PodInfo::new(pod));
