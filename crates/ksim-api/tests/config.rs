@@ -193,13 +193,14 @@ fn extender_rules() {
         "extenders[0].weght: unknown field (did you mean \"weight\"?)"
     );
     assert_eq!(e("- urlPrefix: http://h\n  httpTimeout: 5 seconds\n"), "extenders[0].httpTimeout: Invalid value: \"5 seconds\": not a duration (e.g. \"5s\", \"200ms\")");
-    assert_eq!(e("- urlPrefix: https://h\n  enableHTTPS: true\n"), "[extenders[0].urlPrefix: Invalid value: \"https://h\": ksim reaches extenders over plain http:// only, extenders[0].enableHTTPS: Forbidden: ksim calls extenders' filter and prioritize verbs only, over plain HTTP (no TLS)]");
+    assert_eq!(e("- urlPrefix: https://h\n  enableHTTPS: true\n"), "[extenders[0].urlPrefix: Invalid value: \"https://h\": ksim reaches extenders over plain http:// only, extenders[0].enableHTTPS: Forbidden: ksim reaches extenders over plain HTTP (no TLS)]");
     assert_eq!(
         e("- filterVerb: f\n"),
         "extenders[0].urlPrefix: Required value"
     );
-    assert_eq!(e("- urlPrefix: http://h\n  bindVerb: bind\n"), "extenders[0].bindVerb: Forbidden: ksim calls extenders' filter and prioritize verbs only; binding stays with the simulator");
-    assert_eq!(e("- urlPrefix: http://h\n  preemptVerb: preempt\n"), "extenders[0].preemptVerb: Forbidden: ksim calls extenders' filter and prioritize verbs only; preemption candidates are not sent to extenders");
+    // upstream's validateExtenders: a single binder.
+    ok(&format!("{HEAD}extenders:\n- urlPrefix: http://a\n  bindVerb: bind\n  preemptVerb: preempt\n- urlPrefix: http://b\n  preemptVerb: preempt\n"));
+    assert_eq!(e("- urlPrefix: http://a\n  bindVerb: bind\n- urlPrefix: http://b\n  bindVerb: bind\n"), "extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can implement bind");
     assert_eq!(e("- urlPrefix: http://h\n  managedResources:\n  - name: cpu\n  - name: a.com/x\n  - name: a.com/x\n"), "[extenders[0].managedResources[0].name: Invalid value: \"cpu\": is an invalid extended resource name, extenders[0].managedResources[2].name: Invalid value: \"a.com/x\": duplicate extender managed resource name]");
 }
 

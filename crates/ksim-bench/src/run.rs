@@ -175,6 +175,7 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                         snapshot: &snapshot,
                         nominated: &nominator,
                         rng: &mut preempt_rng,
+                        extenders: &[],
                     };
                     let (r, _s) =
                         f.run_post_filter(&state, &info, &fit.diagnosis.node_to_status, &mut ctx);

@@ -531,6 +531,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                     snapshot: &snapshot,
                     nominated: &nominations,
                     rng: &mut rng,
+                    extenders: &[],
                 };
                 let (res, s) = fwk.run_post_filter(&state, &pod, statuses, &mut ctx);
                 if let Some(r) = res {

@@ -1,5 +1,5 @@
 //! Scheduler extenders over HTTP: the engine's implementation of
-//! [`ksim_scheduler::extender::Extender`]. Each call is a blocking `POST` of JSON to
+//! [`ksim_scheduler::extender::Extender`] (filter, prioritize, bind and preempt verbs). Each call is a blocking `POST` of JSON to
 //! `urlPrefix/verb` (plain HTTP/1.1, `Connection: close`) bounded by `httpTimeout`; it takes
 //! no virtual time.
 //!
@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use ksim_api::config::Extender as ExtenderConfig;
 use ksim_api::core::Node;
-use ksim_scheduler::extender::{pod_uses_managed_resources, Extender, FilterResult};
+use ksim_scheduler::extender::{
+    pod_uses_managed_resources, Extender, FilterResult, MetaVictims, Victims,
+};
 use ksim_scheduler::pod_info::PodInfo;
 use serde_json::{json, Map, Value};
 
@@ -23,6 +25,8 @@ pub struct HttpExtender {
     url_prefix: String,
     filter_verb: String,
     prioritize_verb: String,
+    bind_verb: String,
+    preempt_verb: String,
     weight: i64,
     timeout: Duration,
     node_cache_capable: bool,
@@ -36,6 +40,8 @@ impl HttpExtender {
             url_prefix: c.url_prefix.clone(),
             filter_verb: c.filter_verb.clone(),
             prioritize_verb: c.prioritize_verb.clone(),
+            bind_verb: c.bind_verb.clone(),
+            preempt_verb: c.preempt_verb.clone(),
             weight: c.weight,
             timeout: c.timeout(),
             node_cache_capable: c.node_cache_capable,
@@ -158,6 +164,93 @@ impl Extender for HttpExtender {
             return Err("HostPriorityList: not a list".into());
         }
         Ok((out, self.weight))
+    }
+
+    fn is_binder(&self) -> bool {
+        !self.bind_verb.is_empty()
+    }
+
+    fn bind(&self, pod: &PodInfo, node: &str) -> Result<(), String> {
+        if self.bind_verb.is_empty() {
+            return Err("unexpected empty bindVerb in extender".into());
+        }
+        // `ExtenderBindingArgs` (PodUID is a types.UID: a plain string in JSON).
+        let args = json!({
+            "PodName": pod.name(),
+            "PodNamespace": pod.namespace(),
+            "PodUID": pod.uid(),
+            "Node": node,
+        });
+        let v = self.send(&self.bind_verb, &args)?;
+        match field(&v, "Error").and_then(Value::as_str) {
+            Some(e) if !e.is_empty() => Err(e.to_string()),
+            _ => Ok(()),
+        }
+    }
+
+    fn supports_preemption(&self) -> bool {
+        !self.preempt_verb.is_empty()
+    }
+
+    fn process_preemption(
+        &self,
+        pod: &PodInfo,
+        victims: &[(&str, Victims<'_>)],
+    ) -> Result<Vec<(String, MetaVictims)>, String> {
+        if self.preempt_verb.is_empty() {
+            return Err(format!(
+                "preempt verb is not defined for extender {} but run into ProcessPreemption",
+                self.url_prefix
+            ));
+        }
+        // `ExtenderPreemptionArgs`: whole victim pods, or only their UIDs when the extender
+        // caches the cluster (`NodeNameToMetaVictims`); the other map is null, as Go writes a
+        // nil map. Go writes map keys sorted: the caller passes the nodes in name order.
+        let mut map = Map::new();
+        for (node, v) in victims {
+            let pods: Vec<Value> = if self.node_cache_capable {
+                v.pods.iter().map(|p| json!({"UID": p.uid()})).collect()
+            } else {
+                v.pods
+                    .iter()
+                    .map(|p| serde_json::to_value(&p.pod).unwrap_or(Value::Null))
+                    .collect()
+            };
+            map.insert(
+                node.to_string(),
+                json!({"Pods": pods, "NumPDBViolations": v.num_pdb_violations}),
+            );
+        }
+        let args = if self.node_cache_capable {
+            json!({"Pod": &pod.pod, "NodeNameToVictims": null, "NodeNameToMetaVictims": map})
+        } else {
+            json!({"Pod": &pod.pod, "NodeNameToVictims": map, "NodeNameToMetaVictims": null})
+        };
+        let v = self.send(&self.preempt_verb, &args)?;
+        // `ExtenderPreemptionResult`: the extender always answers with meta victims.
+        let Some(result) = field(&v, "NodeNameToMetaVictims").filter(|x| !x.is_null()) else {
+            return Ok(Vec::new());
+        };
+        let result = result
+            .as_object()
+            .ok_or("NodeNameToMetaVictims: not an object")?;
+        let mut out = Vec::with_capacity(result.len());
+        for (node, mv) in result {
+            let mut meta = MetaVictims::default();
+            if !mv.is_null() {
+                meta.num_pdb_violations = field(mv, "NumPDBViolations")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                if let Some(pods) = field(mv, "Pods").and_then(Value::as_array) {
+                    for p in pods {
+                        let uid = field(p, "UID").and_then(Value::as_str).unwrap_or("");
+                        meta.pods.push(uid.to_string());
+                    }
+                }
+            }
+            out.push((node.clone(), meta));
+        }
+        Ok(out)
     }
 }
 

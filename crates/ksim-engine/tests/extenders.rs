@@ -1,11 +1,11 @@
-//! Scheduler extenders called over HTTP: a test server on 127.0.0.1 answers the filter and
-//! prioritize verbs; the pods land where it says, its rejection reasons reach the FitError, an
-//! ignorable extender that is down is skipped, a non-ignorable one fails the attempt, and
-//! `httpTimeout` bounds each call.
+//! Scheduler extenders called over HTTP: a test server on 127.0.0.1 answers the filter,
+//! prioritize, bind and preempt verbs; the pods land where it says, its rejection reasons reach
+//! the FitError, an ignorable extender that is down is skipped, a non-ignorable one fails the
+//! attempt (or the binding, or the preemption), and `httpTimeout` bounds each call.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ksim_api::config::KubeSchedulerConfiguration;
@@ -280,4 +280,371 @@ fn an_extender_not_interested_in_the_pod_is_not_called() {
                               "managedResources": [{"name": "example.com/gpu"}]}]));
     let a = run(&cfg, 2);
     assert!(a.iter().all(|x| x.1 == "Scheduled"), "{a:?}");
+}
+
+/// Every record of a run of `events` on `nodes` with `cfg`, up to 30 s.
+fn simulate(
+    cfg: &KubeSchedulerConfiguration,
+    nodes: Vec<Node>,
+    events: Vec<TimedEvent>,
+) -> Vec<Record> {
+    let ecfg = EngineConfig {
+        horizon: Some(SimTime::from_secs(30)),
+        costs: CostModels::zero(),
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(
+        ecfg,
+        cfg,
+        &Registry::in_tree(),
+        nodes,
+        ClusterObjects::default(),
+    )
+    .unwrap();
+    sim.add_source(Box::new(VecSource::new(events))).unwrap();
+    let mut out = Vec::new();
+    sim.run(&mut |r: &Record| out.push(r.clone())).unwrap();
+    out
+}
+
+fn create(s: i64, p: Pod) -> TimedEvent {
+    TimedEvent {
+        at: SimTime::from_secs(s),
+        event: InputEvent::CreatePod {
+            pod: Box::new(p),
+            run_for: None,
+        },
+    }
+}
+
+/// (pod, node) of every PodBound record.
+fn bound(records: &[Record]) -> Vec<(String, String)> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::PodBound { name, node, .. } => Some((name.clone(), node.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// (pod, result, node, message) of every attempt.
+fn attempts(records: &[Record]) -> Vec<(String, String, String, String)> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Attempt {
+                name,
+                result,
+                node,
+                message,
+                ..
+            } => Some((
+                name.clone(),
+                result.as_str().to_string(),
+                node.clone(),
+                message.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn three_pods() -> Vec<TimedEvent> {
+    (0..3).map(|i| create(1, pod(&format!("p{i}")))).collect()
+}
+
+fn three_nodes() -> Vec<Node> {
+    vec![node("n1"), node("n2"), node("n3")]
+}
+
+/// A bind verb that records each ExtenderBindingArgs and answers `error` for the first `fail`
+/// calls, then "".
+fn binder(calls: Arc<Mutex<Vec<Value>>>, fail: usize, error: &'static str) -> Arc<Handler> {
+    Arc::new(move |path, args| {
+        assert_eq!(path, "/bind");
+        let mut c = calls.lock().unwrap();
+        c.push(args.clone());
+        let e = if c.len() <= fail { error } else { "" };
+        (200, json!({"Error": e}))
+    })
+}
+
+#[test]
+fn bind_verb_binds_each_pod_through_the_extender() {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let url = serve(binder(calls.clone(), 0, ""));
+    let cfg = config(json!([{"urlPrefix": url, "bindVerb": "bind"}]));
+    let records = simulate(&cfg, three_nodes(), three_pods());
+    let b = bound(&records);
+    assert_eq!(b.len(), 3, "{records:?}");
+    let calls = calls.lock().unwrap();
+    assert_eq!(calls.len(), 3);
+    for (pod, node) in &b {
+        // upstream's ExtenderBindingArgs, field for field.
+        let args = calls
+            .iter()
+            .find(|a| a["PodName"] == json!(pod))
+            .unwrap_or_else(|| panic!("no bind call for {pod}: {calls:?}"));
+        assert_eq!(
+            args,
+            &json!({"PodName": pod, "PodNamespace": "default",
+                    "PodUID": format!("uid-default-{pod}"), "Node": node})
+        );
+    }
+}
+
+#[test]
+fn a_bind_error_sends_the_pod_back_through_the_error_path() {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let url = serve(binder(calls.clone(), 1, "quota exceeded"));
+    let cfg = config(json!([{"urlPrefix": url, "bindVerb": "bind"}]));
+    let records = simulate(&cfg, three_nodes(), vec![create(1, pod("p0"))]);
+    let a = attempts(&records);
+    // Scheduled, then the binding fails with the extender's error (the pod is forgotten and
+    // goes to the error backoff), then it is scheduled and bound at the retry.
+    assert_eq!(a.len(), 3, "{a:?}");
+    assert_eq!(a[0].1, "Scheduled");
+    assert_eq!(
+        (a[1].1.as_str(), a[1].3.as_str()),
+        ("Error", "quota exceeded")
+    );
+    assert_eq!(a[2].1, "Scheduled");
+    let retry_at = records.iter().filter_map(|r| match r {
+        Record::Attempt { at, .. } => Some(*at),
+        _ => None,
+    });
+    let times: Vec<SimTime> = retry_at.collect();
+    assert!(
+        times[2] >= times[1] + ksim_engine::SimDuration::from_secs(1),
+        "{times:?}"
+    );
+    assert_eq!(bound(&records), vec![("p0".to_string(), a[2].2.clone())]);
+    assert_eq!(calls.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn a_binder_that_is_down_fails_the_binding_unless_ignorable() {
+    let url = closed_url();
+    let cfg = config(json!([{"urlPrefix": url, "bindVerb": "bind"}]));
+    let records = simulate(&cfg, three_nodes(), vec![create(1, pod("p0"))]);
+    assert!(bound(&records).is_empty());
+    let a = attempts(&records);
+    assert!(a.len() >= 4, "retried with backoff: {a:?}");
+    let (_, result, _, message) = &a[1];
+    assert_eq!(result, "Error");
+    assert!(
+        message.starts_with(&format!("Post \"{url}/bind\": ")),
+        "{message}"
+    );
+
+    // Ignorable: skipped, and the default binder binds.
+    let cfg = config(json!([{"urlPrefix": url, "bindVerb": "bind", "ignorable": true}]));
+    let records = simulate(&cfg, three_nodes(), three_pods());
+    assert_eq!(bound(&records).len(), 3);
+    assert_eq!(attempts(&records).len(), 3);
+}
+
+#[test]
+fn a_binder_not_interested_in_the_pod_leaves_it_to_the_default_binder() {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let url = serve(binder(calls.clone(), 100, "never bind"));
+    let cfg = config(json!([{"urlPrefix": url, "bindVerb": "bind",
+                              "managedResources": [{"name": "example.com/gpu"}]}]));
+    let records = simulate(&cfg, three_nodes(), three_pods());
+    assert_eq!(bound(&records).len(), 3);
+    assert!(calls.lock().unwrap().is_empty());
+}
+
+fn sized_node(name: &str) -> Node {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}}
+    }))
+    .unwrap()
+}
+
+fn prio_pod(name: &str, priority: i32, node: &str) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"priority": priority, "nodeName": node,
+                 "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}
+    }))
+    .unwrap()
+}
+
+/// Three full nodes (one low-priority pod each, started in node order, so that without
+/// extenders preemption picks n3, whose victim started last) and a high-priority preemptor.
+fn preemption_run(cfg: &KubeSchedulerConfiguration) -> Vec<Record> {
+    let nodes = vec![sized_node("n1"), sized_node("n2"), sized_node("n3")];
+    let events = vec![
+        create(0, prio_pod("low-n1", 0, "n1")),
+        create(0, prio_pod("low-n2", 0, "n2")),
+        create(0, prio_pod("low-n3", 0, "n3")),
+        create(5, prio_pod("high", 100, "")),
+    ];
+    simulate(cfg, nodes, events)
+}
+
+/// The preemptor's first attempt: (nominated node, message).
+fn first_high_attempt(records: &[Record]) -> (String, String) {
+    records
+        .iter()
+        .find_map(|r| match r {
+            Record::Attempt {
+                name,
+                nominated_node,
+                message,
+                ..
+            } if name == "high" => Some((nominated_node.clone(), message.clone())),
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn preempted(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::PodEnded { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A preempt verb answering `answer(args)` and recording the args.
+fn preempter(
+    calls: Arc<Mutex<Vec<Value>>>,
+    answer: impl Fn(&Value) -> Value + Send + Sync + 'static,
+) -> Arc<Handler> {
+    Arc::new(move |path, args| {
+        assert_eq!(path, "/preempt");
+        calls.lock().unwrap().push(args.clone());
+        (200, answer(args))
+    })
+}
+
+#[test]
+fn without_extenders_preemption_picks_n3() {
+    // The control for the tests below: the extender, not the tie-break, decides there.
+    let records = preemption_run(&config(json!([])));
+    assert_eq!(first_high_attempt(&records).0, "n3");
+    assert_eq!(preempted(&records), vec!["low-n3"]);
+}
+
+#[test]
+fn preempt_verb_replaces_the_candidates_with_the_extenders_answer() {
+    for cache_capable in [false, true] {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let url = serve(preempter(calls.clone(), |_| {
+            json!({"NodeNameToMetaVictims": {"n1": {"Pods": [{"UID": "uid-default-low-n1"}],
+                                                    "NumPDBViolations": 0}}})
+        }));
+        let cfg = config(json!([{"urlPrefix": url, "preemptVerb": "preempt",
+                                  "nodeCacheCapable": cache_capable}]));
+        let records = preemption_run(&cfg);
+        assert_eq!(first_high_attempt(&records).0, "n1", "{cache_capable}");
+        assert_eq!(preempted(&records), vec!["low-n1"]);
+        assert!(bound(&records).contains(&("high".to_string(), "n1".to_string())));
+        let calls = calls.lock().unwrap();
+        assert_eq!(calls.len(), 1);
+        let args = &calls[0];
+        assert_eq!(args["Pod"]["metadata"]["name"], "high");
+        let nodes: Vec<&String> = if cache_capable {
+            assert!(args["NodeNameToVictims"].is_null());
+            let m = args["NodeNameToMetaVictims"].as_object().unwrap();
+            assert_eq!(
+                m["n2"],
+                json!({"Pods": [{"UID": "uid-default-low-n2"}], "NumPDBViolations": 0})
+            );
+            m.keys().collect()
+        } else {
+            assert!(args["NodeNameToMetaVictims"].is_null());
+            let m = args["NodeNameToVictims"].as_object().unwrap();
+            assert_eq!(m["n2"]["Pods"][0]["metadata"]["name"], "low-n2");
+            assert_eq!(m["n2"]["NumPDBViolations"], 0);
+            m.keys().collect()
+        };
+        // Go writes map keys sorted.
+        assert_eq!(nodes, ["n1", "n2", "n3"]);
+    }
+}
+
+#[test]
+fn a_preempt_answer_with_no_candidates_means_no_preemption() {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let url = serve(preempter(
+        calls.clone(),
+        |_| json!({"NodeNameToMetaVictims": {}}),
+    ));
+    let cfg = config(json!([{"urlPrefix": url, "preemptVerb": "preempt"}]));
+    let records = preemption_run(&cfg);
+    let (nominated, message) = first_high_attempt(&records);
+    assert_eq!(nominated, "");
+    assert!(
+        message.ends_with("preemption: no candidate node for preemption"),
+        "{message}"
+    );
+    assert!(preempted(&records).is_empty());
+}
+
+#[test]
+fn a_preempt_answer_naming_an_unknown_pod_fails_the_preemption_unless_ignorable() {
+    let answer = |_: &Value| {
+        json!({"NodeNameToMetaVictims": {"n2": {"Pods": [{"UID": "no-such-uid"}],
+                                                "NumPDBViolations": 0}}})
+    };
+    let url = serve(preempter(Arc::new(Mutex::new(Vec::new())), answer));
+    let cfg = config(json!([{"urlPrefix": url, "preemptVerb": "preempt"}]));
+    let records = preemption_run(&cfg);
+    let (nominated, message) = first_high_attempt(&records);
+    assert_eq!(nominated, "");
+    assert!(message.ends_with(&format!(
+        "preemption: extender: {url} claims to preempt pod (UID: &{{no-such-uid}}) on node: n2, but the pod is not found on that node"
+    )), "{message}");
+    assert!(preempted(&records).is_empty());
+
+    // Ignorable: its error is skipped and the candidates stay as found (n3 wins, as without).
+    let url = serve(preempter(Arc::new(Mutex::new(Vec::new())), answer));
+    let cfg = config(json!([{"urlPrefix": url, "preemptVerb": "preempt", "ignorable": true}]));
+    let records = preemption_run(&cfg);
+    assert_eq!(first_high_attempt(&records).0, "n3");
+    assert_eq!(preempted(&records), vec!["low-n3"]);
+}
+
+#[test]
+fn a_node_without_victims_in_a_preempt_answer_is_an_error_unless_ignorable() {
+    let answer = |_: &Value| {
+        json!({"NodeNameToMetaVictims": {
+            "n1": {"Pods": [{"UID": "uid-default-low-n1"}], "NumPDBViolations": 0},
+            "n2": {"Pods": [], "NumPDBViolations": 0}}})
+    };
+    let url = serve(preempter(Arc::new(Mutex::new(Vec::new())), answer));
+    let cfg = config(json!([{"urlPrefix": url, "preemptVerb": "preempt"}]));
+    let (nominated, message) = first_high_attempt(&preemption_run(&cfg));
+    assert_eq!(nominated, "");
+    assert!(
+        message.ends_with("preemption: expected at least one victim pod on node \"n2\""),
+        "{message}"
+    );
+    // Ignorable: the empty node is dropped, the rest kept.
+    let url = serve(preempter(Arc::new(Mutex::new(Vec::new())), answer));
+    let cfg = config(json!([{"urlPrefix": url, "preemptVerb": "preempt", "ignorable": true}]));
+    let records = preemption_run(&cfg);
+    assert_eq!(first_high_attempt(&records).0, "n1");
+    assert_eq!(preempted(&records), vec!["low-n1"]);
+}
+
+#[test]
+fn a_preempt_extender_that_is_down_fails_the_preemption() {
+    let url = closed_url();
+    let cfg = config(json!([{"urlPrefix": url, "preemptVerb": "preempt"}]));
+    let records = preemption_run(&cfg);
+    let (nominated, message) = first_high_attempt(&records);
+    assert_eq!(nominated, "");
+    assert!(
+        message.contains(&format!("preemption: Post \"{url}/preempt\": ")),
+        "{message}"
+    );
+    assert!(preempted(&records).is_empty());
 }

@@ -1,11 +1,14 @@
-//! Scheduler extenders as `SchedulePod` calls them (upstream `framework.Extender`, filter and
-//! prioritize only): after the Filter plugins the remaining nodes pass through each interested
-//! extender's filter in turn; each interested extender's scores, times its weight, scaled from
-//! `MaxExtenderPriority` (10) to `MaxNodeScore` (100), are added to the nodes' totals.
+//! Scheduler extenders (upstream `framework.Extender`): after the Filter plugins the remaining
+//! nodes pass through each interested extender's filter in turn; each interested extender's
+//! scores, times its weight, scaled from `MaxExtenderPriority` (10) to `MaxNodeScore` (100), are
+//! added to the nodes' totals; preemption hands its candidates to each interested extender that
+//! supports preemption (`callExtenders`); the binding cycle lets the first interested binder
+//! extender bind the pod (`extendersBinding`).
 //!
 //! The trait does no I/O itself: the engine supplies the implementation (HTTP).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use ksim_api::core::Node;
 
@@ -29,6 +32,22 @@ pub struct FilterResult {
     pub failed_unresolvable: BTreeMap<String, String>,
 }
 
+/// A preemption candidate's victims as sent to an extender (`extenderv1.Victims`).
+#[derive(Debug, Clone, Copy)]
+pub struct Victims<'a> {
+    /// Most important first, as the dry run ordered them.
+    pub pods: &'a [Arc<PodInfo>],
+    pub num_pdb_violations: i64,
+}
+
+/// What an extender's preempt verb keeps for one node (`extenderv1.MetaVictims`): the victims
+/// by UID, in the extender's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetaVictims {
+    pub pods: Vec<String>,
+    pub num_pdb_violations: i64,
+}
+
 /// One configured extender.
 pub trait Extender: Send + Sync {
     /// A name for messages (upstream: the URL prefix).
@@ -50,6 +69,21 @@ pub trait Extender: Send + Sync {
         pod: &PodInfo,
         nodes: &[&Node],
     ) -> Result<(Vec<(String, i64)>, i64), String>;
+    /// Whether it has a bind verb.
+    fn is_binder(&self) -> bool;
+    /// Binds `pod` to `node` (`ExtenderBindingArgs`); an error string on transport or extender
+    /// error.
+    fn bind(&self, pod: &PodInfo, node: &str) -> Result<(), String>;
+    /// Whether it has a preempt verb.
+    fn supports_preemption(&self) -> bool;
+    /// `ProcessPreemption` up to the answer: sends the candidates (node name → victims, in node
+    /// name order) and returns the extender's `NodeNameToMetaVictims`, in its order (a node
+    /// whose entry is `null` has no victims).
+    fn process_preemption(
+        &self,
+        pod: &PodInfo,
+        victims: &[(&str, Victims<'_>)],
+    ) -> Result<Vec<(String, MetaVictims)>, String>;
 }
 
 /// `IsInterested` for an extender managing `managed` resources: every pod when the list is

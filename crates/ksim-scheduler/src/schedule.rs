@@ -195,6 +195,11 @@ impl Algorithm {
         self.extenders = extenders;
     }
 
+    /// The configured scheduler extenders, in configuration order.
+    pub fn extenders(&self) -> &[Box<dyn Extender>] {
+        &self.extenders
+    }
+
     /// The scores of the last cycle that scored (for reports and tests).
     pub fn last_scores(&self) -> &ScoreTable {
         &self.scores

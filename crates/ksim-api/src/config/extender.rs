@@ -1,6 +1,5 @@
 //! `Extender` (kubescheduler.config.k8s.io/v1): a scheduler extender reached over HTTP, and its
-//! validation. ksim calls the filter and prioritize verbs only; a configuration asking for
-//! anything else (bind, preempt, HTTPS) is refused rather than run without it.
+//! validation. ksim calls all four verbs (filter, prioritize, preempt, bind).
 
 use std::time::Duration;
 
@@ -118,7 +117,7 @@ pub fn parse_go_duration(s: &str) -> Option<Duration> {
 }
 
 /// What ksim does not implement, refused with the reason.
-const ONLY_FILTER_PRIORITIZE: &str = "ksim calls extenders' filter and prioritize verbs only";
+const NO_TLS: &str = "ksim reaches extenders over plain HTTP (no TLS)";
 
 /// upstream's `validateExtenders`, plus ksim's refusals of the verbs and transport it does not
 /// implement.
@@ -178,24 +177,7 @@ pub(crate) fn validate_extenders(errs: &mut FieldErrors, extenders: &[Extender])
             ));
         }
         if e.enable_https {
-            errs.push(FieldError::forbidden(
-                format!("{path}.enableHTTPS"),
-                &format!("{ONLY_FILTER_PRIORITIZE}, over plain HTTP (no TLS)"),
-            ));
-        }
-        if !e.bind_verb.is_empty() {
-            errs.push(FieldError::forbidden(
-                format!("{path}.bindVerb"),
-                &format!("{ONLY_FILTER_PRIORITIZE}; binding stays with the simulator"),
-            ));
-        }
-        if !e.preempt_verb.is_empty() {
-            errs.push(FieldError::forbidden(
-                format!("{path}.preemptVerb"),
-                &format!(
-                    "{ONLY_FILTER_PRIORITIZE}; preemption candidates are not sent to extenders"
-                ),
-            ));
+            errs.push(FieldError::forbidden(format!("{path}.enableHTTPS"), NO_TLS));
         }
     }
     if binders > 1 {

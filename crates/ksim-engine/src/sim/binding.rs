@@ -5,12 +5,14 @@
 //! generation) and evicts preemption victims, at once or through `VictimGone` after their grace
 //! period.
 //!
+//! Binding goes to the first interested binder extender when one is configured (see [`Simulation::bind`]).
+//!
 //! Reacts to: a scheduled cycle's outcome, a failed cycle's PostFilter result, and the engine event
 //! `BindDone` (`Binding` → `Bound`, the pod starts running and is dispatched as `AssignedPodAdd`).
 
 use std::sync::Arc;
 
-use ksim_scheduler::framework::{ClusterEventKind, CycleState};
+use ksim_scheduler::framework::{ClusterEventKind, CycleState, Framework};
 use rand::Rng;
 
 use super::hints::OwnedEvent;
@@ -111,8 +113,48 @@ impl Simulation {
         let Some(state) = self.pre_bind(pod, &node, &fwk, state, obs) else {
             return;
         };
+        self.bind(pod, &node, &fwk, state, obs);
+    }
+
+    /// Upstream `bind`: the first interested extender with a bind verb binds the pod
+    /// (`extendersBinding`; an ignorable one that fails is skipped), else the Bind plugins. An
+    /// extender's error fails the binding cycle (Unreserve, forget, error backoff) with that
+    /// error's text, as upstream's `handleBindingCycleError`. The call takes no virtual time;
+    /// the binding becomes visible after the bind latency either way.
+    pub(super) fn bind(
+        &mut self,
+        pod: PodId,
+        node: &str,
+        fwk: &Framework,
+        state: CycleState,
+        obs: &mut dyn Observer,
+    ) {
+        let info = self.pods[pod as usize].info.clone();
+        // Ok(true): an extender bound it; Ok(false): none is a binder for this pod.
+        let mut outcome: Result<bool, String> = Ok(false);
+        for ext in self.alg.extenders() {
+            if !ext.is_binder() || !ext.is_interested(&info) {
+                continue;
+            }
+            match ext.bind(&info, node) {
+                Err(_) if ext.is_ignorable() => continue,
+                r => {
+                    outcome = r.map(|()| true);
+                    break;
+                }
+            }
+        }
+        let by_extender = match outcome {
+            Ok(b) => b,
+            Err(msg) => {
+                self.binding_failed(pod, node, state, msg, obs);
+                return;
+            }
+        };
         self.queue.remove(pod);
-        let _ = fwk.run_bind(&state, &info, &node);
+        if !by_extender {
+            let _ = fwk.run_bind(&state, &info, node);
+        }
         self.schedule_bind_done(pod, obs);
     }
 

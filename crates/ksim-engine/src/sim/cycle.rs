@@ -131,6 +131,7 @@ impl Simulation {
                         snapshot: &self.snapshot,
                         nominated: &self.nominator,
                         rng: &mut self.preempt_rng,
+                        extenders: self.alg.extenders(),
                     };
                     let (r, s) =
                         fwk.run_post_filter(&state, &info, &fit.diagnosis.node_to_status, &mut ctx);

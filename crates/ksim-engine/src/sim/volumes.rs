@@ -276,9 +276,7 @@ impl Simulation {
                 None => {
                     let info = self.pods[id as usize].info.clone();
                     let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
-                    self.queue.remove(id);
-                    let _ = fwk.run_bind(&w.state, &info, &w.node);
-                    self.schedule_bind_done(id, obs);
+                    self.bind(id, &w.node, &fwk, w.state, obs);
                 }
             }
         }
@@ -325,7 +323,7 @@ impl Simulation {
 
     /// The binding cycle failed (upstream `handleBindingCycleError`): Unreserve, forget the
     /// assumed pod (an AssignedPodDelete event for the others), then the error backoff.
-    fn binding_failed(
+    pub(super) fn binding_failed(
         &mut self,
         pod: PodId,
         node: &str,

@@ -285,6 +285,8 @@ pub struct PostFilterContext<'a> {
     pub nominated: &'a dyn NominatedPods,
     /// Seeded randomness (candidate offset in DefaultPreemption).
     pub rng: &'a mut rand_chacha::ChaCha8Rng,
+    /// The configured scheduler extenders (preemption hands them its candidates).
+    pub extenders: &'a [Box<dyn crate::extender::Extender>],
 }
 
 pub trait PostFilterPlugin {

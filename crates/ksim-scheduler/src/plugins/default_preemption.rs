@@ -139,6 +139,7 @@ impl DefaultPreemption {
             framework: ctx.framework,
             snapshot: ctx.snapshot,
             nominated: ctx.nominated,
+            extenders: ctx.extenders,
         };
         if self.eligibility(pod, ctx.snapshot, statuses).is_err() {
             return Ok(None);
@@ -174,6 +175,7 @@ impl PostFilterPlugin for DefaultPreemption {
             framework: ctx.framework,
             snapshot: ctx.snapshot,
             nominated: ctx.nominated,
+            extenders: ctx.extenders,
         };
         let (result, status) = self
             .evaluator()
@@ -517,6 +519,7 @@ mod tests {
             snapshot: &snapshot,
             nominated: &NoNominatedPods,
             rng: &mut rng,
+            extenders: &[],
         };
         let statuses = &fit.diagnosis.node_to_status;
         let (res, status) = fwk.run_post_filter(&state, &pod, statuses, &mut ctx);

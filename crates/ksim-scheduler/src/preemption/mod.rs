@@ -26,6 +26,10 @@
 //!   map (random order) and breaks the last tie between equal candidates by map order too. ksim
 //!   lists them in snapshot order rotated by an offset drawn from the seeded RNG, and picks the
 //!   first of the tied candidates in that order: random, but reproducible.
+//! - **Candidates after extenders.** Upstream rebuilds the candidate list from a Go map (random
+//!   order) whenever any extender is configured. ksim keeps the dry run's order for the nodes an
+//!   extender kept and appends the nodes it added in its answer's order: one of upstream's
+//!   possible orders, reproducible.
 //! - **Pods without `status.startTime`.** Upstream uses `time.Now()` for them. ksim treats them as
 //!   started after every pod that has a start time, and as equal to each other.
 
@@ -34,6 +38,7 @@ use std::sync::Arc;
 use ksim_api::{PodDisruptionBudget, Selector};
 use rand_chacha::ChaCha8Rng;
 
+use crate::extender::{Extender, MetaVictims, Victims};
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{NodeToStatus, NominatedPods, PluginsRunner, PostFilterResult};
 use crate::framework::status::Status;
@@ -78,6 +83,8 @@ pub struct DryRunContext<'a> {
     pub framework: &'a dyn PluginsRunner,
     pub snapshot: &'a Snapshot,
     pub nominated: &'a dyn NominatedPods,
+    /// The configured scheduler extenders (upstream `Handle.Extenders()`), for `callExtenders`.
+    pub extenders: &'a [Box<dyn Extender>],
 }
 
 /// A PodDisruptionBudget with its selector compiled once per preemption attempt.
@@ -200,7 +207,12 @@ impl Evaluator<'_> {
             return (Some(result), Status::unschedulable(fit.message()));
         }
 
-        // 3) Extenders: ksim refuses the preempt verb, so none takes part. 4) The best candidate.
+        // 3) Extenders may narrow (or change) the candidates.
+        let candidates = match call_extenders(ctx, pod, candidates) {
+            Ok(c) => c,
+            Err(s) => return (None, s),
+        };
+        // 4) The best candidate.
         let Some(best) = select_candidate(&candidates) else {
             return (
                 None,
@@ -214,4 +226,114 @@ impl Evaluator<'_> {
         };
         (Some(result), Status::success())
     }
+}
+
+/// `callExtenders`: each extender that supports preemption and is interested in the pod gets the
+/// candidates (node → victims) and answers with the ones to keep, by victim UID; its answer
+/// replaces the candidates for the next extender. An error (transport, an unknown node or pod in
+/// the answer, a node with no victims) from an ignorable extender skips it (an empty node is
+/// then dropped); from another one it fails the preemption. No candidate left: no preemption.
+fn call_extenders(
+    ctx: &DryRunContext<'_>,
+    pod: &PodInfo,
+    candidates: Vec<Candidate>,
+) -> Result<Vec<Candidate>, Status> {
+    let mut current = candidates;
+    for ext in ctx.extenders {
+        if !ext.supports_preemption() || !ext.is_interested(pod) {
+            continue;
+        }
+        // Go writes the map's keys sorted.
+        let mut sent: Vec<&Candidate> = current.iter().collect();
+        sent.sort_by(|a, b| a.name.cmp(&b.name));
+        let args: Vec<(&str, Victims<'_>)> = sent
+            .iter()
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    Victims {
+                        pods: &c.victims,
+                        num_pdb_violations: c.num_pdb_violations,
+                    },
+                )
+            })
+            .collect();
+        let answer = ext
+            .process_preemption(pod, &args)
+            .and_then(|meta| convert_to_victims(ext.name(), meta, ctx.snapshot));
+        let mut answer = match answer {
+            Ok(a) => a,
+            Err(_) if ext.is_ignorable() => continue,
+            Err(e) => return Err(Status::error(e)),
+        };
+        // Upstream checks the nodes in map order; name order here.
+        let mut empty: Vec<&str> = answer
+            .iter()
+            .filter(|c| c.victims.is_empty())
+            .map(|c| c.name.as_str())
+            .collect();
+        empty.sort_unstable();
+        if let Some(first) = empty.first() {
+            if !ext.is_ignorable() {
+                return Err(Status::error(format!(
+                    "expected at least one victim pod on node {first:?}"
+                )));
+            }
+            answer.retain(|c| !c.victims.is_empty());
+        }
+        // The dry run's order for the nodes kept, then the added ones in the answer's order.
+        let mut order: Vec<usize> = Vec::with_capacity(answer.len());
+        for c in &current {
+            if let Some(i) = answer.iter().position(|a| a.name == c.name) {
+                order.push(i);
+            }
+        }
+        for i in 0..answer.len() {
+            if !order.contains(&i) {
+                order.push(i);
+            }
+        }
+        let mut slots: Vec<Option<Candidate>> = answer.into_iter().map(Some).collect();
+        let next: Vec<Candidate> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+        current = next;
+        if current.is_empty() {
+            break;
+        }
+    }
+    Ok(current)
+}
+
+/// `convertToVictims`: the extender's answer (node → victim UIDs) as candidates, the victims
+/// looked up among the pods on that node in the cycle's snapshot.
+fn convert_to_victims(
+    extender: &str,
+    meta: Vec<(String, MetaVictims)>,
+    snapshot: &Snapshot,
+) -> Result<Vec<Candidate>, String> {
+    let mut out = Vec::with_capacity(meta.len());
+    for (name, mv) in meta {
+        let Some(&node) = snapshot.index.get(&name) else {
+            return Err(format!("nodeinfo not found for node name {name:?}"));
+        };
+        let info = &snapshot.nodes[node];
+        let mut victims = Vec::with_capacity(mv.pods.len());
+        for uid in &mv.pods {
+            match info.pods.iter().find(|p| p.uid() == uid) {
+                Some(p) => victims.push(p.clone()),
+                // Go prints the *MetaPod with %v: `&{UID}`.
+                None => {
+                    return Err(format!(
+                        "extender: {extender} claims to preempt pod (UID: &{{{uid}}}) on node: {name}, but the pod is not found on that node"
+                    ))
+                }
+            }
+        }
+        out.push(Candidate {
+            node,
+            name,
+            victims,
+            num_pdb_violations: mv.num_pdb_violations,
+        });
+    }
+    Ok(out)
 }
