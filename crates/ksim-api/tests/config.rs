@@ -193,7 +193,26 @@ fn extender_rules() {
         "extenders[0].weght: unknown field (did you mean \"weight\"?)"
     );
     assert_eq!(e("- urlPrefix: http://h\n  httpTimeout: 5 seconds\n"), "extenders[0].httpTimeout: Invalid value: \"5 seconds\": not a duration (e.g. \"5s\", \"200ms\")");
-    assert_eq!(e("- urlPrefix: https://h\n  enableHTTPS: true\n"), "[extenders[0].urlPrefix: Invalid value: \"https://h\": ksim reaches extenders over plain http:// only, extenders[0].enableHTTPS: Forbidden: ksim reaches extenders over plain HTTP (no TLS)]");
+    assert_eq!(e("- urlPrefix: ftp://h\n"), "extenders[0].urlPrefix: Invalid value: \"ftp://h\": ksim reaches extenders over http:// or https:// only");
+    // tlsConfig as upstream's: the *Data fields are base64 ([]byte in Go).
+    let c = ok(&format!("{HEAD}extenders:\n- urlPrefix: https://h\n  enableHTTPS: true\n  tlsConfig:\n    serverName: ext\n    caData: aGVsbG8=\n    certFile: /c.pem\n"));
+    let tls = c.extenders[0].tls_config.as_ref().unwrap();
+    assert_eq!(
+        (
+            tls.server_name.as_str(),
+            tls.ca_data.as_slice(),
+            tls.cert_file.as_str()
+        ),
+        ("ext", &b"hello"[..], "/c.pem")
+    );
+    assert!(
+        e("- urlPrefix: https://h\n  tlsConfig:\n    caData: \"not base64!\"\n")
+            .contains("illegal base64 data")
+    );
+    assert_eq!(
+        e("- urlPrefix: https://h\n  tlsConfig:\n    caDta: x\n"),
+        "extenders[0].tlsConfig.caDta: unknown field (did you mean \"caData\"?)"
+    );
     assert_eq!(
         e("- filterVerb: f\n"),
         "extenders[0].urlPrefix: Required value"

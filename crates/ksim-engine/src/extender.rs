@@ -10,6 +10,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ksim_api::config::Extender as ExtenderConfig;
@@ -18,6 +19,13 @@ use ksim_scheduler::extender::{
     pod_uses_managed_resources, Extender, FilterResult, MetaVictims, Victims,
 };
 use ksim_scheduler::pod_info::PodInfo;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 use serde_json::{json, Map, Value};
 
 /// An extender reached over HTTP.
@@ -32,11 +40,27 @@ pub struct HttpExtender {
     node_cache_capable: bool,
     managed: Vec<String>,
     ignorable: bool,
+    /// Client TLS settings, for an `https://` prefix.
+    tls: Option<Tls>,
+}
+
+/// How an `https://` extender is reached.
+struct Tls {
+    config: Arc<ClientConfig>,
+    /// `tlsConfig.serverName`, else the URL's host.
+    server_name: Option<String>,
 }
 
 impl HttpExtender {
-    pub fn new(c: &ExtenderConfig) -> HttpExtender {
-        HttpExtender {
+    /// The extender for one configuration entry; an error when its TLS settings cannot be
+    /// loaded (as upstream's `NewHTTPExtender`).
+    pub fn new(c: &ExtenderConfig) -> Result<HttpExtender, String> {
+        let tls = if c.url_prefix.starts_with("https://") {
+            Some(make_tls(c)?)
+        } else {
+            None
+        };
+        Ok(HttpExtender {
             url_prefix: c.url_prefix.clone(),
             filter_verb: c.filter_verb.clone(),
             prioritize_verb: c.prioritize_verb.clone(),
@@ -47,13 +71,19 @@ impl HttpExtender {
             node_cache_capable: c.node_cache_capable,
             managed: c.managed_resources.iter().map(|r| r.name.clone()).collect(),
             ignorable: c.ignorable,
-        }
+            tls,
+        })
     }
 
-    /// The configured extenders, boxed for the scheduler.
-    pub fn all(cfgs: &[ExtenderConfig]) -> Vec<Box<dyn Extender>> {
+    /// The configured extenders, boxed for the scheduler; the first setup error names its entry.
+    pub fn all(cfgs: &[ExtenderConfig]) -> Result<Vec<Box<dyn Extender>>, String> {
         cfgs.iter()
-            .map(|c| Box::new(HttpExtender::new(c)) as Box<dyn Extender>)
+            .enumerate()
+            .map(|(i, c)| {
+                HttpExtender::new(c)
+                    .map(|e| Box::new(e) as Box<dyn Extender>)
+                    .map_err(|e| format!("extenders[{i}] ({}): {e}", c.url_prefix))
+            })
             .collect()
     }
 
@@ -70,8 +100,8 @@ impl HttpExtender {
     fn send(&self, verb: &str, body: &Value) -> Result<Value, String> {
         let url = format!("{}/{}", self.url_prefix.trim_end_matches('/'), verb);
         let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
-        let (code, resp) =
-            post(&url, &body, self.timeout).map_err(|e| format!("Post {url:?}: {e}"))?;
+        let (code, resp) = post(&url, &body, self.timeout, self.tls.as_ref())
+            .map_err(|e| format!("Post {url:?}: {e}"))?;
         if code != 200 {
             return Err(format!(
                 "failed {verb} with extender at URL {url}, code {code}"
@@ -274,22 +304,65 @@ fn failed_map(v: Option<&Value>) -> std::collections::BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// A blocking HTTP/1.1 POST of JSON, all of it (connect, send, read) within `timeout`.
-fn post(url: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>), String> {
+/// One connection to an extender: plain TCP or TLS over it.
+enum Conn {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl Conn {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Conn::Plain(s) => s,
+            Conn::Tls(s) => s.get_ref(),
+        }
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.read(buf),
+            Conn::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.write(buf),
+            Conn::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Conn::Plain(s) => s.flush(),
+            Conn::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// A blocking HTTP/1.1 POST of JSON, all of it (connect, TLS handshake, send, read) within
+/// `timeout`.
+fn post(
+    url: &str,
+    body: &[u8],
+    timeout: Duration,
+    tls: Option<&Tls>,
+) -> Result<(u16, Vec<u8>), String> {
     let deadline = Instant::now() + timeout;
     let timed_out = || format!("Client.Timeout exceeded ({timeout:?})");
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or("only http:// URLs are supported")?;
+    let (rest, default_port) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+        (Some(r), _) => (r, 80),
+        (_, Some(r)) => (r, 443),
+        _ => return Err("only http:// and https:// URLs are supported".into()),
+    };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    let hostport = if authority.contains(':') {
-        authority.to_string()
-    } else {
-        format!("{authority}:80")
-    };
+    let (host, hostport) = split_host_port(authority, default_port);
     let addrs = hostport.to_socket_addrs().map_err(|e| e.to_string())?;
     let mut stream = None;
     let mut last = String::from("no address");
@@ -307,13 +380,31 @@ fn post(url: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>), Str
             Err(e) => last = format!("dial tcp {a}: {e}"),
         }
     }
-    let mut s = stream.ok_or(last)?;
+    let tcp = stream.ok_or(last)?;
+    let mut s = match (url.starts_with("https://"), tls) {
+        (false, _) => Conn::Plain(tcp),
+        (true, Some(t)) => {
+            let name = t.server_name.as_deref().unwrap_or(host);
+            let sn = ServerName::try_from(name.to_string())
+                .map_err(|e| format!("tls: invalid server name {name:?}: {e}"))?;
+            let conn =
+                ClientConnection::new(t.config.clone(), sn).map_err(|e| format!("tls: {e}"))?;
+            Conn::Tls(Box::new(rustls::StreamOwned::new(conn, tcp)))
+        }
+        (true, None) => return Err("no TLS settings for an https:// URL".into()),
+    };
     let io = |e: std::io::Error| {
         if matches!(
             e.kind(),
             std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
         ) {
             timed_out()
+        } else if e
+            .get_ref()
+            .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+        {
+            // The handshake or record layer failed (e.g. an untrusted certificate).
+            format!("tls: {e}")
         } else {
             e.to_string()
         }
@@ -326,27 +417,187 @@ fn post(url: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>), Str
             Some(l)
         }
     };
-    s.set_write_timeout(Some(left(deadline).ok_or_else(timed_out)?))
+    s.tcp()
+        .set_write_timeout(Some(left(deadline).ok_or_else(timed_out)?))
+        .map_err(io)?;
+    // The handshake reads too.
+    s.tcp()
+        .set_read_timeout(Some(left(deadline).ok_or_else(timed_out)?))
         .map_err(io)?;
     let head = format!(
         "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    s.write_all(head.as_bytes()).map_err(io)?;
-    s.write_all(body).map_err(io)?;
+    let mut req = head.into_bytes();
+    req.extend_from_slice(body);
+    s.write_all(&req).map_err(io)?;
+    s.flush().map_err(io)?;
     let mut resp = Vec::new();
     let mut buf = [0u8; 16384];
     loop {
-        s.set_read_timeout(Some(left(deadline).ok_or_else(timed_out)?))
+        s.tcp()
+            .set_read_timeout(Some(left(deadline).ok_or_else(timed_out)?))
             .map_err(io)?;
         match s.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => resp.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // A TLS server that closes without close_notify: the response is judged by what
+            // arrived (its Content-Length), as Go's client does.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !resp.is_empty() => break,
             Err(e) => return Err(io(e)),
         }
     }
     parse_response(&resp)
+}
+
+/// The host (brackets stripped) and `host:port` of a URL authority.
+fn split_host_port(authority: &str, default_port: u16) -> (&str, String) {
+    if let Some(rest) = authority.strip_prefix('[') {
+        // [v6] or [v6]:port
+        let end = rest.find(']').unwrap_or(rest.len());
+        let host = &rest[..end];
+        let after = &rest[(end + 1).min(rest.len())..];
+        return match after.strip_prefix(':') {
+            Some(_) => (host, authority.to_string()),
+            None => (host, format!("[{host}]:{default_port}")),
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((h, _)) => (h, authority.to_string()),
+        None => (authority, format!("{authority}:{default_port}")),
+    }
+}
+
+/// Upstream's `makeTransport` + client-go's `TLSConfigFor`, on rustls with ring.
+fn make_tls(c: &ExtenderConfig) -> Result<Tls, String> {
+    let t = c.tls_config.clone().unwrap_or_default();
+    let has_ca = !t.ca_file.is_empty() || !t.ca_data.is_empty();
+    // makeTransport: HTTPS without a CA skips verification.
+    let insecure = t.insecure || (c.enable_https && !has_ca);
+    let has_cert_auth = (!t.cert_data.is_empty() || !t.cert_file.is_empty())
+        && (!t.key_data.is_empty() || !t.key_file.is_empty());
+    if has_ca && insecure {
+        return Err(
+            "specifying a root certificates file with the insecure flag is not allowed".into(),
+        );
+    }
+    let ca = data_or_file(&t.ca_data, &t.ca_file)?;
+    let cert = data_or_file(&t.cert_data, &t.cert_file)?;
+    let key = data_or_file(&t.key_data, &t.key_file)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| format!("tls: {e}"))?;
+    let builder = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(SkipVerify(provider)))
+    } else {
+        let mut roots = RootCertStore::empty();
+        if has_ca {
+            let mut any = false;
+            for der in CertificateDer::pem_slice_iter(&ca) {
+                let der = der.map_err(|e| {
+                    format!(
+                        "unable to load root certificates: unable to parse bytes as PEM block: {e}"
+                    )
+                })?;
+                roots.add(der).map_err(|e| {
+                    format!("unable to load root certificates: failed to parse certificate: {e}")
+                })?;
+                any = true;
+            }
+            if !any {
+                return Err(
+                    "unable to load root certificates: no valid certificate authority data seen"
+                        .into(),
+                );
+            }
+        } else {
+            // No CA: the system's roots, as Go's crypto/tls with RootCAs nil.
+            roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+        }
+        builder.with_root_certificates(roots)
+    };
+    let config = if has_cert_auth {
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert)
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("tls: failed to parse certificate PEM data: {e}"))?;
+        if chain.is_empty() {
+            return Err("tls: failed to find any PEM data in certificate input".into());
+        }
+        let key = PrivateKeyDer::from_pem_slice(&key)
+            .map_err(|e| format!("tls: failed to find any PEM data in key input: {e}"))?;
+        builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| format!("tls: {e}"))?
+    } else {
+        builder.with_no_client_auth()
+    };
+    Ok(Tls {
+        config: Arc::new(config),
+        server_name: (!t.server_name.is_empty()).then(|| t.server_name.clone()),
+    })
+}
+
+/// client-go's `dataFromSliceOrFile`: the data if any, else the file's contents (a relative
+/// path is from the working directory), else nothing.
+fn data_or_file(data: &[u8], file: &str) -> Result<Vec<u8>, String> {
+    if !data.is_empty() {
+        return Ok(data.to_vec());
+    }
+    if file.is_empty() {
+        return Ok(Vec::new());
+    }
+    std::fs::read(file).map_err(|e| format!("open {file}: {e}"))
+}
+
+/// `insecure`: any server certificate is accepted (Go's `InsecureSkipVerify`); the handshake's
+/// signatures are still checked against the certificate presented.
+#[derive(Debug)]
+struct SkipVerify(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for SkipVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 /// Status code and body of a complete HTTP/1.x response (identity or chunked body).

@@ -24,48 +24,86 @@ fn serve(handler: Arc<Handler>) -> String {
     let addr = l.local_addr().unwrap();
     std::thread::spawn(move || {
         for s in l.incoming() {
-            let Ok(mut s) = s else { continue };
+            let Ok(s) = s else { continue };
             let h = handler.clone();
-            std::thread::spawn(move || {
-                let mut req = Vec::new();
-                let mut buf = [0u8; 8192];
-                let (head_end, len) = loop {
-                    let n = s.read(&mut buf).unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    req.extend_from_slice(&buf[..n]);
-                    if let Some(i) = req.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&req[..i]).to_lowercase();
-                        let len = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .map(|v| v.trim().parse::<usize>().unwrap())
-                            .unwrap_or(0);
-                        break (i + 4, len);
-                    }
-                };
-                while req.len() < head_end + len {
-                    let n = s.read(&mut buf).unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    req.extend_from_slice(&buf[..n]);
-                }
-                let head = String::from_utf8_lossy(&req[..head_end]).to_string();
-                let path = head.split(' ').nth(1).unwrap_or("").to_string();
-                let body: Value = serde_json::from_slice(&req[head_end..]).unwrap_or(Value::Null);
-                let (code, answer) = h(&path, &body);
-                let out = answer.to_string();
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}",
-                    out.len()
-                );
-            });
+            std::thread::spawn(move || answer(s, &*h));
         }
     });
     format!("http://{addr}")
+}
+
+/// Serves `handler` over TLS with `cert` (and its key) on a fresh port; returns the URL.
+fn serve_tls(handler: Arc<Handler>, cert: &rcgen::CertifiedKey) -> String {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    let chain = vec![CertificateDer::from(cert.cert.der().to_vec())];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(cert.key_pair.serialize_der()));
+    let config = Arc::new(
+        rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap(),
+    );
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { continue };
+            let h = handler.clone();
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let conn = rustls::ServerConnection::new(config).unwrap();
+                let mut tls = rustls::StreamOwned::new(conn, s);
+                answer(&mut tls, &*h);
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    format!("https://{addr}")
+}
+
+/// Reads one HTTP request from `s` and writes `h`'s answer.
+fn answer(mut s: impl Read + Write, h: &Handler) {
+    let mut req = Vec::new();
+    let mut buf = [0u8; 8192];
+    let (head_end, len) = loop {
+        let n = s.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        req.extend_from_slice(&buf[..n]);
+        if let Some(i) = req.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&req[..i]).to_lowercase();
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map(|v| v.trim().parse::<usize>().unwrap())
+                .unwrap_or(0);
+            break (i + 4, len);
+        }
+    };
+    while req.len() < head_end + len {
+        let n = s.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        req.extend_from_slice(&buf[..n]);
+    }
+    let head = String::from_utf8_lossy(&req[..head_end]).to_string();
+    let path = head.split(' ').nth(1).unwrap_or("").to_string();
+    let body: Value = serde_json::from_slice(&req[head_end..]).unwrap_or(Value::Null);
+    let (code, answer) = h(&path, &body);
+    let out = answer.to_string();
+    let _ = write!(
+        s,
+        "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}",
+        out.len()
+    );
+    let _ = s.flush();
 }
 
 /// A URL nothing listens on.
@@ -647,4 +685,145 @@ fn a_preempt_extender_that_is_down_fails_the_preemption() {
         "{message}"
     );
     assert!(preempted(&records).is_empty());
+}
+
+/// A self-signed certificate for `names`.
+fn self_signed(names: &[&str]) -> rcgen::CertifiedKey {
+    rcgen::generate_simple_self_signed(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        .unwrap()
+}
+
+fn b64(pem: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(pem)
+}
+
+/// `configs` run with three pods; `Err` is the setup error.
+fn try_run(cfg: &KubeSchedulerConfiguration) -> Result<Vec<Record>, String> {
+    let ecfg = EngineConfig {
+        horizon: Some(SimTime::from_secs(5)),
+        costs: CostModels::zero(),
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(
+        ecfg,
+        cfg,
+        &Registry::in_tree(),
+        three_nodes(),
+        ClusterObjects::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    sim.add_source(Box::new(VecSource::new(three_pods())))
+        .unwrap();
+    let mut out = Vec::new();
+    sim.run(&mut |r: &Record| out.push(r.clone())).unwrap();
+    Ok(out)
+}
+
+#[test]
+fn https_with_the_servers_ca_trusted_filters_as_over_http() {
+    let cert = self_signed(&["127.0.0.1", "localhost"]);
+    let url = serve_tls(keep_only(&["n2"]), &cert);
+    // caData (base64 of the PEM, as Go's []byte) and caFile.
+    let file = std::env::temp_dir().join(format!("ksim-ext-ca-{}.pem", std::process::id()));
+    std::fs::write(&file, cert.cert.pem()).unwrap();
+    for tls in [
+        json!({"caData": b64(&cert.cert.pem())}),
+        json!({"caFile": file.to_str().unwrap()}),
+    ] {
+        let cfg = config(json!([{"urlPrefix": url, "filterVerb": "filter",
+                                  "enableHTTPS": true, "tlsConfig": tls}]));
+        let a = attempts(&try_run(&cfg).unwrap());
+        assert_eq!(a.len(), 3, "{a:?}");
+        for (p, result, node, _) in &a {
+            assert_eq!((result.as_str(), node.as_str()), ("Scheduled", "n2"), "{p}");
+        }
+    }
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn https_server_name_is_the_name_the_certificate_must_carry() {
+    let cert = self_signed(&["extender.example"]);
+    let url = serve_tls(keep_only(&["n1"]), &cert);
+    let tls = |name: &str| json!({"caData": b64(&cert.cert.pem()), "serverName": name});
+    let cfg = config(json!([{"urlPrefix": url, "filterVerb": "filter",
+                              "tlsConfig": tls("extender.example")}]));
+    let a = attempts(&try_run(&cfg).unwrap());
+    assert!(a.iter().all(|x| x.1 == "Scheduled" && x.2 == "n1"), "{a:?}");
+    // Without it the certificate does not name 127.0.0.1.
+    let cfg = config(json!([{"urlPrefix": url, "filterVerb": "filter",
+                              "tlsConfig": {"caData": b64(&cert.cert.pem())}}]));
+    let a = attempts(&try_run(&cfg).unwrap());
+    assert!(a.iter().all(|x| x.1 == "Error"), "{a:?}");
+    assert!(
+        a[0].3.starts_with(&format!("Post \"{url}/filter\": tls: ")),
+        "{}",
+        a[0].3
+    );
+}
+
+#[test]
+fn https_insecure_accepts_any_certificate() {
+    let cert = self_signed(&["127.0.0.1"]);
+    let url = serve_tls(keep_only(&["n3"]), &cert);
+    // Explicitly, and as upstream's makeTransport makes enableHTTPS without a CA.
+    for ext in [
+        json!({"urlPrefix": url, "filterVerb": "filter", "tlsConfig": {"insecure": true}}),
+        json!({"urlPrefix": url, "filterVerb": "filter", "enableHTTPS": true}),
+    ] {
+        let a = attempts(&try_run(&config(json!([ext]))).unwrap());
+        assert_eq!(a.len(), 3, "{a:?}");
+        assert!(a.iter().all(|x| x.1 == "Scheduled" && x.2 == "n3"), "{a:?}");
+    }
+}
+
+#[test]
+fn https_refuses_a_certificate_its_ca_did_not_sign() {
+    let cert = self_signed(&["127.0.0.1"]);
+    let other = self_signed(&["127.0.0.1"]);
+    let url = serve_tls(keep_only(&["n3"]), &cert);
+    let cfg = config(
+        json!([{"urlPrefix": url, "filterVerb": "filter", "enableHTTPS": true,
+                              "tlsConfig": {"caData": b64(&other.cert.pem())}}]),
+    );
+    let a = attempts(&try_run(&cfg).unwrap());
+    // Each pod fails, and fails again at its retries (error backoff).
+    assert!(a.len() >= 3, "{a:?}");
+    for (_, result, node, message) in &a {
+        assert_eq!((result.as_str(), node.as_str()), ("Error", ""));
+        assert!(
+            message.starts_with(&format!("Post \"{url}/filter\": tls: ")),
+            "{message}"
+        );
+        assert!(message.contains("invalid peer certificate"), "{message}");
+    }
+    // Without any CA (and without enableHTTPS) the system's roots do not know it either.
+    let cfg = config(json!([{"urlPrefix": url, "filterVerb": "filter"}]));
+    let a = attempts(&try_run(&cfg).unwrap());
+    assert!(a.iter().all(|x| x.1 == "Error"), "{a:?}");
+}
+
+#[test]
+fn bad_tls_settings_stop_the_run_before_it_starts() {
+    let cert = self_signed(&["127.0.0.1"]);
+    let ca = b64(&cert.cert.pem());
+    let err = |tls: Value| {
+        let cfg = config(
+            json!([{"urlPrefix": "https://127.0.0.1:1", "filterVerb": "filter",
+                                  "tlsConfig": tls}]),
+        );
+        try_run(&cfg).err().unwrap()
+    };
+    assert_eq!(
+        err(json!({"insecure": true, "caData": ca})),
+        "scheduler configuration: extenders[0] (https://127.0.0.1:1): specifying a root certificates file with the insecure flag is not allowed"
+    );
+    assert_eq!(
+        err(json!({"caData": b64("not a certificate")})),
+        "scheduler configuration: extenders[0] (https://127.0.0.1:1): unable to load root certificates: no valid certificate authority data seen"
+    );
+    assert!(err(json!({"caFile": "/no/such/ca.pem"})).starts_with(
+        "scheduler configuration: extenders[0] (https://127.0.0.1:1): open /no/such/ca.pem: "
+    ));
 }

@@ -1,5 +1,5 @@
 //! `Extender` (kubescheduler.config.k8s.io/v1): a scheduler extender reached over HTTP, and its
-//! validation. ksim calls all four verbs (filter, prioritize, preempt, bind).
+//! validation. ksim calls all four verbs (filter, prioritize, preempt, bind), over HTTP or HTTPS.
 
 use std::time::Duration;
 
@@ -43,9 +43,9 @@ pub struct Extender {
     pub bind_verb: String,
     #[serde(rename = "enableHTTPS", deserialize_with = "or_default")]
     pub enable_https: bool,
-    /// Accepted (strictly decoded) but unused: ksim speaks plain HTTP only.
+    /// Client TLS settings for an `https://` `urlPrefix` (upstream's restclient TLS config).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls_config: Option<serde_json::Value>,
+    pub tls_config: Option<ExtenderTlsConfig>,
     /// A Go duration (`"5s"`, `"200ms"`); 0 or absent means 5s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_timeout: Option<String>,
@@ -55,6 +55,76 @@ pub struct Extender {
     pub managed_resources: Vec<ExtenderManagedResource>,
     #[serde(deserialize_with = "or_default")]
     pub ignorable: bool,
+}
+
+/// `ExtenderTLSConfig`: as client-go's `TLSClientConfig`. The `*Data` fields are Go `[]byte`, so
+/// JSON and YAML carry them base64-encoded; each takes precedence over its `*File`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ExtenderTlsConfig {
+    /// Skip verifying the server's certificate (not allowed together with a CA).
+    #[serde(deserialize_with = "or_default")]
+    pub insecure: bool,
+    /// The name the server's certificate must carry (and the SNI sent); default: the URL's host.
+    #[serde(
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "or_default"
+    )]
+    pub server_name: String,
+    /// Client certificate (PEM) file.
+    #[serde(
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "or_default"
+    )]
+    pub cert_file: String,
+    /// Client key (PEM) file.
+    #[serde(
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "or_default"
+    )]
+    pub key_file: String,
+    /// Trusted root certificates (PEM) file.
+    #[serde(
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "or_default"
+    )]
+    pub ca_file: String,
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "base64_bytes",
+        serialize_with = "to_base64"
+    )]
+    pub cert_data: Vec<u8>,
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "base64_bytes",
+        serialize_with = "to_base64"
+    )]
+    pub key_data: Vec<u8>,
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "base64_bytes",
+        serialize_with = "to_base64"
+    )]
+    pub ca_data: Vec<u8>,
+}
+
+/// A Go `[]byte` as encoding/json reads it: a base64 (standard alphabet, padded) string, or null.
+fn base64_bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    use base64::Engine;
+    let Some(s) = Option::<String>::deserialize(d)? else {
+        return Ok(Vec::new());
+    };
+    // Go's decoder skips line breaks inside the string.
+    let clean: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(clean.as_bytes())
+        .map_err(|e| serde::de::Error::custom(format!("illegal base64 data: {e}")))
+}
+
+fn to_base64<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    use base64::Engine;
+    s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(b))
 }
 
 /// `ExtenderManagedResource`.
@@ -116,11 +186,8 @@ pub fn parse_go_duration(s: &str) -> Option<Duration> {
     Some(Duration::from_nanos(total.round() as u64))
 }
 
-/// What ksim does not implement, refused with the reason.
-const NO_TLS: &str = "ksim reaches extenders over plain HTTP (no TLS)";
-
-/// upstream's `validateExtenders`, plus ksim's refusals of the verbs and transport it does not
-/// implement.
+/// upstream's `validateExtenders`, plus a required `http://` or `https://` `urlPrefix` (the
+/// schemes upstream's HTTP client speaks).
 pub(crate) fn validate_extenders(errs: &mut FieldErrors, extenders: &[Extender]) {
     let mut binders = 0;
     let mut managed: Vec<&str> = Vec::new();
@@ -169,15 +236,12 @@ pub(crate) fn validate_extenders(errs: &mut FieldErrors, extenders: &[Extender])
         }
         if e.url_prefix.is_empty() {
             errs.push(FieldError::required(format!("{path}.urlPrefix"), ""));
-        } else if !e.url_prefix.starts_with("http://") {
+        } else if !(e.url_prefix.starts_with("http://") || e.url_prefix.starts_with("https://")) {
             errs.push(FieldError::invalid(
                 format!("{path}.urlPrefix"),
                 quote(&e.url_prefix),
-                "ksim reaches extenders over plain http:// only",
+                "ksim reaches extenders over http:// or https:// only",
             ));
-        }
-        if e.enable_https {
-            errs.push(FieldError::forbidden(format!("{path}.enableHTTPS"), NO_TLS));
         }
     }
     if binders > 1 {

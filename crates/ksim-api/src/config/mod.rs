@@ -19,7 +19,8 @@ mod extender;
 pub mod strict;
 
 pub use extender::{
-    parse_go_duration, Extender, ExtenderManagedResource, DEFAULT_EXTENDER_TIMEOUT,
+    parse_go_duration, Extender, ExtenderManagedResource, ExtenderTlsConfig,
+    DEFAULT_EXTENDER_TIMEOUT,
 };
 mod validate;
 
@@ -41,7 +42,8 @@ pub struct KubeSchedulerConfiguration {
     pub pod_max_backoff_seconds: Option<i64>,
     #[serde(deserialize_with = "or_default")]
     pub profiles: Vec<Profile>,
-    /// Scheduler extenders (filter and prioritize verbs over plain HTTP; see [`Extender`]).
+    /// Scheduler extenders (filter, prioritize, preempt and bind verbs over HTTP(S); see
+    /// [`Extender`]).
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "or_default")]
     pub extenders: Vec<Extender>,
 }

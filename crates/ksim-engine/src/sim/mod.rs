@@ -293,8 +293,9 @@ impl Simulation {
             created_keys: Default::default(),
             controllers: controllers::State::new(cfg_seed),
         };
-        sim.alg
-            .set_extenders(crate::extender::HttpExtender::all(&sched_cfg.extenders));
+        sim.alg.set_extenders(
+            crate::extender::HttpExtender::all(&sched_cfg.extenders).map_err(SimError::Config)?,
+        );
         sim.autoscaler = sim.cfg.autoscaler.clone().map(autoscaler::State::new);
         let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
         let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
