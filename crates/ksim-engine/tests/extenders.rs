@@ -34,19 +34,37 @@ fn serve(handler: Arc<Handler>) -> String {
 
 /// Serves `handler` over TLS with `cert` (and its key) on a fresh port; returns the URL.
 fn serve_tls(handler: Arc<Handler>, cert: &rcgen::CertifiedKey) -> String {
+    serve_mtls(handler, cert, None)
+}
+
+/// As [`serve_tls`], requiring a client certificate signed by `client_ca` when given.
+fn serve_mtls(
+    handler: Arc<Handler>,
+    cert: &rcgen::CertifiedKey,
+    client_ca: Option<&rcgen::Certificate>,
+) -> String {
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
     let chain = vec![CertificateDer::from(cert.cert.der().to_vec())];
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(cert.key_pair.serialize_der()));
-    let config = Arc::new(
-        rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .unwrap(),
-    );
+        .unwrap();
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(CertificateDer::from(ca.der().to_vec())).unwrap();
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .unwrap();
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let config = Arc::new(builder.with_single_cert(chain, key).unwrap());
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -826,4 +844,36 @@ fn bad_tls_settings_stop_the_run_before_it_starts() {
     assert!(err(json!({"caFile": "/no/such/ca.pem"})).starts_with(
         "scheduler configuration: extenders[0] (https://127.0.0.1:1): open /no/such/ca.pem: "
     ));
+}
+
+#[test]
+fn https_sends_the_client_certificate_a_server_requires() {
+    // A CA, and a client certificate it signed.
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client = rcgen::CertificateParams::new(vec!["scheduler".to_string()])
+        .unwrap()
+        .signed_by(&client_key, &ca, &ca_key)
+        .unwrap();
+    let server = self_signed(&["127.0.0.1"]);
+    let url = serve_mtls(keep_only(&["n2"]), &server, Some(&ca));
+    let tls = json!({"caData": b64(&server.cert.pem()),
+                     "certData": b64(&client.pem()), "keyData": b64(&client_key.serialize_pem())});
+    let cfg = config(json!([{"urlPrefix": url, "filterVerb": "filter", "tlsConfig": tls}]));
+    let a = attempts(&try_run(&cfg).unwrap());
+    assert_eq!(a.len(), 3, "{a:?}");
+    assert!(a.iter().all(|x| x.1 == "Scheduled" && x.2 == "n2"), "{a:?}");
+    // A certificate without its key is not sent (client-go's HasCertAuth): the server refuses.
+    let tls = json!({"caData": b64(&server.cert.pem()), "certData": b64(&client.pem())});
+    let cfg = config(json!([{"urlPrefix": url, "filterVerb": "filter", "tlsConfig": tls}]));
+    let a = attempts(&try_run(&cfg).unwrap());
+    assert!(a.iter().all(|x| x.1 == "Error"), "{a:?}");
+    assert!(
+        a[0].3.starts_with(&format!("Post \"{url}/filter\": ")),
+        "{}",
+        a[0].3
+    );
 }
