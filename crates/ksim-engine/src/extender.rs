@@ -1,7 +1,13 @@
 //! Scheduler extenders over HTTP: the engine's implementation of
-//! [`ksim_scheduler::extender::Extender`] (filter, prioritize, bind and preempt verbs). Each call is a blocking `POST` of JSON to
-//! `urlPrefix/verb` (plain HTTP/1.1, `Connection: close`) bounded by `httpTimeout`; it takes
-//! no virtual time.
+//! [`ksim_scheduler::extender::Extender`] (filter, prioritize, bind and preempt verbs). Each call
+//! is a blocking `POST` of JSON to `urlPrefix/verb` (HTTP/1.1, `Connection: close`; over TLS for
+//! an `https://` prefix) bounded by `httpTimeout`; it takes no virtual time.
+//!
+//! TLS is set up as upstream's `makeTransport` and client-go's `TLSConfigFor` do: `enableHTTPS`
+//! without a CA means `insecure`; a CA (`caData`, else `caFile`) replaces the system's roots;
+//! `insecure` with a CA is refused; a client certificate is sent when both a certificate and a
+//! key are given; `serverName` overrides the URL's host for SNI and verification; TLS 1.2 at
+//! least. A setup error stops the run before it starts, as it stops kube-scheduler.
 //!
 //! The bodies are upstream's `extenderv1` types, which carry no json tags: Go writes the field
 //! names as they are (`Pod`, `Nodes`, `NodeNames`) and reads them case-insensitively, as done

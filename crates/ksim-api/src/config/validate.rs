@@ -6,8 +6,7 @@
 //! `{}`); RequestedToCapacityRatio shape errors name the real path
 //! (`scoringStrategy.requestedToCapacityRatio.shape[1]`, upstream `scoringStrategy.shape[1]`);
 //! `leaderElection` and `clientConnection` are accepted and not checked (ksim has neither);
-//! of `extenders`, the bind and preempt verbs and HTTPS are refused (ksim calls extenders'
-//! filter and prioritize verbs only, over plain HTTP).
+//! an extender's `urlPrefix` must be `http://` or `https://`.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
