@@ -289,6 +289,17 @@ impl ApiObject {
         self.kind().key(&self.metadata().namespace, self.name())
     }
 
+    /// Names an object created with `metadata.generateName` (as the API server does on create),
+    /// then re-applies the defaults that derive from the name (a claim's uid).
+    pub fn set_generated_name(&mut self, name: String) {
+        let meta = self.metadata_mut();
+        meta.name = name;
+        if let ApiObject::PersistentVolumeClaim(pvc) = self {
+            pvc.metadata.uid.clear();
+        }
+        self.apply_defaults();
+    }
+
     /// Applies the API server's defaulting: `default` namespace for namespaced kinds (and none
     /// for cluster-scoped ones), then the storage defaults of [`crate::storage`]. Idempotent.
     pub fn apply_defaults(&mut self) {
@@ -384,7 +395,7 @@ impl ApiObject {
         };
         let mut obj = obj;
         obj.set_type_meta();
-        if obj.name().is_empty() {
+        if obj.name().is_empty() && obj.metadata().generate_name.is_empty() {
             return Err(field("metadata.name", format!("a {kind} needs a name")));
         }
         Ok(obj)

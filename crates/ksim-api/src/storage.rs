@@ -566,7 +566,8 @@ pub fn default_persistent_volume_claim(pvc: &mut PersistentVolumeClaim) {
     if pvc.spec.volume_mode.is_none() {
         pvc.spec.volume_mode = Some("Filesystem".into());
     }
-    if pvc.metadata.uid.is_empty() {
+    // A claim named by generateName gets its uid when it is named.
+    if pvc.metadata.uid.is_empty() && !pvc.metadata.name.is_empty() {
         pvc.metadata.uid = format!("uid-pvc-{}-{}", pvc.metadata.namespace, pvc.metadata.name);
     }
 }

@@ -77,9 +77,10 @@ pub fn check_pod(pod: &Pod) -> Result<(), FieldProblem> {
     Ok(())
 }
 
-/// Checks a node after defaulting: a name, and sane capacity and allocatable.
+/// Checks a node after defaulting: a name (or `generateName`), and sane capacity and
+/// allocatable.
 pub fn check_node(node: &Node) -> Result<(), FieldProblem> {
-    if node.metadata.name.is_empty() {
+    if node.metadata.name.is_empty() && node.metadata.generate_name.is_empty() {
         return Err(("metadata.name".into(), "a node needs a name".into()));
     }
     if !node.kind.is_empty() && node.kind != "Node" {

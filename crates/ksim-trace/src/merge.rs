@@ -4,8 +4,8 @@
 //! order — whatever the sources are. Errors pass through unchanged (they already name their
 //! file and line); after an error the merged source ends.
 //!
-//! A pod created with `metadata.generateName` and no name is named here, as the API server
-//! names it: the prefix plus five characters from `bcdfghjklmnpqrstvwxz2456789`, drawn from a
+//! A pod, node or object created with `metadata.generateName` and no name is named here, as the
+//! API server names it: the prefix plus five characters from `bcdfghjklmnpqrstvwxz2456789`, drawn from a
 //! ChaCha stream of the run seed ([`MergedSource::set_seed`]), in event order — the same seed
 //! gives the same names.
 
@@ -67,19 +67,39 @@ impl NameGenerator {
     }
 
     fn apply(&mut self, ev: &mut TimedEvent) {
-        if let InputEvent::CreatePod { pod, .. } = &mut ev.event {
-            let m = &mut pod.metadata;
-            if m.name.is_empty() && !m.generate_name.is_empty() {
-                let ns = if m.namespace.is_empty() {
-                    "default".to_string()
-                } else {
-                    m.namespace.clone()
-                };
-                m.name = self.name(&ns, &m.generate_name);
-                if m.uid.is_empty() {
-                    m.uid = format!("uid-{ns}-{}", m.name);
+        match &mut ev.event {
+            InputEvent::CreatePod { pod, .. } => {
+                let m = &mut pod.metadata;
+                if m.name.is_empty() && !m.generate_name.is_empty() {
+                    let ns = if m.namespace.is_empty() {
+                        "default".to_string()
+                    } else {
+                        m.namespace.clone()
+                    };
+                    m.name = self.name(&ns, &m.generate_name);
+                    if m.uid.is_empty() {
+                        m.uid = format!("uid-{ns}-{}", m.name);
+                    }
                 }
             }
+            InputEvent::AddNode { node, .. } => {
+                let m = &mut node.metadata;
+                if m.name.is_empty() && !m.generate_name.is_empty() {
+                    // Nodes are cluster-scoped: their names are unique across the cluster.
+                    m.name = self.name("Node:", &m.generate_name);
+                }
+            }
+            InputEvent::CreateObject { object, .. } => {
+                let meta = object.metadata();
+                if meta.name.is_empty() && !meta.generate_name.is_empty() {
+                    // Unique per kind and namespace, as the API server's store keys.
+                    let scope = format!("{:?}:{}", object.kind(), object.namespace());
+                    let prefix = meta.generate_name.clone();
+                    let name = self.name(&scope, &prefix);
+                    object.set_generated_name(name);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -109,8 +109,28 @@ pub fn decode_pod(v: &Value, prefix: &str) -> Result<Pod, FieldProblem> {
 }
 
 /// Decodes a node from JSON, applies defaulting (allocatable = capacity when absent) and checks
-/// it.
+/// it, name included.
 pub fn decode_node(v: &Value, prefix: &str) -> Result<Node, FieldProblem> {
+    let node = decode_node_to_add(v, prefix)?;
+    require_name(&node.metadata, "node", prefix)?;
+    Ok(node)
+}
+
+/// The object's name, required where no API server names it (initial objects, updates):
+/// `generateName` only applies to creation events.
+fn require_name(meta: &ksim_api::ObjectMeta, kind: &str, prefix: &str) -> Result<(), FieldProblem> {
+    if meta.name.is_empty() {
+        return Err((
+            join_path(prefix, "metadata.name"),
+            format!("a {kind} needs a name"),
+        ));
+    }
+    Ok(())
+}
+
+/// As [`decode_node`] for an `AddNode` event: a node with `metadata.generateName` and no name is
+/// accepted (the merged source names it).
+pub fn decode_node_to_add(v: &Value, prefix: &str) -> Result<Node, FieldProblem> {
     if !v.is_object() {
         return Err((
             prefix.to_string(),
@@ -129,6 +149,14 @@ pub fn decode_node(v: &Value, prefix: &str) -> Result<Node, FieldProblem> {
 /// Decodes a storage object, PDB or Service from its Kubernetes JSON (dispatching on `kind`),
 /// applies defaulting and checks its quantities.
 pub fn decode_object(v: &Value, prefix: &str) -> Result<ApiObject, FieldProblem> {
+    let obj = decode_object_to_create(v, prefix)?;
+    require_name(obj.metadata(), obj.kind().as_str(), prefix)?;
+    Ok(obj)
+}
+
+/// As [`decode_object`] for a `CreateObject` event: an object with `metadata.generateName` and
+/// no name is accepted (the merged source names it).
+pub fn decode_object_to_create(v: &Value, prefix: &str) -> Result<ApiObject, FieldProblem> {
     let mut obj = ApiObject::from_value("", v).map_err(|e| match e {
         LoadError::Field { path, message, .. } => (join_path(prefix, &path), message),
         other => (prefix.to_string(), other.to_string()),
@@ -247,13 +275,21 @@ pub fn parse_event_object(obj: &Map<String, Value>) -> Result<TimedEvent, FieldP
             name: required_str(obj, "name")?,
         },
         "UpdatePod" => InputEvent::UpdatePod { pod: pod(obj)? },
-        "AddNode" => InputEvent::AddNode { node: node(obj)? },
+        "AddNode" => InputEvent::AddNode {
+            node: match obj.get("node") {
+                Some(v) => Box::new(decode_node_to_add(v, "node")?),
+                None => return Err(("node".into(), "required".into())),
+            },
+        },
         "UpdateNode" => InputEvent::UpdateNode { node: node(obj)? },
         "RemoveNode" => InputEvent::RemoveNode {
             name: required_str(obj, "name")?,
         },
         "CreateObject" | "UpdateObject" => {
             let object = match obj.get("object") {
+                Some(v) if kind == "CreateObject" => {
+                    Box::new(decode_object_to_create(v, "object")?)
+                }
                 Some(v) => Box::new(decode_object(v, "object")?),
                 None => return Err(("object".into(), "required".into())),
             };

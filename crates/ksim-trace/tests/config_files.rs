@@ -1,7 +1,7 @@
 //! Configuration and object files as a run reads them: every shipped configuration loads; a
 //! refused KubeSchedulerConfiguration names the file and the field path (a config file, a
-//! scenario's inline config, a ConfigMap by mistake); pods named by `generateName` get seeded
-//! names; built-in PriorityClasses resolve.
+//! scenario's inline config, a ConfigMap by mistake); pods, nodes and objects named by
+//! `generateName` get seeded names; built-in PriorityClasses resolve.
 
 use std::path::{Path, PathBuf};
 
@@ -174,4 +174,62 @@ fn generate_name_draws_seeded_names_and_builtin_classes_resolve() {
     assert_eq!(a[1].2, Some(2_000_001_000));
     assert_eq!(a[2].2, Some(2_000_000_000));
     assert_eq!(a[0].2, None);
+}
+
+#[test]
+fn generate_name_names_added_nodes_and_created_objects_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = r#"{"metadata": {"generateName": "pool-a-"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}"#;
+    let pvc = r#"{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"generateName": "data-"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}"#;
+    let trace = write(
+        dir.path(),
+        "trace.jsonl",
+        &format!(
+            "{{\"at\": 0, \"kind\": \"AddNode\", \"node\": {node}}}\n{{\"at\": 1, \"kind\": \"AddNode\", \"node\": {node}}}\n{{\"at\": 2, \"kind\": \"CreateObject\", \"object\": {pvc}}}\n"
+        ),
+    );
+    let names = |seed: u64| {
+        let mut m = MergedSource::new(vec![ksim_trace::open_trace(&trace).unwrap()]);
+        m.set_seed(seed);
+        let mut out = Vec::new();
+        while let Some(ev) = m.next_event().unwrap() {
+            match ev.event {
+                InputEvent::AddNode { node } => {
+                    out.push((node.metadata.name.clone(), String::new()))
+                }
+                InputEvent::CreateObject { object } => {
+                    let uid = object.metadata().uid.clone();
+                    out.push((object.key(), uid));
+                }
+                _ => {}
+            }
+        }
+        out
+    };
+    let a = names(3);
+    assert_eq!(a, names(3), "same seed, same names");
+    assert_ne!(a, names(4), "another seed, other names");
+    assert_eq!(a.len(), 3);
+    for (name, _) in &a[..2] {
+        let suffix = name.strip_prefix("pool-a-").expect("prefix kept");
+        assert_eq!(suffix.len(), 5, "{name}");
+    }
+    assert_ne!(a[0].0, a[1].0, "two nodes, two names");
+    let claim = a[2]
+        .0
+        .strip_prefix("default/data-")
+        .expect("namespaced, prefix kept");
+    assert_eq!(claim.len(), 5);
+    // The claim's uid derives from its generated name, as a named claim's does.
+    assert_eq!(a[2].1, format!("uid-pvc-default-data-{claim}"));
+
+    // Neither a name nor generateName: refused, naming the field.
+    let bad = write(
+        dir.path(),
+        "bad.jsonl",
+        r#"{"at": 0, "kind": "AddNode", "node": {"metadata": {}, "status": {"allocatable": {"cpu": "1"}}}}"#,
+    );
+    let mut m = MergedSource::new(vec![ksim_trace::open_trace(&bad).unwrap()]);
+    let e = m.next_event().unwrap_err().to_string();
+    assert!(e.contains("node.metadata.name: a node needs a name"), "{e}");
 }
