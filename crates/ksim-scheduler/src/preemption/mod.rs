@@ -231,8 +231,9 @@ impl Evaluator<'_> {
 /// `callExtenders`: each extender that supports preemption and is interested in the pod gets the
 /// candidates (node → victims) and answers with the ones to keep, by victim UID; its answer
 /// replaces the candidates for the next extender. An error (transport, an unknown node or pod in
-/// the answer, a node with no victims) from an ignorable extender skips it (an empty node is
-/// then dropped); from another one it fails the preemption. No candidate left: no preemption.
+/// the answer) from an ignorable extender skips it, from another one fails the preemption; a
+/// node answered without victims is dropped from an ignorable extender's answer and fails the
+/// preemption otherwise. No candidate left: no preemption.
 fn call_extenders(
     ctx: &DryRunContext<'_>,
     pod: &PodInfo,
