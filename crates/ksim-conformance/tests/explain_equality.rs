@@ -39,7 +39,7 @@ fn reasons(v: &Value) -> Vec<String> {
 }
 
 /// Differences between one case's explain record and its expectations.
-fn compare(name: &str, case: &Value) -> (Vec<String>, usize, usize) {
+fn compare(name: &str, case: &Value) -> (Vec<String>, usize, usize, bool) {
     let exp = &case["expected"];
     let setup = ksim_conformance::decision::setup(case).expect("case builds");
     let mut alg = Algorithm::new(rand_chacha::ChaCha8Rng::seed_from_u64(1), 0);
@@ -68,13 +68,11 @@ fn compare(name: &str, case: &Value) -> (Vec<String>, usize, usize) {
     let mut filters_checked = 0;
     let mut scores_checked = 0;
 
-    // Filter: every node the attempt evaluated. A pod already nominated to a node that passes
-    // is placed there without the others being filtered (upstream's fast path): then the record
-    // holds that node only.
-    let fast_path = rec["nominatedNodeBefore"]
-        .as_str()
-        .is_some_and(|n| !n.is_empty())
-        && rec["evaluated"] == 1;
+    // Filter: every node the attempt evaluated. An attempt may stop before the last node —
+    // a pod already nominated to a node that passes is placed there without the others being
+    // filtered, and without score plugins one feasible node is enough (both upstream) — then
+    // the record holds the nodes it evaluated, and its best set is among the case's.
+    let fast_path = rec["evaluated"].as_u64() < rec["nodes"].as_u64();
     if let Some(filter) = exp["filter"].as_object() {
         for (node, e) in filter {
             let Some(got) = recorded_status(&rec, node) else {
@@ -155,8 +153,14 @@ fn compare(name: &str, case: &Value) -> (Vec<String>, usize, usize) {
         x.sort();
         x
     };
-    if rec["result"] == "Scheduled" && !fast_path {
-        if sorted(&rec["best"]) != sorted(&exp["bestNodes"]) {
+    if rec["result"] == "Scheduled" {
+        let (got, want) = (sorted(&rec["best"]), sorted(&exp["bestNodes"]));
+        let ok = if fast_path {
+            !got.is_empty() && got.iter().all(|g| want.contains(g))
+        } else {
+            got == want
+        };
+        if !ok {
             diffs.push(format!(
                 "{name}: best {} , expected {}",
                 rec["best"], exp["bestNodes"]
@@ -186,7 +190,7 @@ fn compare(name: &str, case: &Value) -> (Vec<String>, usize, usize) {
             }
         }
     }
-    (diffs, filters_checked, scores_checked)
+    (diffs, filters_checked, scores_checked, fast_path)
 }
 
 #[test]
@@ -196,6 +200,7 @@ fn explain_records_equal_every_decision_cases_expectations() {
     let mut filters = 0;
     let mut scores = 0;
     let mut unschedulable = 0;
+    let mut partial_cases = 0;
     let mut all = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).expect("read case");
@@ -214,7 +219,8 @@ fn explain_records_equal_every_decision_cases_expectations() {
         if case["expected"]["fitErrorFilterOnly"].is_string() {
             unschedulable += 1;
         }
-        let (d, nf, ns) = compare(&name, &case);
+        let (d, nf, ns, partial) = compare(&name, &case);
+        partial_cases += usize::from(partial);
         filters += nf;
         scores += ns;
         all.extend(d);
@@ -226,7 +232,11 @@ fn explain_records_equal_every_decision_cases_expectations() {
         all.join("\n")
     );
     eprintln!(
-        "{cases} decision cases ({unschedulable} unschedulable): {filters} node filter results, {scores} plugin scores equal"
+        "{cases} decision cases ({unschedulable} unschedulable, {partial_cases} stopped before the last node): {filters} node filter results, {scores} plugin scores equal"
+    );
+    assert!(
+        partial_cases * 10 < cases,
+        "{partial_cases} partial attempts of {cases}"
     );
     // The cases are the acceptance suite: several hundred decisions, most of them scored.
     assert!(cases > 300, "only {cases} decision cases found");
