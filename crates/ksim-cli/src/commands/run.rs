@@ -60,7 +60,18 @@ pub struct RunArgs {
 
 fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
     let mut plan = match &a.scenario {
-        Some(p) => load_scenario(p)?,
+        // `--seed` replaces the scenario's seed before its generators are built, so it reseeds
+        // them too (as its help says, and as a sweep's seed axis does).
+        Some(p) => match a.seed {
+            Some(seed) => {
+                let name = ksim_trace::io::display_name(p);
+                let text = ksim_trace::io::read_text(p)?;
+                let mut scenario = ksim_trace::parse_scenario(&name, &text)?;
+                scenario.seed = seed;
+                scenario.plan(&name, p.parent().unwrap_or(Path::new(".")))?
+            }
+            None => load_scenario(p)?,
+        },
         None => {
             if a.nodes.is_none() || a.traces.is_empty() {
                 bail!("give a scenario file, or both --nodes and --trace");
