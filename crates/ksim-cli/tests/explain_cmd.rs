@@ -426,3 +426,76 @@ fn scores_table_json_and_bad_input() {
         "no explain.jsonl",
     );
 }
+
+/// The README walkthrough's scenario: the payments pods wait for zone b to come back, the
+/// preempted web pods for cpu, and `ksim explain` says so.
+#[test]
+fn incident_scenario_walkthrough() {
+    let d = tmp();
+    let out = d.path().join("inc");
+    let scenario =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/incident-zone-loss.yaml");
+    let o = ksim(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--explain",
+        "pending",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pods = std::fs::read_to_string(out.join("pods.csv")).unwrap();
+    let pending: Vec<&str> = pods
+        .lines()
+        .filter(|l| l.split(',').nth(10) == Some("pending"))
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(pending.len(), 4, "{pods}");
+    assert!(
+        pending.iter().all(|p| p.starts_with("payments-")),
+        "{pending:?}"
+    );
+    // At the last attempt zone a is full again too: every node fails two plugins.
+    let t = ksim(&["explain", out.to_str().unwrap(), pending[0]]);
+    let t = String::from_utf8(t.stdout).unwrap();
+    assert!(
+        t.contains("no near miss: every rejected node failed more than one plugin (6)"),
+        "{t}"
+    );
+    let t = ksim(&[
+        "explain",
+        out.to_str().unwrap(),
+        pending[0],
+        "--attempt",
+        "1",
+    ]);
+    let t = String::from_utf8(t.stdout).unwrap();
+    let m = misses(&t);
+    assert_eq!(m.len(), 4, "{t}");
+    assert!(
+        m.iter().all(|l| l.contains(
+            "didn't match node selector topology.kubernetes.io/zone=b (node has topology.kubernetes.io/zone=a)"
+        )),
+        "{t}"
+    );
+    // A web pod preempted by a report pod waited for cpu; a toleration would also have done.
+    let web = pods
+        .lines()
+        .find(|l| l.starts_with("default,web-") && l.split(',').nth(8) == Some("3"))
+        .expect("a web pod tried three times");
+    let web = web.split(',').nth(1).unwrap();
+    let t = ksim(&["explain", out.to_str().unwrap(), web, "--attempt", "2"]);
+    let t = String::from_utf8(t.stdout).unwrap();
+    let m = misses(&t);
+    assert!(
+        m[0].ends_with("Insufficient cpu — 200m short  [NodeResourcesFit]"),
+        "{t}"
+    );
+    assert!(
+        m.last()
+            .unwrap()
+            .ends_with("untolerated taint dedicated=infra:NoSchedule  [TaintToleration]"),
+        "{t}"
+    );
+}

@@ -11,8 +11,11 @@
 //!   rejects (each plugin was run alone on each rejected node when the attempt was recorded),
 //!   with what was missing in the pod's terms, ranked by how little would have to change:
 //!   first the number of things to change (resources short, taints to tolerate, selector
-//!   terms, host ports; 1 for other plugins), then for resources the shortfall as a share of
-//!   the node's allocatable, then node name.
+//!   terms, host ports; 1 for other plugins); then resources the node has but others use
+//!   (pods leaving or preemption make room), before a change to the pod or node spec
+//!   (toleration, selector, port, affinity, ...), before resources beyond the node's
+//!   allocatable; then the largest shortfall as a share of the node's allocatable; then
+//!   node name.
 //!
 //! Nothing is recomputed: every figure is the record's.
 
@@ -117,6 +120,10 @@ pub struct NearMiss {
     pub changes: usize,
     /// For resources: the largest shortfall as a share of the node's allocatable.
     pub shortfall_share: f64,
+    /// 0: resources the node has but others use (pods leaving or preemption make room);
+    /// 1: a change to the pod or node spec (toleration, selector, port, ...); 2: resources
+    /// beyond the node's allocatable (only a bigger node would do).
+    pub kind_rank: u8,
 }
 
 /// One attempt, as shown by `ksim explain`.
@@ -345,8 +352,15 @@ fn build(rec: &Value, recorded_attempts: Vec<u64>, top_k: usize) -> AttemptView 
             });
         }
     } else if unlisted > 0 && evaluated < nodes {
+        let nominated = rec["nominatedNodeBefore"]
+            .as_str()
+            .is_some_and(|n| !n.is_empty());
         verdicts.push(Verdict {
-            reason: "not evaluated (percentageOfNodesToScore)".into(),
+            reason: if nominated && evaluated == 1 {
+                "not evaluated (the nominated node was tried alone and fit)".into()
+            } else {
+                "not evaluated (enough feasible nodes found: percentageOfNodesToScore)".into()
+            },
             plugin: String::new(),
             count: unlisted,
             nodes: Vec::new(),
@@ -417,6 +431,7 @@ fn build(rec: &Value, recorded_attempts: Vec<u64>, top_k: usize) -> AttemptView 
     misses.sort_by(|a, b| {
         a.changes
             .cmp(&b.changes)
+            .then(a.kind_rank.cmp(&b.kind_rank))
             .then(a.shortfall_share.total_cmp(&b.shortfall_share))
             .then_with(|| a.node.cmp(&b.node))
     });
@@ -455,10 +470,12 @@ fn near_miss(node: &str, f: &Value) -> NearMiss {
     let d = &f["detail"];
     let mut changes = 1;
     let mut share = 0.0f64;
+    let mut kind_rank = 1;
     let text = match plugin.as_str() {
         "NodeResourcesFit" => {
             let rows = d["resources"].as_array().map(Vec::as_slice).unwrap_or(&[]);
             changes = rows.len().max(1);
+            kind_rank = if rows.is_empty() { 1 } else { 0 };
             let parts: Vec<String> = rows
                 .iter()
                 .map(|r| {
@@ -474,6 +491,7 @@ fn near_miss(node: &str, f: &Value) -> NearMiss {
                     if name == "pods" {
                         format!("Too many pods — {alloc} of {alloc} pod slots used")
                     } else if request > alloc {
+                        kind_rank = 2;
                         // No eviction makes room: only a bigger node would do.
                         format!(
                             "Insufficient {name} — {} short (requests {}, more than the node's allocatable {})",
@@ -583,6 +601,7 @@ fn near_miss(node: &str, f: &Value) -> NearMiss {
         text,
         changes,
         shortfall_share: (share * 1e6).round() / 1e6,
+        kind_rank,
     }
 }
 
