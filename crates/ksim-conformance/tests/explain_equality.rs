@@ -182,7 +182,7 @@ fn compare(name: &str, case: &Value) -> (Vec<String>, usize, usize, bool) {
             }
         }
         if let Some(u) = exp["unschedulablePlugins"].as_array() {
-            if &rec["unschedulablePlugins"] != &Value::Array(u.clone()) {
+            if rec["unschedulablePlugins"] != Value::Array(u.clone()) {
                 diffs.push(format!(
                     "{name}: unschedulablePlugins {}, expected {}",
                     rec["unschedulablePlugins"], exp["unschedulablePlugins"]

@@ -331,7 +331,7 @@ fn build(rec: &Value, recorded_attempts: Vec<u64>, top_k: usize) -> AttemptView 
         }
     }
     // Most nodes first; equal counts keep the record's order (stable sort).
-    verdicts.sort_by(|a, b| b.count.cmp(&a.count));
+    verdicts.sort_by_key(|v| std::cmp::Reverse(v.count));
     let unlisted = (nodes as usize).saturating_sub(listed);
     if let Some(o) = rec["filter"]["others"].as_object() {
         if unlisted > 0 {
