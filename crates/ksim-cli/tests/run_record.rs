@@ -191,3 +191,114 @@ fn nodes_and_traces_without_a_scenario_are_recorded_too() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     same_outputs(&first, &again);
 }
+
+/// `--dump-at`: the cluster at that instant as a List that `ksim import kube-dump` reads back;
+/// no other output changes; a time past the horizon is refused.
+#[test]
+fn dump_at_writes_a_cluster_that_import_reads_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scenario = root.join("scenarios/incident-zone-loss.yaml");
+    let s = scenario.to_str().unwrap();
+    let (plain, dumped) = (d.join("plain"), d.join("dumped"));
+    assert!(ksim(&["run", s, "-q", "--out", plain.to_str().unwrap()])
+        .status
+        .success());
+    let o = ksim(&[
+        "run",
+        s,
+        "-q",
+        "--dump-at",
+        "16m",
+        "--out",
+        dumped.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    same_outputs(&plain, &dumped);
+    let dump: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dumped.join("cluster-dump.json")).unwrap()).unwrap();
+    assert_eq!(dump["kind"], "List");
+    let items = dump["items"].as_array().unwrap();
+    let nodes: Vec<&str> = items
+        .iter()
+        .filter(|i| i["kind"] == "Node")
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    // Zone b was lost at 10 min.
+    assert_eq!(nodes.len(), 6, "{nodes:?}");
+    assert!(nodes.iter().all(|n| !n.starts_with("zone-b")));
+    let pods: Vec<&serde_json::Value> = items.iter().filter(|i| i["kind"] == "Pod").collect();
+    let bound = pods
+        .iter()
+        .filter(|p| {
+            p["spec"]["nodeName"]
+                .as_str()
+                .is_some_and(|n| !n.is_empty())
+        })
+        .count();
+    // At 16 min: 4 report pods, 20 web pods, 4 node agents run; 8 web and 4 payments wait.
+    assert_eq!((bound, pods.len() - bound), (28, 12));
+    let imported = d.join("imported");
+    let o = ksim(&[
+        "import",
+        "kube-dump",
+        dumped.join("cluster-dump.json").to_str().unwrap(),
+        "--out",
+        imported.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let trace = std::fs::read_to_string(imported.join("trace.jsonl")).unwrap();
+    assert_eq!(
+        trace
+            .lines()
+            .filter(|l| l.contains("\"CreatePod\""))
+            .count(),
+        40
+    );
+
+    // Storage objects come along, as they stand (claims bound by then).
+    let pv = d.join("pv");
+    let o = ksim(&[
+        "run",
+        root.join("scenarios/stateful-local-pv.yaml")
+            .to_str()
+            .unwrap(),
+        "-q",
+        "--dump-at",
+        "6m",
+        "--out",
+        pv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dump: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(pv.join("cluster-dump.json")).unwrap()).unwrap();
+    let bound_pvs = dump["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "PersistentVolume" && i["spec"]["claimRef"]["name"].is_string())
+        .count();
+    assert_eq!(bound_pvs, 7);
+    let o = ksim(&[
+        "import",
+        "kube-dump",
+        pv.join("cluster-dump.json").to_str().unwrap(),
+        "--out",
+        d.join("pv-imported").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(d.join("pv-imported/objects.yaml").is_file());
+
+    let o = ksim(&[
+        "run",
+        s,
+        "-q",
+        "--dump-at",
+        "31m",
+        "--out",
+        d.join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("past the run's horizon"));
+}

@@ -53,6 +53,11 @@ pub struct RunArgs {
     /// `pending` (pods with an unschedulable attempt) or `all`.
     #[arg(long, value_name = "SELECTOR")]
     pub explain: Option<String>,
+    /// Also write the cluster at this virtual time (nodes, bound and pending pods with their
+    /// nominations, PDBs, storage objects) as a kubectl-style List, `cluster-dump.json`, which
+    /// `ksim import kube-dump` reads back.
+    #[arg(long, value_name = "TIME")]
+    pub dump_at: Option<String>,
     /// Do not print the summary table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -152,9 +157,20 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
+    let dump_at = match &a.dump_at {
+        Some(t) => {
+            let d = SimDuration::parse(t).map_err(|e| anyhow::anyhow!("--dump-at: {e}"))?;
+            let at = SimTime(d.micros());
+            if let Some(h) = horizon.filter(|h| at > *h) {
+                bail!("--dump-at {t}: past the run's horizon ({h}); give a time up to it");
+            }
+            Some(at)
+        }
+        None => None,
+    };
     let recorded = recorded_files(&a, &plan)?;
     let extra: Vec<(&str, &str)> = recorded.iter().map(|(n, t)| (*n, t.as_str())).collect();
-    let summary = run_plan_explain(plan, &out, a.event_log, explain, &extra)?;
+    let summary = run_plan_explain(plan, &out, a.event_log, explain, dump_at, &extra)?;
     let wall = started.elapsed();
     if let Some(why) = &summary.stalled {
         eprintln!("note: {why}");
@@ -186,6 +202,7 @@ pub fn run_plan_explain(
     out: &Path,
     event_log: bool,
     explain: Option<ksim_engine::explain::ExplainSelector>,
+    dump_at: Option<SimTime>,
     extra: &[(&str, &str)],
 ) -> anyhow::Result<ksim_report::Summary> {
     let mut progress = VirtualTimeProgress::new(&plan.name, plan.engine.horizon);
@@ -196,6 +213,7 @@ pub fn run_plan_explain(
         &mut |at| progress.update(at),
         extra,
         explain,
+        dump_at,
     );
     progress.finish();
     Ok(summary?)
@@ -225,6 +243,7 @@ fn recorded_files(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<Vec<(&'sta
         "schedulerConfig": "scheduler-config.yaml",
         "explain": a.explain,
         "eventLog": a.event_log,
+        "dumpAt": a.dump_at,
     });
     Ok(vec![
         ("scenario.yaml", scenario_yaml),
