@@ -233,9 +233,12 @@ pub fn attempt_json(cx: &AttemptContext<'_>, res: &Result<ScheduleResult, Schedu
     e
 }
 
-/// For each node a Filter plugin rejected: every active Filter plugin that rejects it when
-/// run alone, with the detail of what the pod lacked there. Nodes rejected only by PreFilter
-/// (no explicit status) are not listed: no Filter plugin ran on them.
+/// For each node a Filter plugin rejected: the active Filter plugins that reject it when each
+/// is run alone. A node that one plugin alone rejects (a near miss) gets `plugin` and the
+/// `detail` of what the pod lacked there (and `code`/`reasons` when they differ from the
+/// node's recorded filter status); a node that several reject gets only their names
+/// (`plugins`), to keep the record small. Nodes rejected only by PreFilter (no explicit
+/// status) are not listed: no Filter plugin ran on them.
 pub fn misses_json(cx: &AttemptContext<'_>, statuses: &NodeToStatus) -> Value {
     let mut out = Vec::new();
     for (i, s) in statuses.iter() {
@@ -246,15 +249,37 @@ pub fn misses_json(cx: &AttemptContext<'_>, statuses: &NodeToStatus) -> Value {
             continue;
         };
         let failed = failing_plugins(cx, node);
-        out.push(json!({"node": node.name(), "failed": failed}));
+        match failed.as_slice() {
+            [(name, st, on)] => {
+                let mut v = json!({"node": node.name(), "plugin": name});
+                if st.plugin != s.plugin || st.code != s.code || st.reasons != s.reasons {
+                    v["code"] = json!(format!("{:?}", st.code));
+                    v["reasons"] =
+                        json!(st.reasons.iter().map(|r| r.as_ref()).collect::<Vec<&str>>());
+                }
+                let n = on.as_ref().unwrap_or(node);
+                if let Some(d) = miss_detail(name, cx.pod, n) {
+                    v["detail"] = d;
+                }
+                out.push(v);
+            }
+            _ => {
+                let names: Vec<&str> = failed.iter().map(|f| f.0).collect();
+                out.push(json!({"node": node.name(), "plugins": names}));
+            }
+        }
     }
     Value::Array(out)
 }
 
 /// Runs each active Filter plugin alone on `node` — as `RunFilterPluginsWithNominatedPods`
 /// does, first with the node's nominated pods of at least the pod's priority added, then
-/// without — and lists each plugin that rejects in either pass, once.
-fn failing_plugins(cx: &AttemptContext<'_>, node: &NodeInfo) -> Value {
+/// without — and lists each plugin that rejects in either pass, once, with its status and
+/// the node as that pass saw it (`Some` when with nominated pods).
+fn failing_plugins(
+    cx: &AttemptContext<'_>,
+    node: &NodeInfo,
+) -> Vec<(&'static str, Status, Option<NodeInfo>)> {
     let (fwk, pod) = (cx.fwk, cx.pod);
     let noms: Vec<_> = if cx.nominated.is_empty() {
         Vec::new()
@@ -266,7 +291,7 @@ fn failing_plugins(cx: &AttemptContext<'_>, node: &NodeInfo) -> Value {
             .cloned()
             .collect()
     };
-    let mut passes: Vec<(NodeInfo, CycleState)> = Vec::new();
+    let mut with_noms: Option<(NodeInfo, CycleState)> = None;
     if !noms.is_empty() {
         let mut n_out = node.clone();
         let mut s_out = cx.state.clone();
@@ -274,10 +299,9 @@ fn failing_plugins(cx: &AttemptContext<'_>, node: &NodeInfo) -> Value {
             n_out.add_pod(n.clone());
             let _ = fwk.run_pre_filter_add_pod(&mut s_out, pod, n, &n_out, cx.snapshot);
         }
-        passes.push((n_out, s_out));
+        with_noms = Some((n_out, s_out));
     }
-    let mut failed: Vec<Value> = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut failed = Vec::new();
     for (i, p) in fwk.filter.iter().enumerate() {
         if cx.state.filter_skipped(&fwk.filter, i, |p| p.name()) {
             continue;
@@ -285,27 +309,19 @@ fn failing_plugins(cx: &AttemptContext<'_>, node: &NodeInfo) -> Value {
         let Some(f) = p.as_filter() else {
             continue;
         };
-        let with_noms = passes.first().map(|(n, s)| (n, s));
-        for (n, s) in with_noms.into_iter().chain([(node, cx.state)]) {
-            if seen.contains(&p.name()) {
-                break;
-            }
+        if let Some((n, s)) = &with_noms {
             let r = f.filter(s, pod, n).into_status();
             if r.is_rejected() {
-                seen.push(p.name());
-                let mut v = json!({
-                    "plugin": p.name(),
-                    "code": format!("{:?}", r.code),
-                    "reasons": r.reasons.iter().map(|r| r.as_ref()).collect::<Vec<&str>>(),
-                });
-                if let Some(d) = miss_detail(p.name(), pod, n) {
-                    v["detail"] = d;
-                }
-                failed.push(v);
+                failed.push((p.name(), r, Some(n.clone())));
+                continue;
             }
         }
+        let r = f.filter(cx.state, pod, node).into_status();
+        if r.is_rejected() {
+            failed.push((p.name(), r, None));
+        }
     }
-    Value::Array(failed)
+    failed
 }
 
 /// What the pod lacked on `node` for a plugin whose verdict can be put in numbers or

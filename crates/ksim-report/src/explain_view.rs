@@ -420,12 +420,20 @@ fn build(rec: &Value, recorded_attempts: Vec<u64>, top_k: usize) -> AttemptView 
     let mut failed_several = 0;
     if let Some(arr) = rec["misses"].as_array() {
         for m in arr {
-            let failed = m["failed"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-            match failed {
-                [one] => misses.push(near_miss(&s(&m["node"]), one)),
-                [] => {}
-                _ => failed_several += 1,
+            if m.get("plugins").is_some() {
+                failed_several += 1;
+                continue;
             }
+            // Code and reasons are the node's recorded filter status unless the entry has
+            // its own (see `ksim_engine::explain::misses_json`).
+            let node = s(&m["node"]);
+            let mut one = m.clone();
+            if one.get("reasons").is_none() {
+                let st = &rec["filter"]["nodes"][node.as_str()];
+                one["code"] = st["code"].clone();
+                one["reasons"] = st["reasons"].clone();
+            }
+            misses.push(near_miss(&node, &one));
         }
     }
     misses.sort_by(|a, b| {
@@ -813,15 +821,13 @@ mod tests {
                 "c": {"code": "UnschedulableAndUnresolvable", "plugin": "TaintToleration", "reasons": ["x"]}},
                 "others": null},
             "misses": [
-                {"node": "a", "failed": [{"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": [],
+                {"node": "a", "plugin": "NodeResourcesFit",
                   "detail": {"resources": [
                     {"resource": "cpu", "request": 1000, "allocatable": 4000, "requested": 3500, "short": 500},
-                    {"resource": "memory", "request": 1, "allocatable": 1024, "requested": 1024, "short": 1}]}}]},
-                {"node": "b", "failed": [{"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": [],
-                  "detail": {"resources": [{"resource": "cpu", "request": 1000, "allocatable": 4000, "requested": 3900, "short": 900}]}}]},
-                {"node": "c", "failed": [
-                  {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": []},
-                  {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable", "reasons": []}]}
+                    {"resource": "memory", "request": 1, "allocatable": 1024, "requested": 1024, "short": 1}]}},
+                {"node": "b", "plugin": "NodeResourcesFit",
+                  "detail": {"resources": [{"resource": "cpu", "request": 1000, "allocatable": 4000, "requested": 3900, "short": 900}]}},
+                {"node": "c", "plugins": ["NodeResourcesFit", "TaintToleration"]}
             ]
         });
         let v = build(&rec, vec![1], 3);
