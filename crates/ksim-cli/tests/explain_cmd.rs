@@ -425,6 +425,20 @@ fn scores_table_json_and_bad_input() {
         &["explain", d.path().join("missing").to_str().unwrap(), "p"],
         "no explain.jsonl",
     );
+    // A damaged record is named by file and line.
+    let damaged = d.path().join("damaged");
+    std::fs::create_dir_all(&damaged).unwrap();
+    let good = std::fs::read_to_string(out.join("explain.jsonl")).unwrap();
+    std::fs::write(
+        damaged.join("explain.jsonl"),
+        format!("{good}{{\"pod\": 3\n"),
+    )
+    .unwrap();
+    let line = good.lines().count() + 1;
+    bad(
+        &["explain", damaged.to_str().unwrap(), "p"],
+        &format!("explain.jsonl:{line}:"),
+    );
 }
 
 /// The README walkthrough's scenario: the payments pods wait for zone b to come back, the
