@@ -30,6 +30,9 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Run recorded kube-scheduler conformance cases (decision and timeline) in directories.
     Conformance(commands::conformance::ConformanceArgs),
+    /// One recorded scheduling attempt of a pod (`ksim run --explain`): verdicts per node,
+    /// scores per plugin, nearest misses.
+    Explain(commands::explain::ExplainArgs),
     /// Check a native trace and report every problem with its line.
     Validate(commands::validate::ValidateArgs),
     /// Convert a public trace, cluster dump or audit log into a native trace and nodes file.
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => commands::run::run(a),
         Command::Conformance(a) => commands::conformance::run(a),
+        Command::Explain(a) => commands::explain::run(a),
         Command::Validate(a) => commands::validate::run(a),
         Command::Import(a) => commands::import::run(a),
         Command::Report(a) => commands::report::run(a),

@@ -140,14 +140,21 @@ impl NominatedPods for Nominations {
     }
 }
 
-/// Runs one decision case; returns the differences found (empty = pass).
-pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
+/// A decision case's cluster, pod and framework, built as the runner builds them: what any
+/// other consumer of the cases (the `--explain` equality test) starts from.
+pub struct CaseSetup {
+    pub profile: ksim_api::config::Profile,
+    pub fwk: ksim_scheduler::framework::Framework,
+    pub snapshot: Snapshot,
+    pub pod: PodInfo,
+    /// Pods nominated to a node (`existingPods` without a node).
+    pub nominations: Box<dyn NominatedPods>,
+}
+
+/// Builds a decision case's [`CaseSetup`].
+pub fn setup(case: &Value) -> Result<CaseSetup, CaseError> {
     let input: Input = serde_json::from_value(case.get("input").cloned().unwrap_or(Value::Null))
         .map_err(|e| CaseError::Format(format!("input: {e}")))?;
-    let expected: Expected =
-        serde_json::from_value(case.get("expected").cloned().unwrap_or(Value::Null))
-            .map_err(|e| CaseError::Format(format!("expected: {e}")))?;
-    let family = case.get("family").and_then(Value::as_str).unwrap_or("");
 
     let cfg = input.config.clone().unwrap_or_default();
     let profile = cfg.profiles.first().cloned().unwrap_or_default();
@@ -201,7 +208,28 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
     let mut pod = input.pod;
     default_pod(&mut pod);
     let pod = PodInfo::new(pod);
-    let _ = family;
+    Ok(CaseSetup {
+        profile,
+        fwk,
+        snapshot,
+        pod,
+        nominations: Box::new(nominations),
+    })
+}
+
+/// Runs one decision case; returns the differences found (empty = pass).
+pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
+    let expected: Expected =
+        serde_json::from_value(case.get("expected").cloned().unwrap_or(Value::Null))
+            .map_err(|e| CaseError::Format(format!("expected: {e}")))?;
+    let CaseSetup {
+        profile,
+        fwk,
+        snapshot,
+        pod,
+        nominations,
+    } = setup(case)?;
+    let nominations = &*nominations;
 
     let mut diffs = Vec::new();
     let names: Vec<&str> = snapshot.nodes.iter().map(|n| n.name()).collect();
@@ -304,7 +332,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                 &pod,
                 n,
                 &snapshot,
-                &nominations,
+                nominations,
             ));
         }
     }
@@ -482,7 +510,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
     // ---- the real decision ---------------------------------------------------------------
     let mut alg = Algorithm::new(rand_chacha::ChaCha8Rng::seed_from_u64(1), 0);
     let mut state = CycleState::new();
-    match alg.schedule_pod(&fwk, &mut state, &pod, &snapshot, &nominations) {
+    match alg.schedule_pod(&fwk, &mut state, &pod, &snapshot, nominations) {
         Ok(r) => {
             let chosen = names[r.suggested_host];
             if !expected.best_nodes.iter().any(|b| b == chosen) {
@@ -529,7 +557,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                 let mut ctx = PostFilterContext {
                     framework: &fwk,
                     snapshot: &snapshot,
-                    nominated: &nominations,
+                    nominated: nominations,
                     rng: &mut rng,
                     extenders: &[],
                 };

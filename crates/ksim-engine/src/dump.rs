@@ -1,5 +1,6 @@
 //! A kubectl-style dump of the cluster as the API server would hold it at the current virtual
-//! time: `kubectl get nodes,pods,pdb -A -o json`. Bound pods carry `spec.nodeName`, pending pods
+//! time: `kubectl get nodes,pods,pdb,namespaces,services,pv,pvc,storageclass,csinode,csidriver,csistoragecapacity,
+//! volumeattachment -A -o json`. Bound pods carry `spec.nodeName`, pending pods
 //! do not (a nominated pod keeps `status.nominatedNodeName`). Importing it with `ksim import
 //! kube-dump` replays an incident from that moment.
 //!
@@ -49,6 +50,58 @@ pub fn cluster_dump(sim: &Simulation) -> Value {
         v["apiVersion"] = json!("policy/v1");
         v["kind"] = json!("PodDisruptionBudget");
         items.push(v);
+    }
+    for ns in snapshot.objects.namespaces.values() {
+        let mut v = serde_json::to_value(ns).unwrap_or(Value::Null);
+        v["apiVersion"] = json!("v1");
+        v["kind"] = json!("Namespace");
+        items.push(v);
+    }
+    for svc in &snapshot.objects.services {
+        let mut v = serde_json::to_value(svc).unwrap_or(Value::Null);
+        v["apiVersion"] = json!("v1");
+        v["kind"] = json!("Service");
+        items.push(v);
+    }
+    // Storage objects as they stand (claims bound, volumes provisioned), each collection in
+    // name order.
+    let st = &snapshot.objects.storage;
+    fn push<T: serde::Serialize>(items: &mut Vec<Value>, api: &str, kind: &str, o: &T) {
+        let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
+        v["apiVersion"] = json!(api);
+        v["kind"] = json!(kind);
+        items.push(v);
+    }
+    for o in st.storage_classes.values() {
+        push(&mut items, "storage.k8s.io/v1", "StorageClass", o.as_ref());
+    }
+    for o in st.csi_drivers.values() {
+        push(&mut items, "storage.k8s.io/v1", "CSIDriver", o.as_ref());
+    }
+    for o in st.csi_nodes.values() {
+        push(&mut items, "storage.k8s.io/v1", "CSINode", o.as_ref());
+    }
+    for o in st.persistent_volumes.values() {
+        push(&mut items, "v1", "PersistentVolume", o.as_ref());
+    }
+    for o in st.persistent_volume_claims.values() {
+        push(&mut items, "v1", "PersistentVolumeClaim", o.as_ref());
+    }
+    for o in st.csi_storage_capacities.values() {
+        push(
+            &mut items,
+            "storage.k8s.io/v1",
+            "CSIStorageCapacity",
+            o.as_ref(),
+        );
+    }
+    for o in st.volume_attachments.values() {
+        push(
+            &mut items,
+            "storage.k8s.io/v1",
+            "VolumeAttachment",
+            o.as_ref(),
+        );
     }
     json!({"apiVersion": "v1", "kind": "List", "items": items})
 }

@@ -3,13 +3,23 @@
 //! statuses of its `Diagnosis` (or `Algorithm::last_statuses`), the `ScoreTable` of
 //! `Algorithm::last_scores` — read after the cycle, never recomputed; an unselected pod costs
 //! one selector test per attempt.
+//!
+//! An unschedulable attempt also records, for each rejected node, every Filter plugin that
+//! rejects it when each is run alone (upstream stops at the first), with what was missing in
+//! the pod's terms (`misses`: resources short, untolerated taints, unmatched selector terms,
+//! conflicting host ports) — what `ksim explain` ranks as the nearest misses. That pass runs
+//! only for selected pods' failed attempts, after the cycle decided, and changes nothing.
 
-use ksim_scheduler::framework::interface::NodeToStatus;
+use ksim_scheduler::framework::interface::{NodeToStatus, NominatedPods};
 use ksim_scheduler::framework::runtime::ScoreTable;
 use ksim_scheduler::framework::status::Status;
-use ksim_scheduler::node_info::Snapshot;
+use ksim_scheduler::framework::{CycleState, Framework};
+use ksim_scheduler::node_info::{NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
+use ksim_scheduler::schedule::{Algorithm, ScheduleError, ScheduleResult};
 use serde_json::{json, Value};
+
+use crate::time::SimTime;
 
 /// Which pods' attempts are recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,4 +146,286 @@ pub fn scores_json(
         rows.push(json!({"node": n.name(), "plugins": Value::Object(plugins), "total": total}));
     }
     (Value::Array(rows), best)
+}
+
+/// What one attempt's record is built from: the cycle's framework, algorithm (its kept
+/// statuses and scores), snapshot, nominations and cycle state, as `SchedulePod` left them.
+pub struct AttemptContext<'a> {
+    pub fwk: &'a Framework,
+    pub alg: &'a Algorithm,
+    pub snapshot: &'a Snapshot,
+    pub nominated: &'a dyn NominatedPods,
+    pub state: &'a CycleState,
+    pub pod: &'a PodInfo,
+    pub attempt: u32,
+    /// `nextStartNodeIndex` before the cycle.
+    pub start: usize,
+    pub now: SimTime,
+}
+
+/// The `--explain` record of an attempt, from what the cycle computed: the filter statuses
+/// (the failed cycle's diagnosis, or those the algorithm kept) and the score table. Reserve,
+/// Permit and PostFilter are added by the caller, which runs them.
+#[allow(clippy::result_large_err)]
+pub fn attempt_json(cx: &AttemptContext<'_>, res: &Result<ScheduleResult, ScheduleError>) -> Value {
+    let (snap, fwk, alg, info) = (cx.snapshot, cx.fwk, cx.alg, cx.pod);
+    let pct = fwk
+        .percentage_of_nodes_to_score
+        .unwrap_or(alg.percentage_of_nodes_to_score);
+    let mut e = json!({
+        "at": cx.now.to_string(),
+        "atMicros": cx.now.0,
+        "pod": format!("{}/{}", info.namespace(), info.name()),
+        "attempt": cx.attempt,
+        "profile": fwk.profile_name,
+        "nominatedNodeBefore": info.pod.status.nominated_node_name,
+        "nodes": snap.len(),
+        "sampling": {
+            "percentageOfNodesToScore": pct,
+            "numFeasibleNodesToFind": alg.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, snap.len()),
+            "startIndex": cx.start,
+        },
+    });
+    match res {
+        Ok(r) => {
+            let feasible = alg.last_feasible();
+            e["result"] = json!("Scheduled");
+            e["evaluated"] = json!(r.evaluated_nodes);
+            e["feasible"] = json!(r.feasible_nodes);
+            e["filter"] = filter_json(snap, alg.last_statuses(), feasible);
+            let pick = snap
+                .nodes
+                .get(r.suggested_host)
+                .map(|n| n.name().to_string())
+                .unwrap_or_default();
+            if feasible.len() > 1 {
+                let (rows, best) = scores_json(snap, alg.last_scores(), feasible);
+                e["scores"] = rows;
+                e["ties"] = json!(best.len());
+                e["best"] = json!(best);
+            } else {
+                e["best"] = json!([pick]);
+                e["ties"] = json!(1);
+            }
+            e["pick"] = json!(pick);
+        }
+        Err(ScheduleError::Fit(fit)) => {
+            e["result"] = json!("Unschedulable");
+            e["evaluated"] = json!(fit.diagnosis.node_to_status.len());
+            e["feasible"] = json!(0);
+            e["filter"] = filter_json(snap, &fit.diagnosis.node_to_status, &[]);
+            if !fit.diagnosis.pre_filter_msg.is_empty() {
+                e["preFilter"] = json!(fit.diagnosis.pre_filter_msg);
+            }
+            e["unschedulablePlugins"] = json!(fit.diagnosis.unschedulable_plugins);
+            e["message"] = json!(fit.filter_only_message());
+            e["misses"] = misses_json(cx, &fit.diagnosis.node_to_status);
+        }
+        Err(ScheduleError::NoNodesAvailable) => {
+            e["result"] = json!("Unschedulable");
+            e["message"] = json!(ksim_scheduler::schedule::NO_NODES_AVAILABLE);
+        }
+        Err(ScheduleError::Internal(s)) => {
+            e["result"] = json!("Error");
+            e["error"] = status_json(s);
+        }
+    }
+    e
+}
+
+/// For each node a Filter plugin rejected: the active Filter plugins that reject it when each
+/// is run alone. A node that one plugin alone rejects (a near miss) gets `plugin` and the
+/// `detail` of what the pod lacked there (and `code`/`reasons` when they differ from the
+/// node's recorded filter status); a node that several reject gets only their names
+/// (`plugins`), to keep the record small. Nodes rejected only by PreFilter (no explicit
+/// status) are not listed: no Filter plugin ran on them.
+pub fn misses_json(cx: &AttemptContext<'_>, statuses: &NodeToStatus) -> Value {
+    let mut out = Vec::new();
+    for (i, s) in statuses.iter() {
+        if s.plugin.is_empty() || !s.is_rejected() {
+            continue;
+        }
+        let Some(node) = cx.snapshot.nodes.get(i) else {
+            continue;
+        };
+        let failed = failing_plugins(cx, node);
+        match failed.as_slice() {
+            [(name, st, on)] => {
+                let mut v = json!({"node": node.name(), "plugin": name});
+                if st.plugin != s.plugin || st.code != s.code || st.reasons != s.reasons {
+                    v["code"] = json!(format!("{:?}", st.code));
+                    v["reasons"] =
+                        json!(st.reasons.iter().map(|r| r.as_ref()).collect::<Vec<&str>>());
+                }
+                let n = on.as_ref().unwrap_or(node);
+                if let Some(d) = miss_detail(name, cx.pod, n) {
+                    v["detail"] = d;
+                }
+                out.push(v);
+            }
+            _ => {
+                let names: Vec<&str> = failed.iter().map(|f| f.0).collect();
+                out.push(json!({"node": node.name(), "plugins": names}));
+            }
+        }
+    }
+    Value::Array(out)
+}
+
+/// Runs each active Filter plugin alone on `node` — as `RunFilterPluginsWithNominatedPods`
+/// does, first with the node's nominated pods of at least the pod's priority added, then
+/// without — and lists each plugin that rejects in either pass, once, with its status and
+/// the node as that pass saw it (`Some` when with nominated pods).
+fn failing_plugins(
+    cx: &AttemptContext<'_>,
+    node: &NodeInfo,
+) -> Vec<(&'static str, Status, Option<NodeInfo>)> {
+    let (fwk, pod) = (cx.fwk, cx.pod);
+    let noms: Vec<_> = if cx.nominated.is_empty() {
+        Vec::new()
+    } else {
+        cx.nominated
+            .nominated_pods_for_node(node.name())
+            .iter()
+            .filter(|n| n.priority() >= pod.priority() && n.uid() != pod.uid())
+            .cloned()
+            .collect()
+    };
+    let mut with_noms: Option<(NodeInfo, CycleState)> = None;
+    if !noms.is_empty() {
+        let mut n_out = node.clone();
+        let mut s_out = cx.state.clone();
+        for n in &noms {
+            n_out.add_pod(n.clone());
+            let _ = fwk.run_pre_filter_add_pod(&mut s_out, pod, n, &n_out, cx.snapshot);
+        }
+        with_noms = Some((n_out, s_out));
+    }
+    let mut failed = Vec::new();
+    for (i, p) in fwk.filter.iter().enumerate() {
+        if cx.state.filter_skipped(&fwk.filter, i, |p| p.name()) {
+            continue;
+        }
+        let Some(f) = p.as_filter() else {
+            continue;
+        };
+        if let Some((n, s)) = &with_noms {
+            let r = f.filter(s, pod, n).into_status();
+            if r.is_rejected() {
+                failed.push((p.name(), r, Some(n.clone())));
+                continue;
+            }
+        }
+        let r = f.filter(cx.state, pod, node).into_status();
+        if r.is_rejected() {
+            failed.push((p.name(), r, None));
+        }
+    }
+    failed
+}
+
+/// What the pod lacked on `node` for a plugin whose verdict can be put in numbers or
+/// objects: resources short, untolerated taints, unmatched node selector terms, the host
+/// ports in use, the cordon.
+fn miss_detail(plugin: &str, pod: &PodInfo, node: &NodeInfo) -> Option<Value> {
+    use ksim_scheduler::plugins::helper::tolerations_tolerate;
+    match plugin {
+        "NodeResourcesFit" => {
+            let (req, alloc, used) = (&pod.requests, &node.allocatable, &node.requested);
+            let mut rows = Vec::new();
+            let mut push = |name: &str, want: i64, a: i64, u: i64| {
+                if want > 0 && want > a - u {
+                    rows.push(json!({
+                        "resource": name, "request": want, "allocatable": a,
+                        "requested": u, "short": want - (a - u),
+                    }));
+                }
+            };
+            push("pods", 1, alloc.allowed_pod_number, node.pods.len() as i64);
+            push("cpu", req.milli_cpu, alloc.milli_cpu, used.milli_cpu);
+            push("memory", req.memory, alloc.memory, used.memory);
+            push(
+                "ephemeral-storage",
+                req.ephemeral_storage,
+                alloc.ephemeral_storage,
+                used.ephemeral_storage,
+            );
+            for (name, q) in &req.scalar {
+                push(name, *q, alloc.scalar(name), used.scalar(name));
+            }
+            Some(json!({"resources": rows}))
+        }
+        "TaintToleration" => {
+            let taints: Vec<Value> = node
+                .node
+                .spec
+                .taints
+                .iter()
+                .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+                .filter(|t| !tolerations_tolerate(&pod.pod.spec.tolerations, t))
+                .map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect}))
+                .collect();
+            Some(json!({"taints": taints}))
+        }
+        "NodeUnschedulable" => Some(json!({"unschedulable": node.node.spec.unschedulable})),
+        "NodeAffinity" => {
+            let labels = &node.node.metadata.labels;
+            let selector: Vec<Value> = pod
+                .pod
+                .spec
+                .node_selector
+                .iter()
+                .filter(|(k, v)| labels.get(*k) != Some(*v))
+                .map(|(k, v)| json!({"key": k, "want": v, "have": labels.get(k)}))
+                .collect();
+            // Required terms are ORed: the pod needed any one; each is listed with the
+            // expressions this node fails.
+            let terms: Vec<Value> = pod
+                .pod
+                .spec
+                .affinity
+                .as_ref()
+                .and_then(|a| a.node_affinity.as_ref())
+                .and_then(|na| na.required.as_ref())
+                .map(|r| {
+                    r.node_selector_terms
+                        .iter()
+                        .filter(|t| {
+                            !ksim_scheduler::plugins::helper::CompiledTerm::new(t)
+                                .matches(&node.node)
+                        })
+                        .map(|t| {
+                            let exprs: Vec<String> = t
+                                .match_expressions
+                                .iter()
+                                .map(|x| {
+                                    format!("{} {} [{}]", x.key, x.operator, x.values.join(","))
+                                })
+                                .chain(t.match_fields.iter().map(|x| {
+                                    format!(
+                                        "field {} {} [{}]",
+                                        x.key,
+                                        x.operator,
+                                        x.values.join(",")
+                                    )
+                                }))
+                                .collect();
+                            json!(exprs)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(json!({"nodeSelector": selector, "requiredTerms": terms}))
+        }
+        "NodePorts" => {
+            let ports: Vec<Value> = pod
+                .host_ports
+                .iter()
+                .filter(|p| node.host_port_conflicts(p))
+                .map(|p| json!({"port": p.port, "protocol": p.protocol, "hostIP": p.ip}))
+                .collect();
+            Some(json!({"hostPorts": ports}))
+        }
+        _ => None,
+    }
 }

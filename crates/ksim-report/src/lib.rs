@@ -27,6 +27,7 @@
 pub mod compare;
 mod error;
 pub mod eventlog;
+pub mod explain_view;
 mod fmt;
 mod html;
 mod options;

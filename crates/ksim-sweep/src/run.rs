@@ -35,10 +35,11 @@ pub fn run_plan_with(
     progress: &mut dyn FnMut(SimTime),
     extra: &[(&str, &str)],
 ) -> Result<Summary, SweepError> {
-    run_plan_explain(plan, out, event_log, progress, extra, None)
+    run_plan_explain(plan, out, event_log, progress, extra, None, None)
 }
 
-/// [`run_plan_with`], also recording the selected pods' attempts into `explain.jsonl`.
+/// [`run_plan_with`], also recording the selected pods' attempts into `explain.jsonl`, and
+/// with `dump_at` the cluster at that instant into `cluster-dump.json`.
 pub fn run_plan_explain(
     plan: ScenarioPlan,
     out: &Path,
@@ -46,6 +47,7 @@ pub fn run_plan_explain(
     progress: &mut dyn FnMut(SimTime),
     extra: &[(&str, &str)],
     explain: Option<ksim_engine::explain::ExplainSelector>,
+    dump_at: Option<SimTime>,
 ) -> Result<Summary, SweepError> {
     let source = plan.source.clone();
     let run_err = |m: String| SweepError::Run {
@@ -67,6 +69,9 @@ pub fn run_plan_explain(
     let explaining = explain.is_some();
     if let Some(sel) = explain {
         sim.set_explain(sel);
+    }
+    if let Some(t) = dump_at {
+        sim.set_dump_at(t);
     }
     let mut events = plan.events;
     events.set_seed(seed);
@@ -105,6 +110,12 @@ pub fn run_plan_explain(
             text.push_str(&line);
             text.push('\n');
         }
+        std::fs::write(&path, text).map_err(|e| SweepError::io(&path, e))?;
+    }
+    if let Some(dump) = sim.take_dump() {
+        // `--dump-at`: the cluster at that instant, for `ksim import kube-dump`.
+        let path = dir.join("cluster-dump.json");
+        let text = serde_json::to_string_pretty(&dump).unwrap_or_default() + "\n";
         std::fs::write(&path, text).map_err(|e| SweepError::io(&path, e))?;
     }
     let summary = recorder.write_outputs(dir)?;

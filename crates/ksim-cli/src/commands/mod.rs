@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod compare;
 pub mod conformance;
+pub mod explain;
 pub mod fgd;
 pub mod gen;
 pub mod import;

@@ -1,6 +1,14 @@
 //! `ksim run [SCENARIO] [--nodes FILE] [--trace FILE]... [--scheduler-config FILE] [--seed N]
 //! [--until DURATION] [--out DIR]`: flags override the scenario; with `--nodes` and `--trace`
 //! no scenario file is needed.
+//!
+//! Every run records what it ran beside its outputs: `scenario.yaml` (the scenario after the
+//! command-line overrides, paths made absolute, its scheduler configuration pointing at the
+//! next file), `scheduler-config.yaml` (the effective KubeSchedulerConfiguration: upstream's
+//! defaults applied — global fields, every profile's plugin sets merged with the default
+//! multi-point set, the args of the in-tree plugins that take args), and `ksim-run.json`
+//! (ksim's version, the seed, the horizon, the `--explain` selector). `ksim run
+//! DIR/scenario.yaml` re-runs it: same outputs, byte for byte.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,6 +53,11 @@ pub struct RunArgs {
     /// `pending` (pods with an unschedulable attempt) or `all`.
     #[arg(long, value_name = "SELECTOR")]
     pub explain: Option<String>,
+    /// Also write the cluster at this virtual time (nodes, bound and pending pods with their
+    /// nominations, PDBs, storage objects) as a kubectl-style List, `cluster-dump.json`, which
+    /// `ksim import kube-dump` reads back.
+    #[arg(long, value_name = "TIME")]
+    pub dump_at: Option<String>,
     /// Do not print the summary table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -52,7 +65,18 @@ pub struct RunArgs {
 
 fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
     let mut plan = match &a.scenario {
-        Some(p) => load_scenario(p)?,
+        // `--seed` replaces the scenario's seed before its generators are built, so it reseeds
+        // them too (as its help says, and as a sweep's seed axis does).
+        Some(p) => match a.seed {
+            Some(seed) => {
+                let name = ksim_trace::io::display_name(p);
+                let text = ksim_trace::io::read_text(p)?;
+                let mut scenario = ksim_trace::parse_scenario(&name, &text)?;
+                scenario.seed = seed;
+                scenario.plan(&name, p.parent().unwrap_or(Path::new(".")))?
+            }
+            None => load_scenario(p)?,
+        },
         None => {
             if a.nodes.is_none() || a.traces.is_empty() {
                 bail!("give a scenario file, or both --nodes and --trace");
@@ -133,7 +157,20 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let summary = run_plan_explain(plan, &out, a.event_log, explain)?;
+    let dump_at = match &a.dump_at {
+        Some(t) => {
+            let d = SimDuration::parse(t).map_err(|e| anyhow::anyhow!("--dump-at: {e}"))?;
+            let at = SimTime(d.micros());
+            if let Some(h) = horizon.filter(|h| at > *h) {
+                bail!("--dump-at {t}: past the run's horizon ({h}); give a time up to it");
+            }
+            Some(at)
+        }
+        None => None,
+    };
+    let recorded = recorded_files(&a, &plan)?;
+    let extra: Vec<(&str, &str)> = recorded.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let summary = run_plan_explain(plan, &out, a.event_log, explain, dump_at, &extra)?;
     let wall = started.elapsed();
     if let Some(why) = &summary.stalled {
         eprintln!("note: {why}");
@@ -165,6 +202,8 @@ pub fn run_plan_explain(
     out: &Path,
     event_log: bool,
     explain: Option<ksim_engine::explain::ExplainSelector>,
+    dump_at: Option<SimTime>,
+    extra: &[(&str, &str)],
 ) -> anyhow::Result<ksim_report::Summary> {
     let mut progress = VirtualTimeProgress::new(&plan.name, plan.engine.horizon);
     let summary = ksim_sweep::run_plan_explain(
@@ -172,9 +211,220 @@ pub fn run_plan_explain(
         out,
         event_log,
         &mut |at| progress.update(at),
-        &[],
+        extra,
         explain,
+        dump_at,
     );
     progress.finish();
     Ok(summary?)
+}
+
+/// The files that record what a run ran: `scenario.yaml`, `scheduler-config.yaml`,
+/// `ksim-run.json` (see the module doc).
+fn recorded_files(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let scenario = recorded_scenario(a, plan)?;
+    let config = effective_scheduler_config(&plan.scheduler);
+    let scenario_yaml = format!(
+        "# The scenario this run ran, after command-line overrides (paths made absolute).\n\
+         # Re-run it: ksim run scenario.yaml --out DIR\n{}",
+        serde_saphyr::to_string(&scenario)?
+    );
+    let config_yaml = format!(
+        "# The effective KubeSchedulerConfiguration of this run, upstream's defaults applied.\n{}",
+        serde_saphyr::to_string(&config)?
+    );
+    let run = serde_json::json!({
+        "ksimVersion": env!("CARGO_PKG_VERSION"),
+        "kubeScheduler": "v1.35.4",
+        "seed": plan.engine.seed,
+        "horizon": plan.engine.horizon.map(|h| h.to_string()),
+        "source": plan.source,
+        "scenario": "scenario.yaml",
+        "schedulerConfig": "scheduler-config.yaml",
+        "explain": a.explain,
+        "eventLog": a.event_log,
+        "dumpAt": a.dump_at,
+    });
+    Ok(vec![
+        ("scenario.yaml", scenario_yaml),
+        ("scheduler-config.yaml", config_yaml),
+        (
+            "ksim-run.json",
+            format!("{}\n", serde_json::to_string_pretty(&run)?),
+        ),
+    ])
+}
+
+/// `p` against `base` when relative, made absolute against the working directory.
+fn absolute(base: &Path, p: &str) -> String {
+    let p = Path::new(p);
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    };
+    std::path::absolute(&joined)
+        .unwrap_or(joined)
+        .display()
+        .to_string()
+}
+
+/// The scenario file as written, with the overrides of the command line applied, its file
+/// paths made absolute, no output directory, and `scheduler.configFile` naming the recorded
+/// effective configuration (which sits beside it).
+fn recorded_scenario(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<serde_json::Value> {
+    use serde_json::{json, Value};
+    let mut v = match &a.scenario {
+        Some(p) => {
+            let name = p.display().to_string();
+            let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+            let doc = ksim_trace::nodes::parse_documents(&name, &text)?
+                .into_iter()
+                .next()
+                .unwrap_or(Value::Null);
+            let base = p.parent().unwrap_or(Path::new("."));
+            let mut doc = match doc {
+                Value::Object(m) => Value::Object(m),
+                _ => json!({}),
+            };
+            for (section, key) in [
+                ("cluster", "nodesFiles"),
+                ("cluster", "objectsFiles"),
+                ("workload", "traces"),
+            ] {
+                if let Some(list) = doc
+                    .get_mut(section)
+                    .and_then(|s| s.get_mut(key))
+                    .and_then(Value::as_array_mut)
+                {
+                    for f in list.iter_mut() {
+                        if let Some(s) = f.as_str() {
+                            *f = json!(absolute(base, s));
+                        }
+                    }
+                }
+            }
+            doc
+        }
+        None => json!({}),
+    };
+    let Some(m) = v.as_object_mut() else {
+        bail!("scenario is not a mapping");
+    };
+    m.insert("name".into(), json!(plan.name));
+    m.insert("seed".into(), json!(plan.engine.seed));
+    if let Some(u) = &a.until {
+        m.insert("horizon".into(), json!(u));
+    }
+    m.remove("output");
+    if let Some(n) = &a.nodes {
+        let cluster = m.entry("cluster").or_insert_with(|| json!({}));
+        cluster["nodesFiles"] = json!([absolute(Path::new("."), &n.to_string_lossy())]);
+        // --nodes replaces the pools' nodes too; an autoscaler still reads their templates.
+        if let Some(pools) = cluster.get_mut("pools").and_then(Value::as_array_mut) {
+            for p in pools.iter_mut() {
+                p["count"] = json!(0);
+            }
+        }
+    }
+    if !a.traces.is_empty() {
+        let traces: Vec<String> = a
+            .traces
+            .iter()
+            .map(|t| absolute(Path::new("."), &t.to_string_lossy()))
+            .collect();
+        m.insert("workload".into(), json!({ "traces": traces }));
+    }
+    m.insert(
+        "scheduler".into(),
+        json!({"configFile": "scheduler-config.yaml"}),
+    );
+    Ok(v)
+}
+
+/// The configuration a run's scheduler used, with upstream's defaults written out
+/// (`SetDefaults_KubeSchedulerConfiguration`): parallelism, percentageOfNodesToScore and the
+/// backoffs; one `default-scheduler` profile when none is given; each profile's plugins merged
+/// with the default multi-point set, and the args of every enabled in-tree plugin that takes
+/// args, defaulted. Reading it back builds the same frameworks.
+pub fn effective_scheduler_config(
+    cfg: &ksim_api::config::KubeSchedulerConfiguration,
+) -> ksim_api::config::KubeSchedulerConfiguration {
+    use ksim_api::config::{self as c, decode_args, PluginConfig, Profile};
+    use ksim_scheduler::framework::registry::defaulted_plugins;
+    let mut out = cfg.clone();
+    out.parallelism.get_or_insert(16);
+    out.percentage_of_nodes_to_score.get_or_insert(0);
+    out.pod_initial_backoff_seconds.get_or_insert(1);
+    out.pod_max_backoff_seconds.get_or_insert(10);
+    if out.profiles.is_empty() {
+        out.profiles.push(Profile::default());
+    }
+    fn args<T: serde::de::DeserializeOwned + Default + serde::Serialize>(
+        name: &str,
+        raw: Option<&serde_json::Value>,
+        finish: fn(T) -> T,
+    ) -> Option<serde_json::Value> {
+        decode_args::<T>(name, raw)
+            .ok()
+            .map(finish)
+            .and_then(|a| serde_json::to_value(a).ok())
+    }
+    for p in &mut out.profiles {
+        if p.scheduler_name.is_empty() {
+            p.scheduler_name = "default-scheduler".into();
+        }
+        let plugins = defaulted_plugins(p.plugins.as_ref());
+        let enabled: Vec<String> = [
+            &plugins.multi_point,
+            &plugins.pre_filter,
+            &plugins.filter,
+            &plugins.post_filter,
+            &plugins.pre_score,
+            &plugins.score,
+            &plugins.reserve,
+            &plugins.permit,
+            &plugins.pre_bind,
+            &plugins.bind,
+        ]
+        .iter()
+        .flat_map(|s| s.enabled.iter().map(|r| r.name.clone()))
+        .collect();
+        for name in [
+            "DefaultPreemption",
+            "InterPodAffinity",
+            "NodeAffinity",
+            "NodeResourcesBalancedAllocation",
+            "NodeResourcesFit",
+            "PodTopologySpread",
+            "VolumeBinding",
+        ] {
+            if !enabled.iter().any(|e| e == name) {
+                continue;
+            }
+            let raw = p.args_of(name);
+            let v = match name {
+                "DefaultPreemption" => args::<c::DefaultPreemptionArgs>(name, raw, |a| a),
+                "InterPodAffinity" => args::<c::InterPodAffinityArgs>(name, raw, |a| a),
+                "NodeAffinity" => args::<c::NodeAffinityArgs>(name, raw, |a| a),
+                "NodeResourcesBalancedAllocation" => {
+                    args::<c::NodeResourcesBalancedAllocationArgs>(name, raw, |a| a.defaulted())
+                }
+                "NodeResourcesFit" => args::<c::NodeResourcesFitArgs>(name, raw, |a| a.defaulted()),
+                "PodTopologySpread" => args::<c::PodTopologySpreadArgs>(name, raw, |a| a),
+                _ => args::<c::VolumeBindingArgs>(name, raw, |a| a),
+            };
+            // Args that do not decode were refused before the run; keep them as given.
+            let Some(v) = v else { continue };
+            match p.plugin_config.iter_mut().find(|pc| pc.name == name) {
+                Some(pc) => pc.args = v,
+                None => p.plugin_config.push(PluginConfig {
+                    name: name.into(),
+                    args: v,
+                }),
+            }
+        }
+        p.plugins = Some(plugins);
+    }
+    out
 }

@@ -55,8 +55,20 @@ impl Simulation {
         let res = self
             .alg
             .schedule_pod(&fwk, &mut state, &info, &self.snapshot, &self.nominator);
-        let mut explain =
-            explain_start.map(|start| self.explain_base(&fwk, &info, attempt, start, &res));
+        let mut explain = explain_start.map(|start| {
+            let cx = crate::explain::AttemptContext {
+                fwk: &fwk,
+                alg: &self.alg,
+                snapshot: &self.snapshot,
+                nominated: &self.nominator,
+                state: &state,
+                pod: &info,
+                attempt,
+                start,
+                now: self.now,
+            };
+            crate::explain::attempt_json(&cx, &res)
+        });
         let (outcome, record, evaluated) = match res {
             Ok(r) => {
                 let node = self.snapshot.nodes[r.suggested_host].name().to_string();
@@ -298,79 +310,5 @@ pub(super) fn attempt_record(
         message,
         feasible_nodes: feasible as u32,
         evaluated_nodes: evaluated as u32,
-    }
-}
-
-impl Simulation {
-    /// The `--explain` record of an attempt, from what the cycle computed: the filter statuses
-    /// (the failed cycle's diagnosis, or those the algorithm kept) and the score table.
-    fn explain_base(
-        &self,
-        fwk: &ksim_scheduler::framework::Framework,
-        info: &PodInfo,
-        attempt: u32,
-        start: usize,
-        res: &Result<ksim_scheduler::schedule::ScheduleResult, ScheduleError>,
-    ) -> serde_json::Value {
-        use crate::explain::{filter_json, scores_json, status_json};
-        use serde_json::json;
-        let snap = &self.snapshot;
-        let pct = fwk
-            .percentage_of_nodes_to_score
-            .unwrap_or(self.alg.percentage_of_nodes_to_score);
-        let mut e = json!({
-            "at": self.now.to_string(),
-            "atMicros": self.now.0,
-            "pod": format!("{}/{}", info.namespace(), info.name()),
-            "attempt": attempt,
-            "profile": fwk.profile_name,
-            "nominatedNodeBefore": info.pod.status.nominated_node_name,
-            "nodes": snap.len(),
-            "sampling": {
-                "percentageOfNodesToScore": pct,
-                "numFeasibleNodesToFind": self.alg.num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, snap.len()),
-                "startIndex": start,
-            },
-        });
-        match res {
-            Ok(r) => {
-                let feasible = self.alg.last_feasible();
-                e["result"] = json!("Scheduled");
-                e["evaluated"] = json!(r.evaluated_nodes);
-                e["feasible"] = json!(r.feasible_nodes);
-                e["filter"] = filter_json(snap, self.alg.last_statuses(), feasible);
-                let pick = snap.nodes[r.suggested_host].name().to_string();
-                if feasible.len() > 1 {
-                    let (rows, best) = scores_json(snap, self.alg.last_scores(), feasible);
-                    e["scores"] = rows;
-                    e["ties"] = json!(best.len());
-                    e["best"] = json!(best);
-                } else {
-                    e["best"] = json!([pick]);
-                    e["ties"] = json!(1);
-                }
-                e["pick"] = json!(pick);
-            }
-            Err(ScheduleError::Fit(fit)) => {
-                e["result"] = json!("Unschedulable");
-                e["evaluated"] = json!(fit.diagnosis.node_to_status.len());
-                e["feasible"] = json!(0);
-                e["filter"] = filter_json(snap, &fit.diagnosis.node_to_status, &[]);
-                if !fit.diagnosis.pre_filter_msg.is_empty() {
-                    e["preFilter"] = json!(fit.diagnosis.pre_filter_msg);
-                }
-                e["unschedulablePlugins"] = json!(fit.diagnosis.unschedulable_plugins);
-                e["message"] = json!(fit.filter_only_message());
-            }
-            Err(ScheduleError::NoNodesAvailable) => {
-                e["result"] = json!("Unschedulable");
-                e["message"] = json!(ksim_scheduler::schedule::NO_NODES_AVAILABLE);
-            }
-            Err(ScheduleError::Internal(s)) => {
-                e["result"] = json!("Error");
-                e["error"] = status_json(s);
-            }
-        }
-        e
     }
 }

@@ -211,6 +211,9 @@ pub struct Simulation {
     /// `--explain`: whose attempts are recorded, and the records (pod key, unschedulable, line).
     explain: Option<crate::explain::ExplainSelector>,
     explain_out: Vec<(String, bool, String)>,
+    /// `--dump-at`: the instant whose cluster is dumped, and the dump once taken.
+    dump_at: Option<SimTime>,
+    dump: Option<serde_json::Value>,
     /// The workload controllers (`sim/controllers`).
     controllers: controllers::State,
 }
@@ -270,6 +273,8 @@ impl Simulation {
             retain_ended: false,
             explain: None,
             explain_out: Vec::new(),
+            dump_at: None,
+            dump: None,
             released_info: Arc::new(PodInfo::new(Pod::default())),
             live: FxHashMap::default(),
             queue: SchedulingQueue::new(qcfg),
@@ -407,6 +412,26 @@ impl Simulation {
         self.explain = Some(sel);
     }
 
+    /// Dumps the cluster as it stands at `at` ([`crate::dump::cluster_dump`]: after every
+    /// event and cycle of instants up to `at`, before anything later), taken during
+    /// [`Simulation::run`] without changing it.
+    pub fn set_dump_at(&mut self, at: SimTime) {
+        self.dump_at = Some(at);
+    }
+
+    /// The dump [`Simulation::set_dump_at`] asked for, once the run has passed its instant
+    /// (or ended before it: the cluster no longer changes).
+    pub fn take_dump(&mut self) -> Option<serde_json::Value> {
+        self.dump.take()
+    }
+
+    /// Takes the `--dump-at` dump when the run is about to move past its instant.
+    fn dump_if_passing(&mut self, next: SimTime) {
+        if self.dump.is_none() && self.dump_at.is_some_and(|t| next > t) {
+            self.dump = Some(crate::dump::cluster_dump(self));
+        }
+    }
+
     /// The recorded attempts as JSON lines, in attempt order (for `pending`, only pods with an
     /// unschedulable attempt).
     pub fn take_explain(&mut self) -> Vec<String> {
@@ -460,6 +485,7 @@ impl Simulation {
                 break;
             };
             let at = entry.key.0;
+            self.dump_if_passing(at);
             if at > horizon {
                 break;
             }
@@ -497,6 +523,7 @@ impl Simulation {
                 return Err(e);
             }
         }
+        self.dump_if_passing(SimTime::MAX);
         let end = if self.cfg.horizon.is_some() {
             horizon
         } else {

@@ -23,7 +23,7 @@ pub mod volume_binding;
 pub mod volume_restrictions;
 pub mod volume_zone;
 
-pub(crate) mod helper;
+pub mod helper;
 
 /// Registers every in-tree plugin under its upstream name.
 pub fn register_in_tree(r: &mut Registry) {
