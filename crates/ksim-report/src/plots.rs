@@ -624,7 +624,18 @@ fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
                     crate::fmt::secs(least as f64 / 1e6)
                 ),
                 color,
-                vec![(hi - 0.05, 0.0), (hi - 0.05, 1.0)],
+                // Each censored percentile a little apart, so none hides another.
+                {
+                    let x = hi
+                        - if p == 50 {
+                            0.25
+                        } else if p == 90 {
+                            0.15
+                        } else {
+                            0.05
+                        };
+                    vec![(x, 0.0), (x, 1.0)]
+                },
             ));
         } else {
             let x = lx(v);
@@ -642,10 +653,13 @@ fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
             None => total > 0 && (n as f64) / (total as f64) + 1e-9 >= m.share,
         };
         let verdict = if met { "met" } else { "NOT met" };
-        let color = if met {
-            RGBColor(30, 130, 60)
+        // The bound in black (the percentile markers use the palette), its point coloured by
+        // the verdict.
+        let color = BLACK;
+        let point = if met {
+            RGBColor(30, 150, 60)
         } else {
-            RGBColor(200, 30, 30)
+            RGBColor(220, 20, 20)
         };
         match m.within_s {
             Some(d) => {
@@ -658,7 +672,7 @@ fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
                 ));
                 chart.marks.push((
                     format!("{} s, {:.1}%", crate::fmt::secs(d), m.share * 100.0),
-                    color,
+                    point,
                     (x, m.share),
                 ));
             }

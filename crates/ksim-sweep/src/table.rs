@@ -440,7 +440,7 @@ impl RunTable {
         };
         // Packing figures lead: they are what a capacity planner reads first.
         let mut shown: Vec<&Column> = metrics.iter().filter(|m| differs(m)).collect();
-        shown.sort_by_key(|m| !m.name.starts_with("nodes_"));
+        shown.sort_by_key(|m| lead(&m.name));
         let same: Vec<&Column> = metrics.iter().filter(|m| !differs(m)).collect();
         let mut t = Table::new();
         t.load_preset(presets::UTF8_FULL_CONDENSED)
@@ -518,7 +518,7 @@ impl RunTable {
             return Vec::new();
         };
         let mut metrics = self.columns();
-        metrics.sort_by_key(|m| !m.name.starts_with("nodes_"));
+        metrics.sort_by_key(|m| lead(&m.name));
         let mut lines = Vec::new();
         for r in self.rows.iter().skip(1) {
             let same_latency = ["latency_p50_s", "latency_p90_s", "latency_p99_s"]
@@ -547,6 +547,18 @@ impl RunTable {
             }
         }
         lines
+    }
+}
+
+/// Column order of the comparison: nodes in use first (what a capacity planner reads first),
+/// then the other node figures, then the rest as they come.
+fn lead(name: &str) -> u8 {
+    if name.starts_with("nodes_in_use") {
+        0
+    } else if name.starts_with("nodes_") {
+        1
+    } else {
+        2
     }
 }
 
