@@ -1,5 +1,6 @@
-//! `report.html`: one self-contained page (inline CSS, plots inlined as SVG, no external
-//! assets): headline figures, plots, unschedulable reasons, the longest-pending pods.
+//! `report.html`: one self-contained page (inline CSS, plots inlined as SVG, an inline script,
+//! no external assets): headline figures, plots, unschedulable reasons, the longest-pending
+//! pods, and the pod explorer (see [`crate::explorer`]).
 
 use std::fmt::Write as _;
 
@@ -85,12 +86,13 @@ fn reasons_table(html: &mut String, rows: &[ReasonCount], what: &str) {
     }
 }
 
-pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
+pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &str) -> String {
     let mut h = String::with_capacity(64 * 1024 + plots.utilization.len() * 3);
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     h.push_str("<title>ksim run report</title><style>");
     h.push_str(STYLE);
+    h.push_str(crate::explorer::STYLE);
     h.push_str("</style></head><body>\n");
     h.push_str("<h1>ksim run report</h1>");
     let _ = write!(
@@ -287,6 +289,7 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
         }
     }
     h.push_str("</section>\n");
+    crate::explorer::section(&mut h, explorer);
     h.push_str("<p class=\"note\">Latency percentiles use the nearest-rank method. Utilization is requested ÷ allocatable over bound pods, time-weighted. Files: pods.csv, placements.csv, utilization.csv, summary.json.</p>");
     h.push_str("</body></html>\n");
     h

@@ -14,7 +14,7 @@
 //! | `utilization.csv` | requested/allocatable per resource, per pool and cluster-wide, running and pending pods, on a grid of at most 2,001 samples ([`utilization`] module doc has the rule) |
 //! | `summary.json` | headline figures ([`Summary`]; its module doc has every definition) |
 //! | `utilization.{svg,png}`, `pool_utilization.{svg,png}`, `pending.{svg,png}`, `running.{svg,png}`, `nodes_in_use.{svg,png}`, `latency_cdf.{svg,png}` (log time axis, p50/p90/p99 marked) | plots |
-//! | `report.html` | one self-contained page: summary, plots, reasons, pending pods |
+//! | `report.html` | one self-contained page: summary, plots, reasons, pending pods, the pod explorer ([`explorer`]) |
 //!
 //! A `slo.json` already in the directory ([`SloFile`], written by `ksim run --slo`) is marked on
 //! the latency CDF.
@@ -30,6 +30,7 @@
 pub mod compare;
 mod error;
 pub mod eventlog;
+pub mod explorer;
 mod fmt;
 mod html;
 pub mod latency;

@@ -84,7 +84,8 @@ impl Recorder {
         let slo = crate::SloFile::read_dir(dir)?;
         let plots = plots::render_all(self, &sweep, dir, slo.as_ref())?;
         let path = dir.join("report.html");
-        fs::write(&path, html::render(&summary, self, &plots))
+        let explorer = crate::explorer::data(self, dir)?;
+        fs::write(&path, html::render(&summary, self, &plots, &explorer))
             .map_err(|e| ReportError::io(&path, e))?;
         // Last: the folder is complete (readers refuse one without it).
         crate::staging::write_marker(dir)?;
