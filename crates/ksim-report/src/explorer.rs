@@ -323,7 +323,8 @@ const SCRIPT: &str = r#"
     }
     if (e.postFilter) {
       var pf = e.postFilter;
-      out += '<p>PostFilter: ' + esc(pf.status || '') + ' ' + esc(pf.message || '') +
+      var st = pf.status && typeof pf.status === 'object' ? (pf.status.code || '') + (pf.status.plugin ? ' (' + pf.status.plugin + ')' : '') : (pf.status || '');
+      out += '<p>PostFilter: ' + esc(st) + ' — ' + esc(pf.message || '') +
         (pf.nominatedNode ? ' — nominated ' + esc(pf.nominatedNode) : '') +
         (pf.victims && pf.victims.length ? ', victims ' + esc(pf.victims.join(', ')) : '') + '</p>';
     }

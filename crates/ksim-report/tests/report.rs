@@ -893,3 +893,39 @@ fn golden_comparison_table_and_csv() {
     insta::assert_snapshot!("comparison_table", cmp.table());
     insta::assert_snapshot!("comparison_csv", cmp.to_csv());
 }
+
+/// The pod explorer's data: every pod, its attempts, its explain.jsonl detail, and no pod text
+/// able to end the inline script.
+#[test]
+fn explorer_embeds_every_pod_its_attempts_and_detail() {
+    let dir = out_dir("explorer");
+    fs::create_dir_all(&dir).unwrap();
+    let explain = r#"{"at":"2.001s","atMicros":2001000,"pod":"default/big","attempt":1,"result":"Unschedulable","filter":{"nodes":{"n1":{"code":"Unschedulable","plugin":"NodeResourcesFit","reasons":["Insufficient cpu"]}},"others":null}}"#;
+    fs::write(dir.join("explain.jsonl"), format!("{explain}\n")).unwrap();
+    let mut records = fixture();
+    records.insert(
+        records.len() - 1,
+        created(40.0, "default/</script><b>x", 0, &[("cpu", 100)]),
+    );
+    let s = run_into(&records, &dir, golden_options());
+    let html = read(&dir, "report.html");
+    let start = html
+        .find("<script type=\"application/json\" id=\"ksim-pods\">")
+        .unwrap();
+    let rest = &html[start..];
+    let json_text = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    let doc: serde_json::Value = serde_json::from_str(json_text).unwrap();
+    let pods = doc["pods"].as_array().unwrap();
+    assert_eq!(pods.len() as u64, s.pods.created);
+    assert!(pods.iter().any(|p| p[0] == "default/</script><b>x"));
+    let big = pods.iter().position(|p| p[0] == "default/big").unwrap();
+    // Every attempt, from placements.csv, and the explain line.
+    let attempts = doc["att"][big.to_string()].as_array().unwrap();
+    assert_eq!(Some(attempts.len() as u64), pods[big][7].as_u64());
+    assert!(attempts.len() >= 2);
+    assert_eq!(
+        doc["ex"][big.to_string()][0]["filter"]["nodes"]["n1"]["plugin"],
+        "NodeResourcesFit"
+    );
+    assert!(html.contains("id=\"explorer\""));
+}
