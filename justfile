@@ -54,6 +54,10 @@ fuzz TARGET SECONDS:
 screenshot DIR="results/quickstart" *OUT:
     scripts/screenshot-report.sh {{DIR}} {{OUT}}
 
+# Browser test of report.html's pod explorer in headless Chromium (installs chromium and playwright-core if missing)
+browser-test DIR="" *OUT:
+    scripts/browser-test-report.sh {{DIR}} {{OUT}}
+
 # Formatting and clippy, as required before every commit
 lint:
     cargo fmt --all -- --check

@@ -137,6 +137,17 @@ impl<R: BufRead> Iterator for EventLogReader<R> {
 /// with the run's `RunEnded` record was cut off (the run was interrupted, or the file
 /// truncated) and is refused rather than rendered as a complete-looking run.
 pub fn render_event_log(log: &Path, out_dir: &Path) -> Result<Summary, ReportError> {
+    render_event_log_with(log, out_dir, None)
+}
+
+/// [`render_event_log`] with an SLO to mark on the latency CDF (`ksim report --slo`), written
+/// as the output's `slo.json`. Without one, the `slo.json` beside the log (the run's own) is
+/// kept.
+pub fn render_event_log_with(
+    log: &Path,
+    out_dir: &Path,
+    slo: Option<&crate::SloFile>,
+) -> Result<Summary, ReportError> {
     let staged = crate::staging::StagedDir::begin(out_dir)?;
     let mut rec = Recorder::to_dir(staged.path())?;
     let mut ended = false;
@@ -174,6 +185,15 @@ pub fn render_event_log(log: &Path, out_dir: &Path) -> Result<Summary, ReportErr
         let kept = staged.path().join(name);
         std::fs::copy(log, &kept).map_err(|e| ReportError::io(&kept, e))?;
     }
+    let slo_path = staged.path().join(crate::SLO_FILE);
+    match slo {
+        Some(f) => std::fs::write(&slo_path, f.to_json()),
+        None => match log.parent().map(|d| d.join(crate::SLO_FILE)) {
+            Some(own) if own.is_file() => std::fs::copy(&own, &slo_path).map(|_| ()),
+            _ => Ok(()),
+        },
+    }
+    .map_err(|e| ReportError::io(&slo_path, e))?;
     let summary = rec.write_outputs(staged.path())?;
     staged.commit()?;
     Ok(summary)

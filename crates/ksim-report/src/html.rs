@@ -1,5 +1,6 @@
-//! `report.html`: one self-contained page (inline CSS, plots inlined as SVG, no external
-//! assets): headline figures, plots, unschedulable reasons, the longest-pending pods.
+//! `report.html`: one self-contained page (inline CSS, plots inlined as SVG, an inline script,
+//! no external assets): headline figures, plots, unschedulable reasons, the longest-pending
+//! pods, and the pod explorer (see [`crate::explorer`]).
 
 use std::fmt::Write as _;
 
@@ -85,12 +86,13 @@ fn reasons_table(html: &mut String, rows: &[ReasonCount], what: &str) {
     }
 }
 
-pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
+pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &str) -> String {
     let mut h = String::with_capacity(64 * 1024 + plots.utilization.len() * 3);
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     h.push_str("<title>ksim run report</title><style>");
     h.push_str(STYLE);
+    h.push_str(crate::explorer::STYLE);
     h.push_str("</style></head><body>\n");
     h.push_str("<h1>ksim run report</h1>");
     let _ = write!(
@@ -111,12 +113,31 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
     // Headline figures.
     h.push_str("<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">");
     let p = &s.pods;
-    card(
-        &mut h,
-        "Scheduled",
-        &opt_pct(s.scheduled_share),
-        &format!("{} of {} pods", count(p.scheduled), count(p.created)),
-    );
+    if s.already_bound > 0 {
+        // Pods that arrived bound (a cluster dump's running pods) were never scheduled by the
+        // run: the share is over the pods that needed scheduling, as in summary.json.
+        card(
+            &mut h,
+            "Scheduled",
+            &opt_pct(
+                (s.needed_scheduling > 0)
+                    .then(|| s.scheduled_of_needed as f64 / s.needed_scheduling as f64),
+            ),
+            &format!(
+                "{} already running, {} of {} scheduled",
+                count(s.already_bound),
+                count(s.scheduled_of_needed),
+                count(s.needed_scheduling)
+            ),
+        );
+    } else {
+        card(
+            &mut h,
+            "Scheduled",
+            &opt_pct(s.scheduled_share),
+            &format!("{} of {} pods", count(p.scheduled), count(p.created)),
+        );
+    }
     card(
         &mut h,
         "Pending at end",
@@ -268,6 +289,7 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet) -> String {
         }
     }
     h.push_str("</section>\n");
+    crate::explorer::section(&mut h, explorer);
     h.push_str("<p class=\"note\">Latency percentiles use the nearest-rank method. Utilization is requested ÷ allocatable over bound pods, time-weighted. Files: pods.csv, placements.csv, utilization.csv, summary.json.</p>");
     h.push_str("</body></html>\n");
     h
@@ -322,12 +344,23 @@ fn packing_section(h: &mut String, pk: &crate::packing::Packing) {
         ),
     );
     h.push_str("</div>");
-    h.push_str("<table><tr><th>pool</th><th>nodes</th><th>in use</th><th>resource</th><th>requested / allocatable at end</th><th>utilization mean</th><th>peak</th></tr>");
+    h.push_str("<table><tr><th>pool</th><th>nodes</th><th>in use</th><th>resource</th><th>requested / allocatable at end</th><th>utilization mean</th><th>peak</th><th>failures naming the pool</th></tr>");
     for (pool, pp) in &pk.pools {
-        for (res, u) in &pp.utilization {
+        let rows = pp.utilization.len().max(1);
+        for (k, (res, u)) in pp.utilization.iter().enumerate() {
+            // The pool's failure share is one figure per pool: one cell spanning its rows.
+            let failures = if k == 0 {
+                format!(
+                    "<td class=\"n\" rowspan=\"{rows}\">{} ({})</td>",
+                    opt_pct(pp.failure_share),
+                    count(pp.failures_naming)
+                )
+            } else {
+                String::new()
+            };
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{} / {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{} / {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>{failures}</tr>",
                 escape(if pool.is_empty() { "(no pool)" } else { pool }),
                 pp.nodes_at_end,
                 pp.nodes_in_use_at_end,
@@ -339,7 +372,7 @@ fn packing_section(h: &mut String, pk: &crate::packing::Packing) {
             );
         }
     }
-    h.push_str("</table>");
+    h.push_str("</table><p class=\"note\">Failures naming the pool: share (count) of the unschedulable attempts that lacked room the pool's nodes could have given (a node of the pool big enough for the pod when empty, but too full at that instant); see summary.json's packing.</p>");
 }
 
 /// A resource amount the way people size nodes: cpu in cores, memory in GiB.

@@ -14,7 +14,10 @@
 //! | `utilization.csv` | requested/allocatable per resource, per pool and cluster-wide, running and pending pods, on a grid of at most 2,001 samples ([`utilization`] module doc has the rule) |
 //! | `summary.json` | headline figures ([`Summary`]; its module doc has every definition) |
 //! | `utilization.{svg,png}`, `pool_utilization.{svg,png}`, `pending.{svg,png}`, `running.{svg,png}`, `nodes_in_use.{svg,png}`, `latency_cdf.{svg,png}` (log time axis, p50/p90/p99 marked) | plots |
-//! | `report.html` | one self-contained page: summary, plots, reasons, pending pods |
+//! | `report.html` | one self-contained page: summary, plots, reasons, pending pods, the pod explorer ([`explorer`]) |
+//!
+//! A `slo.json` already in the directory ([`SloFile`], written by `ksim run --slo`) is marked on
+//! the latency CDF.
 //!
 //! [`summary_table`] is the terminal table printed after a run; [`render_event_log`] re-renders
 //! a run directory from an event log; [`compare`] reads several runs' `summary.json` back into a
@@ -28,13 +31,16 @@ pub mod compare;
 mod error;
 pub mod eventlog;
 pub mod explain_view;
+pub mod explorer;
 mod fmt;
 mod html;
+pub mod latency;
 mod options;
 mod outputs;
 pub mod packing;
 mod plots;
 mod recorder;
+pub mod slo;
 pub mod staging;
 pub mod summary;
 mod table;
@@ -42,11 +48,13 @@ pub mod utilization;
 
 pub use compare::Comparison;
 pub use error::ReportError;
-pub use eventlog::{render_event_log, EventLogReader, EventLogWriter};
+pub use eventlog::{render_event_log, render_event_log_with, EventLogReader, EventLogWriter};
+pub use latency::LatencyDist;
 pub use options::ReportOptions;
 pub use outputs::{OUTPUT_FILES, PODS_HEADER};
 pub use plots::{ensure_plot_font, PlotFontError};
 pub use recorder::{Recorder, PLACEMENTS_HEADER};
+pub use slo::{SloFile, SloMark, SLO_FILE};
 pub use staging::{check_complete, StagedDir, COMPLETE_MARKER};
 pub use summary::Summary;
 pub use table::summary_table;

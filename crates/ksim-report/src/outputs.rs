@@ -81,9 +81,11 @@ impl Recorder {
         let path = dir.join("summary.json");
         fs::write(&path, summary.to_json()).map_err(|e| ReportError::io(&path, e))?;
 
-        let plots = plots::render_all(self, &sweep, dir)?;
+        let slo = crate::SloFile::read_dir(dir)?;
+        let plots = plots::render_all(self, &sweep, dir, slo.as_ref())?;
         let path = dir.join("report.html");
-        fs::write(&path, html::render(&summary, self, &plots))
+        let explorer = crate::explorer::data(self, dir)?;
+        fs::write(&path, html::render(&summary, self, &plots, &explorer))
             .map_err(|e| ReportError::io(&path, e))?;
         // Last: the folder is complete (readers refuse one without it).
         crate::staging::write_marker(dir)?;
@@ -95,6 +97,13 @@ impl Recorder {
         let sweep = sweep::<std::io::Sink>(self, None)
             .map_err(|e| ReportError::csv("utilization.csv", e))?;
         Ok(summary::compute(self, &sweep))
+    }
+
+    /// Every scheduling latency of the pods that needed scheduling (censored pods last), for
+    /// SLOs at any percentile or `within(D)`; equal to [`crate::LatencyDist::from_pods_csv`]
+    /// of the run's pods.csv.
+    pub fn latency_dist(&self) -> crate::LatencyDist {
+        summary::latency_dist(self)
     }
 
     fn write_pods_csv(&self, path: &Path) -> Result<(), ReportError> {

@@ -11,6 +11,18 @@
 //!   label). Per pool: live nodes and nodes in use at the end, allocatable and requested per
 //!   resource at the end, and per resource the time-weighted mean and the peak of
 //!   requested/allocatable (mean over the time the pool had some of it allocatable).
+//! - **Failures naming a pool** (`failures_naming`, `failure_share`): a *failure* is an
+//!   unschedulable attempt with a FitError ("0/N nodes are available: ..."). Upstream's message
+//!   counts nodes per reason but names none, and every node of the cluster rejected the pod, so
+//!   a failure *names* pool P when it is P's capacity the pod lacked: the message reports a lack
+//!   of room ("Insufficient <resource>" or "Too many pods") and, at the attempt's instant, at
+//!   least one live, schedulable node of P could hold the pod when empty (its allocatable covers
+//!   every request) but has too little free for it (free = allocatable − the requests of pods
+//!   bound there; pods still binding are not counted). Pools whose nodes are too small for the
+//!   pod, or that reject it only for taints, selectors or affinity, are not named.
+//!   `failure_share` = failures naming P ÷ all failures (`null` when there were none); one
+//!   failure may name several pools, so the shares need not add up to 1. Cost: one pass over
+//!   the nodes per failure whose message reports a lack of room.
 //! - **Stranded** capacity at the end, over live schedulable nodes: free cpu (millicores) on
 //!   nodes whose free memory is below the smallest memory request of any pod (no pod could use
 //!   that cpu), and free memory (bytes) on nodes whose free cpu is below the smallest cpu
@@ -52,6 +64,12 @@ pub struct PoolPacking {
     pub requested: BTreeMap<String, i64>,
     /// Per resource: requested/allocatable over time.
     pub utilization: BTreeMap<String, PoolUtil>,
+    /// Unschedulable attempts whose failure names this pool (see the module doc).
+    #[serde(default)]
+    pub failures_naming: u64,
+    /// failures_naming ÷ unschedulable attempts with a FitError; `null` when there were none.
+    #[serde(default)]
+    pub failure_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -256,6 +274,11 @@ pub(crate) fn compute(rec: &Recorder) -> Packing {
                 allocatable: alloc,
                 requested: req,
                 utilization: util,
+                failures_naming: rec.pool_failures.get(p).copied().unwrap_or(0),
+                failure_share: (rec.fit_failures > 0).then(|| {
+                    r6(rec.pool_failures.get(p).copied().unwrap_or(0) as f64
+                        / rec.fit_failures as f64)
+                }),
             },
         );
     }

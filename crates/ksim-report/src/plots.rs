@@ -15,7 +15,7 @@ use plotters::style::{register_font, FontStyle};
 
 use crate::error::ReportError;
 use crate::recorder::Recorder;
-use crate::summary::latencies;
+use crate::slo::{SloFile, SloMark};
 use crate::utilization::Sweep;
 
 pub(crate) const WIDTH: u32 = 960;
@@ -90,6 +90,35 @@ struct LineChart {
     /// The y axis counts things: no fractional ticks.
     integer_y: bool,
     legend: SeriesLabelPosition,
+    /// Labelled points drawn as filled circles (the SLO marks).
+    marks: Vec<(String, RGBColor, (f64, f64))>,
+    /// Series drawn dashed (the indexes into `series`).
+    dashed: Vec<usize>,
+    /// Font scale (1 for a full-size chart, less for a small multiple).
+    scale: f64,
+}
+
+impl LineChart {
+    /// A time-series chart with the defaults most plots share.
+    fn over_time(name: &'static str, title: String, unit_name: &str, x_max: f64) -> LineChart {
+        LineChart {
+            name,
+            title,
+            x_desc: format!("time ({unit_name})"),
+            y_desc: String::new(),
+            x_min: 0.0,
+            x_max,
+            y_max: 1.0,
+            x_log: false,
+            series: Vec::new(),
+            empty_note: None,
+            integer_y: false,
+            legend: SeriesLabelPosition::UpperRight,
+            marks: Vec::new(),
+            dashed: Vec::new(),
+            scale: 1.0,
+        }
+    }
 }
 
 /// Tick labels without a useless ".0".
@@ -151,6 +180,15 @@ fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
+    draw_on(&root, c)?;
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// Draws one chart into an area (a whole image, or one panel of a grid).
+fn draw_on<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let px = |v: f64| (v * c.scale).round().max(8.0) as u32;
     let x_max = if c.x_max > 0.0 && c.x_max.is_finite() {
         c.x_max
     } else {
@@ -161,16 +199,18 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -> Resu
     } else {
         1.0
     };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&c.title, ("sans-serif", 22))
-        .margin(14)
-        .x_label_area_size(48)
-        .y_label_area_size(64)
+    let mut chart = ChartBuilder::on(root)
+        .caption(&c.title, ("sans-serif", px(22.0)))
+        .margin(px(14.0))
+        .x_label_area_size(px(48.0))
+        .y_label_area_size(px(64.0))
         .build_cartesian_2d(c.x_min.min(x_max - 1e-9)..x_max, 0f64..y_max)
         .map_err(e)?;
     // Counts up to 10 get one tick per integer; larger ranges get round steps anyway.
     let y_labels = if c.integer_y && y_max <= 11.0 {
         y_max.floor() as usize + 1
+    } else if c.scale < 1.0 {
+        5
     } else {
         10
     };
@@ -179,36 +219,55 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -> Resu
         .x_label_formatter(if c.x_log { &log_tick } else { &tick })
         .y_label_formatter(&tick)
         .y_labels(y_labels)
+        .x_labels(if c.scale < 1.0 { 6 } else { 10 })
         .x_desc(c.x_desc.as_str())
         .y_desc(c.y_desc.as_str())
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 15))
+        .label_style(("sans-serif", px(14.0)))
+        .axis_desc_style(("sans-serif", px(15.0)))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(e)?;
-    for (label, color, pts) in &c.series {
+    for (k, (label, color, pts)) in c.series.iter().enumerate() {
+        let color = *color;
+        let anno = if c.dashed.contains(&k) {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    pts.iter().copied(),
+                    8,
+                    5,
+                    color.stroke_width(2),
+                ))
+                .map_err(e)?
+        } else {
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(e)?
+        };
+        anno.label(label.as_str()).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+        });
+    }
+    for (label, color, pt) in &c.marks {
         let color = *color;
         chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .draw_series(std::iter::once(Circle::new(*pt, 6, color.filled())))
             .map_err(e)?
             .label(label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+            .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
     }
-    if !c.series.is_empty() {
+    if !c.series.is_empty() || !c.marks.is_empty() {
         chart
             .configure_series_labels()
             .position(c.legend.clone())
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(180, 180, 180))
-            .label_font(("sans-serif", 14))
+            .label_font(("sans-serif", px(14.0)))
             .draw()
             .map_err(e)?;
     }
     if let Some(note) = c.empty_note {
         let (w, h) = root.dim_in_pixel();
-        let style = ("sans-serif", 20)
+        let style = ("sans-serif", px(20.0))
             .into_font()
             .color(&RGBColor(120, 120, 120))
             .pos(text_anchor::Pos::new(
@@ -218,8 +277,55 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -> Resu
         root.draw_text(note, &style, (w as i32 / 2, h as i32 / 2))
             .map_err(e)?;
     }
+    Ok(())
+}
+
+/// Small multiples: one panel per chart in a grid of `cols` columns under a title.
+fn draw_grid<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    charts: &[LineChart],
+    cols: usize,
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let titled = root.titled(title, ("sans-serif", 22)).map_err(e)?;
+    let rows = charts.len().div_ceil(cols.max(1));
+    let areas = titled.split_evenly((rows, cols.max(1)));
+    for (area, chart) in areas.iter().zip(charts) {
+        draw_on(area, chart)?;
+    }
     root.present().map_err(e)?;
     Ok(())
+}
+
+/// Writes a grid of small charts as `<name>.svg` and `.png` and returns the SVG text.
+fn render_grid(
+    name: &str,
+    title: &str,
+    charts: &[LineChart],
+    cols: usize,
+    dir: &Path,
+) -> Result<String, ReportError> {
+    let err = |message: String| ReportError::Plot {
+        name: name.to_string(),
+        message,
+    };
+    let rows = charts.len().div_ceil(cols.max(1)) as u32;
+    let size = (WIDTH, 40 + rows * 250);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw_grid(root, title, charts, cols).map_err(err)?;
+    }
+    let svg_path = dir.join(format!("{name}.svg"));
+    std::fs::write(&svg_path, &svg).map_err(|e| ReportError::io(&svg_path, e))?;
+    let png = dir.join(format!("{name}.png"));
+    {
+        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        draw_grid(root, title, charts, cols).map_err(err)?;
+    }
+    Ok(svg)
 }
 
 fn render(c: &LineChart, dir: &Path) -> Result<String, ReportError> {
@@ -242,11 +348,17 @@ fn render(c: &LineChart, dir: &Path) -> Result<String, ReportError> {
     Ok(svg)
 }
 
-/// Writes the three plots as SVG and PNG into `dir` and returns the SVG texts.
+/// Pools up to which the per-pool utilization is one chart with a line per pool and resource;
+/// more pools get small multiples (one panel per pool).
+pub(crate) const MAX_POOLS_ONE_CHART: usize = 4;
+
+/// Writes every plot as SVG and PNG into `dir` and returns the SVG texts. `slo` (the run's
+/// `slo.json`) is marked on the latency CDF.
 pub(crate) fn render_all(
     rec: &Recorder,
     sweep: &Sweep,
     dir: &Path,
+    slo: Option<&SloFile>,
 ) -> Result<PlotSet, ReportError> {
     ensure_font()?;
     let horizon_s = rec.horizon().as_secs_f64();
@@ -279,46 +391,83 @@ pub(crate) fn render_all(
             steps(&pts),
         ));
     }
-    let utilization = LineChart {
-        x_min: 0.0,
-        x_log: false,
-        name: "utilization",
-        title: "Requested / allocatable, whole cluster".into(),
-        x_desc: format!("time ({unit_name})"),
-        y_desc: "% of allocatable".into(),
+    let mut utilization = LineChart::over_time(
+        "utilization",
+        "Requested / allocatable, whole cluster".into(),
+        unit_name,
         x_max,
-        // Headroom so the legend (upper right) does not hide the lines.
-        y_max: y_max * 1.05 + 8.0 * series.len() as f64,
-        empty_note: series.is_empty().then_some("no allocatable resources"),
-        integer_y: false,
-        legend: SeriesLabelPosition::UpperRight,
-        series,
-    };
+    );
+    utilization.y_desc = "% of allocatable".into();
+    // Headroom so the legend (upper right) does not hide the lines.
+    utilization.y_max = y_max * 1.05 + 8.0 * series.len() as f64;
+    utilization.empty_note = series.is_empty().then_some("no allocatable resources");
+    utilization.series = series;
 
     // Per pool: the bottleneck is often one pool while the cluster-wide line looks calm.
-    let mut pool_series = Vec::new();
-    let mut pool_y_max: f64 = 100.0;
-    for (pool, res, pts) in crate::packing::pool_util_series(rec, &sweep.samples, unit) {
-        pool_y_max = pts.iter().map(|p| p.1).fold(pool_y_max, f64::max);
-        pool_series.push((
-            format!("{pool} {res}"),
-            PALETTE[pool_series.len() % PALETTE.len()],
-            steps(&pts),
-        ));
+    let pool_lines = crate::packing::pool_util_series(rec, &sweep.samples, unit);
+    let mut pool_names: Vec<&str> = Vec::new();
+    for (pool, _, _) in &pool_lines {
+        if !pool_names.contains(&pool.as_str()) {
+            pool_names.push(pool);
+        }
     }
-    let pool_utilization = LineChart {
-        x_min: 0.0,
-        x_log: false,
-        name: "pool_utilization",
-        title: "Requested / allocatable per node pool".into(),
-        x_desc: format!("time ({unit_name})"),
-        y_desc: "% of the pool's allocatable".into(),
-        x_max,
-        y_max: pool_y_max * 1.05 + 8.0 * pool_series.len() as f64,
-        empty_note: pool_series.is_empty().then_some("no allocatable resources"),
-        integer_y: false,
-        legend: SeriesLabelPosition::UpperRight,
-        series: pool_series,
+    let pool_title = "Requested / allocatable per node pool";
+    let pool_utilization = if pool_names.len() > MAX_POOLS_ONE_CHART {
+        // Small multiples: one panel per pool (cpu and memory), all on the same 0–100% axis
+        // (or higher, if a pool went over) so panels compare at a glance.
+        let y_top = pool_lines
+            .iter()
+            .flat_map(|(_, _, pts)| pts.iter().map(|p| p.1))
+            .fold(100.0, f64::max)
+            * 1.3;
+        let charts: Vec<LineChart> = pool_names
+            .iter()
+            .map(|pool| {
+                let mut c = LineChart::over_time(
+                    "pool_utilization",
+                    format!("pool {pool}"),
+                    unit_name,
+                    x_max,
+                );
+                c.y_desc = "%".into();
+                c.y_max = y_top;
+                c.scale = 0.7;
+                c.series = pool_lines
+                    .iter()
+                    .filter(|(p, _, _)| p == pool)
+                    .enumerate()
+                    .map(|(k, (_, res, pts))| (res.clone(), PALETTE[k % PALETTE.len()], steps(pts)))
+                    .collect();
+                c
+            })
+            .collect();
+        render_grid(
+            "pool_utilization",
+            &format!(
+                "{pool_title} ({} pools, % of the pool's allocatable)",
+                pool_names.len()
+            ),
+            &charts,
+            3,
+            dir,
+        )?
+    } else {
+        let mut pool_series = Vec::new();
+        let mut pool_y_max: f64 = 100.0;
+        for (pool, res, pts) in &pool_lines {
+            pool_y_max = pts.iter().map(|p| p.1).fold(pool_y_max, f64::max);
+            pool_series.push((
+                format!("{pool} {res}"),
+                PALETTE[pool_series.len() % PALETTE.len()],
+                steps(pts),
+            ));
+        }
+        let mut c = LineChart::over_time("pool_utilization", pool_title.into(), unit_name, x_max);
+        c.y_desc = "% of the pool's allocatable".into();
+        c.y_max = pool_y_max * 1.05 + 8.0 * pool_series.len() as f64;
+        c.empty_note = pool_series.is_empty().then_some("no allocatable resources");
+        c.series = pool_series;
+        render(&c, dir)?
     };
 
     // Pending pods: value at each sample, and the peak reached since the previous sample.
@@ -341,62 +490,63 @@ pub(crate) fn render_all(
     // would be a flat line. Running pods have their own chart.
     let y_max = peak_pts.iter().map(|p| p.1).fold(1.0, f64::max);
     let running_max = running_pts.iter().map(|p| p.1).fold(1.0, f64::max);
-    let running = LineChart {
-        x_min: 0.0,
-        x_log: false,
-        name: "running",
-        title: "Running pods".into(),
-        x_desc: format!("time ({unit_name})"),
-        y_desc: "pods".into(),
-        x_max,
-        y_max: running_max * 1.25,
-        empty_note: None,
-        integer_y: true,
-        legend: SeriesLabelPosition::UpperRight,
-        series: vec![("running".into(), PALETTE[0], steps(&running_pts))],
-    };
+    let mut running = LineChart::over_time("running", "Running pods".into(), unit_name, x_max);
+    running.y_desc = "pods".into();
+    running.y_max = running_max * 1.25;
+    running.integer_y = true;
+    running.series = vec![("running".into(), PALETTE[0], steps(&running_pts))];
+
     let in_use_pts = crate::packing::in_use_series(rec, &sweep.samples, unit);
     let in_use_max = in_use_pts.iter().map(|p| p.1).fold(1.0, f64::max);
-    let nodes_in_use = LineChart {
-        x_min: 0.0,
-        x_log: false,
-        name: "nodes_in_use",
-        title: "Nodes in use (hosting at least one pod)".into(),
-        x_desc: format!("time ({unit_name})"),
-        y_desc: "nodes".into(),
+    let mut nodes_in_use = LineChart::over_time(
+        "nodes_in_use",
+        "Nodes in use (hosting at least one pod)".into(),
+        unit_name,
         x_max,
-        y_max: in_use_max * 1.25,
-        empty_note: None,
-        integer_y: true,
-        legend: SeriesLabelPosition::UpperRight,
-        series: vec![("nodes in use".into(), PALETTE[1], steps(&in_use_pts))],
-    };
-    let pending = LineChart {
-        x_min: 0.0,
-        x_log: false,
-        name: "pending",
-        title: "Pending pods".into(),
-        x_desc: format!("time ({unit_name})"),
-        y_desc: "pods".into(),
-        x_max,
-        y_max: y_max * 1.4,
-        empty_note: None,
-        integer_y: true,
-        legend: SeriesLabelPosition::UpperRight,
-        series: vec![
-            (
-                "pending (peak since previous sample)".into(),
-                RGBColor(250, 180, 170),
-                steps(&peak_pts),
-            ),
-            ("pending".into(), PALETTE[3], steps(&pending_pts)),
-        ],
-    };
+    );
+    nodes_in_use.y_desc = "nodes".into();
+    nodes_in_use.y_max = in_use_max * 1.25;
+    nodes_in_use.integer_y = true;
+    nodes_in_use.series = vec![("nodes in use".into(), PALETTE[1], steps(&in_use_pts))];
 
-    // Latency CDF on a log time axis (the tail where p99 lives gets room), thinned to at most
-    // 2,000 points (each an exact point of the CDF). Latencies below 1 ms are drawn at 1 ms.
-    let lat = latencies(rec);
+    let mut pending = LineChart::over_time("pending", "Pending pods".into(), unit_name, x_max);
+    pending.y_desc = "pods".into();
+    pending.y_max = y_max * 1.4;
+    pending.integer_y = true;
+    pending.series = vec![
+        (
+            "pending (peak since previous sample)".into(),
+            RGBColor(250, 180, 170),
+            steps(&peak_pts),
+        ),
+        ("pending".into(), PALETTE[3], steps(&pending_pts)),
+    ];
+
+    let latency_cdf = latency_cdf(rec, slo);
+
+    Ok(PlotSet {
+        utilization: render(&utilization, dir)?,
+        pool_utilization,
+        pending: render(&pending, dir)?,
+        running: render(&running, dir)?,
+        nodes_in_use: render(&nodes_in_use, dir)?,
+        latency_cdf: render(&latency_cdf, dir)?,
+    })
+}
+
+/// The latency CDF over every pod that needed scheduling, on a log time axis (the tail where
+/// p99 lives gets room), thinned to at most 2,000 points (each an exact point of the CDF).
+/// Pods still pending at the end never arrive, so the curve ends at the scheduled share.
+/// Latencies below 1 ms are drawn at 1 ms. p50/p90/p99 are vertical markers (a percentile that
+/// falls on a pending pod is drawn dashed at the right edge, "> N s"); the SLO's conditions are
+/// points (within(D)>=S, pNN<=D) or a line (scheduled>=S) the curve must pass on or above.
+fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
+    let dist = crate::summary::latency_dist(rec);
+    let all = dist.values();
+    let total = all.len();
+    let lat: &[i64] = &all[..total - dist.censored()];
     let lx = |us: i64| (us.max(1000) as f64 / 1e6).log10();
+    let lxs = |secs: f64| secs.max(1e-3).log10();
     let n = lat.len();
     let mut cdf = Vec::new();
     if n > 0 {
@@ -406,56 +556,137 @@ pub(crate) fn render_all(
         for j in 1..=m {
             let idx = (j * n).div_ceil(m) - 1;
             let x = lx(lat[idx]);
-            let y = (idx + 1) as f64 / n as f64;
+            let y = (idx + 1) as f64 / total as f64;
             cdf.push((x, prev_y));
             cdf.push((x, y));
             prev_y = y;
         }
     }
-    let (lat_min, lat_max) = match (lat.first(), lat.last()) {
-        (Some(&a), Some(&b)) => (lx(a).floor(), lx(b).ceil().max(lx(a).floor() + 1.0)),
-        _ => (-3.0, 0.0),
+    let marks: &[SloMark] = slo.map_or(&[], |f| f.marks.as_slice());
+    // The x range covers the latencies and every SLO bound.
+    let mut lo = lat.first().map_or(-3.0, |&a| lx(a).floor());
+    let mut hi = lat.last().map_or(0.0, |&b| lx(b).ceil());
+    for m in marks {
+        if let Some(d) = m.within_s {
+            lo = lo.min(lxs(d).floor());
+            hi = hi.max(lxs(d).ceil());
+        }
+    }
+    let censored = dist.censored();
+    // Room on the right for percentiles that fall on pending pods.
+    let hi = hi.max(lo + 1.0) + if censored > 0 { 0.3 } else { 0.0 };
+    let mut chart = LineChart {
+        name: "latency_cdf",
+        title: "Scheduling latency (scheduled − created), CDF over pods that needed scheduling"
+            .into(),
+        x_desc: "latency (s, log scale; below 1 ms drawn at 1 ms)".into(),
+        y_desc: "share of pods that needed scheduling".into(),
+        x_min: lo,
+        x_max: hi,
+        y_max: 1.02,
+        x_log: true,
+        series: Vec::new(),
+        empty_note: (total == 0).then_some("no pod needed scheduling"),
+        integer_y: false,
+        // A CDF ends high on the right: its lower right corner is free.
+        legend: SeriesLabelPosition::LowerRight,
+        marks: Vec::new(),
+        dashed: Vec::new(),
+        scale: 1.0,
     };
-    let mut series = if n > 0 {
-        vec![(format!("{n} scheduled pods"), PALETTE[0], cdf)]
-    } else {
-        Vec::new()
-    };
+    if n > 0 {
+        let label = if censored > 0 {
+            format!("{n} scheduled, {censored} pending at the end")
+        } else {
+            format!("{n} scheduled pods")
+        };
+        chart.series.push((label, PALETTE[0], cdf));
+    }
     // p50/p90/p99 as vertical markers, each in its own colour and named in the legend.
+    let horizon = rec.horizon();
     for (p, color) in [(50, PALETTE[1]), (90, PALETTE[2]), (99, PALETTE[3])] {
-        if let Some(v) = crate::summary::nearest_rank(&lat, p) {
+        let Some(v) = crate::summary::nearest_rank(all, p) else {
+            continue;
+        };
+        if v == i64::MAX {
+            // Waiting at the end: more than the least wait of a pending pod.
+            let least = rec
+                .pods
+                .iter()
+                .filter(|p| p.scheduled.is_none() && !crate::summary::arrived_bound(p))
+                .map(|p| crate::summary::waited(p.created, p.finished.unwrap_or(horizon)).micros())
+                .min()
+                .unwrap_or(0);
+            chart.dashed.push(chart.series.len());
+            chart.series.push((
+                format!(
+                    "p{p} > {} s (pending at the end)",
+                    crate::fmt::secs(least as f64 / 1e6)
+                ),
+                color,
+                // Each censored percentile a little apart, so none hides another.
+                {
+                    let x = hi
+                        - if p == 50 {
+                            0.25
+                        } else if p == 90 {
+                            0.15
+                        } else {
+                            0.05
+                        };
+                    vec![(x, 0.0), (x, 1.0)]
+                },
+            ));
+        } else {
             let x = lx(v);
-            series.push((
+            chart.series.push((
                 format!("p{p} = {} s", crate::fmt::secs(v as f64 / 1e6)),
                 color,
                 vec![(x, 0.0), (x, 1.0)],
             ));
         }
     }
-    let latency_cdf = LineChart {
-        x_min: lat_min,
-        x_log: true,
-        name: "latency_cdf",
-        title: "Scheduling latency (scheduled − created), CDF".into(),
-        x_desc: "latency (s, log scale; below 1 ms drawn at 1 ms)".into(),
-        y_desc: "share of scheduled pods".into(),
-        x_max: lat_max,
-        y_max: 1.02,
-        empty_note: (n == 0).then_some("no pod was scheduled"),
-        integer_y: false,
-        // A CDF ends high on the right: its lower right corner is free.
-        legend: SeriesLabelPosition::LowerRight,
-        series,
-    };
-
-    Ok(PlotSet {
-        utilization: render(&utilization, dir)?,
-        pool_utilization: render(&pool_utilization, dir)?,
-        pending: render(&pending, dir)?,
-        running: render(&running, dir)?,
-        nodes_in_use: render(&nodes_in_use, dir)?,
-        latency_cdf: render(&latency_cdf, dir)?,
-    })
+    // The SLO: the curve must pass on or above each point / line.
+    for m in marks {
+        let met = match m.within_s {
+            Some(d) => dist.within_share(d).is_some_and(|w| w + 1e-9 >= m.share),
+            None => total > 0 && (n as f64) / (total as f64) + 1e-9 >= m.share,
+        };
+        let verdict = if met { "met" } else { "NOT met" };
+        // The bound in black (the percentile markers use the palette), its point coloured by
+        // the verdict.
+        let color = BLACK;
+        let point = if met {
+            RGBColor(30, 150, 60)
+        } else {
+            RGBColor(220, 20, 20)
+        };
+        match m.within_s {
+            Some(d) => {
+                let x = lxs(d);
+                chart.dashed.push(chart.series.len());
+                chart.series.push((
+                    format!("SLO {} ({verdict})", m.condition),
+                    color,
+                    vec![(lo, m.share), (x, m.share), (x, 0.0)],
+                ));
+                chart.marks.push((
+                    format!("{} s, {:.1}%", crate::fmt::secs(d), m.share * 100.0),
+                    point,
+                    (x, m.share),
+                ));
+            }
+            None => {
+                chart.dashed.push(chart.series.len());
+                chart.series.push((
+                    format!("SLO {} ({verdict})", m.condition),
+                    color,
+                    vec![(lo, m.share), (hi, m.share)],
+                ));
+            }
+        }
+    }
+    chart
 }
 
 #[cfg(test)]

@@ -169,6 +169,10 @@ pub struct Recorder {
     /// `RunEnded.unserved`: schedulerNames no profile serves.
     pub(crate) unserved: Vec<String>,
     pub(crate) last_at: SimTime,
+    /// Unschedulable attempts with a FitError ("0/N nodes are available: ...").
+    pub(crate) fit_failures: u64,
+    /// Per pool id: of those, the attempts that name the pool (see [`Recorder::pools_lacking_room`]).
+    pub(crate) pool_failures: Vec<u64>,
     /// First error met while streaming placements; reported by `write_outputs`.
     stream_error: Option<ReportError>,
     pub(crate) options: ReportOptions,
@@ -231,6 +235,8 @@ impl Recorder {
             stalled: None,
             unserved: Vec::new(),
             last_at: SimTime::ZERO,
+            fit_failures: 0,
+            pool_failures: Vec::new(),
             stream_error: None,
             options: ReportOptions::default(),
         }
@@ -341,6 +347,60 @@ impl Recorder {
                 Ok(())
             }
         }
+    }
+}
+
+impl Recorder {
+    /// Counts a FitError and the pools it names (see `packing::PoolPacking::failure_share`).
+    fn note_fit_failure(&mut self, namespace: &str, name: &str, message: &str) {
+        self.fit_failures += 1;
+        // Only a lack of room is a pool's capacity: taints, selectors and affinity are not.
+        if !(message.contains("Insufficient ") || message.contains("Too many pods")) {
+            return;
+        }
+        let Some(i) = self.pod_row(namespace, name) else {
+            return;
+        };
+        let named = self.pools_lacking_room(&self.pods[i].requests);
+        if self.pool_failures.len() < named.len() {
+            self.pool_failures.resize(named.len(), 0);
+        }
+        for (p, n) in named.iter().enumerate() {
+            self.pool_failures[p] += u64::from(*n);
+        }
+    }
+
+    /// Per pool id: whether one of its live, schedulable nodes could hold a pod with these
+    /// requests when empty (its allocatable covers every request and it takes pods) but has
+    /// too little free for it now (free = allocatable − requests of the bound pods).
+    fn pools_lacking_room(&self, requests: &[(u32, i64)]) -> Vec<bool> {
+        let pods_res = self.resources.get("pods");
+        let mut named = vec![false; self.pools.len()];
+        for n in self.nodes.iter().filter(|n| !n.removed && !n.unschedulable) {
+            if named[n.pool as usize] {
+                continue;
+            }
+            let mut shape_fits = true;
+            let mut room = true;
+            for &(r, v) in requests {
+                if v <= 0 || Some(r) == pods_res {
+                    continue;
+                }
+                let alloc = dense_get(&n.allocatable, r);
+                shape_fits &= alloc >= v;
+                room &= alloc - dense_get(&n.requested, r) >= v;
+            }
+            // A node that reports no pod count takes any number of pods.
+            if let Some(max) = pods_res.map(|r| dense_get(&n.allocatable, r)) {
+                if max > 0 {
+                    room &= n.pods < max;
+                }
+            }
+            if shape_fits && !room {
+                named[n.pool as usize] = true;
+            }
+        }
+        named
     }
 }
 
@@ -523,6 +583,9 @@ impl Observer for Recorder {
                         }
                         if !message.is_empty() {
                             pod.last_reason = Some(message.clone());
+                        }
+                        if *result == AttemptResult::Unschedulable && message.starts_with("0/") {
+                            self.note_fit_failure(namespace, name, message);
                         }
                     }
                 }

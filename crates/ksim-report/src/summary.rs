@@ -87,10 +87,6 @@ pub struct Summary {
     /// (see [`CensoredLatency`]); absent in summaries written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_all_s: Option<CensoredLatency>,
-    /// Every latency behind `latency_all_s`, sorted, in microseconds (censored pods last, as
-    /// `i64::MAX`): in memory only, for SLOs at any percentile or `within(D)`.
-    #[serde(skip)]
-    pub latency_all_us: InMemory,
     // --- end of the issue-19 latency block ---
 }
 
@@ -121,24 +117,6 @@ pub struct CensoredLatency {
     pub within: BTreeMap<String, f64>,
 }
 
-/// Sorted latencies kept in memory only; equal to any other (a summary read back from disk
-/// equals the one written).
-#[derive(Debug, Clone, Default)]
-pub struct InMemory(pub Vec<i64>);
-
-impl PartialEq for InMemory {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl std::ops::Deref for InMemory {
-    type Target = Vec<i64>;
-    fn deref(&self) -> &Vec<i64> {
-        &self.0
-    }
-}
-
 /// A latency that may be censored: `censored` means "more than `secs`".
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MaybeCensored {
@@ -147,14 +125,10 @@ pub struct MaybeCensored {
 }
 
 impl Summary {
-    /// Nearest-rank percentile `p` over every pod that needed scheduling (censored pods last).
-    /// `None` when no pod needed scheduling or the in-memory latencies are absent (a summary
-    /// read back from disk): then the stored p50/p90/p99/max are used.
+    /// The stored percentile `p` (50, 90, 99, or 100 for the max) over every pod that needed
+    /// scheduling; other percentiles need the run's [`LatencyDist`](crate::LatencyDist).
+    /// `None` when no pod needed scheduling or the summary predates the field.
     pub fn latency_all_percentile(&self, p: u32) -> Option<MaybeCensored> {
-        if !self.latency_all_us.is_empty() {
-            let v = nearest_rank(&self.latency_all_us, p)?;
-            return Some(self.censored_value(v));
-        }
         let l = self.latency_all_s.as_ref()?;
         let (v, c) = match p {
             50 => (l.p50, l.p50_censored),
@@ -166,36 +140,15 @@ impl Summary {
         v.map(|secs| MaybeCensored { secs, censored: c })
     }
 
-    fn censored_value(&self, v: i64) -> MaybeCensored {
-        if v == i64::MAX {
-            MaybeCensored {
-                secs: self
-                    .latency_all_s
-                    .as_ref()
-                    .and_then(|l| l.min_censored_wait)
-                    .unwrap_or(self.horizon_s),
-                censored: true,
-            }
-        } else {
-            MaybeCensored {
-                secs: micros_to_secs(v),
-                censored: false,
-            }
-        }
-    }
-
-    /// Share of the pods that needed scheduling that were scheduled within `secs` of creation.
+    /// The stored share of the pods that needed scheduling scheduled within `secs` of creation
+    /// (kept for [`WITHIN_KEYS_S`]; other durations need the run's
+    /// [`LatencyDist`](crate::LatencyDist)).
     pub fn within_share(&self, secs: f64) -> Option<f64> {
         if self.needed_scheduling == 0 {
             return None;
         }
-        if self.latency_all_us.is_empty() {
-            let l = self.latency_all_s.as_ref()?;
-            return l.within.get(&format!("{secs}")).copied();
-        }
-        let limit = (secs * MICROS_PER_SECOND as f64).floor() as i64;
-        let n = self.latency_all_us.partition_point(|&v| v <= limit);
-        Some(r6(n as f64 / self.needed_scheduling as f64))
+        let l = self.latency_all_s.as_ref()?;
+        l.within.get(&format!("{secs}")).copied()
     }
 }
 
@@ -410,7 +363,7 @@ pub(crate) fn arrived_bound(p: &crate::recorder::PodRow) -> bool {
     p.bound.is_some() && p.attempts == 0 && p.scheduled.is_none()
 }
 
-/// The latencies of every pod that needed scheduling, sorted (censored pods as `i64::MAX`),
+/// The latencies of every pod that needed scheduling, unsorted (censored pods as `i64::MAX`),
 /// the least wait of a censored pod, and the count of already-bound pods. A pod that ended
 /// without being scheduled (deleted while pending, unserved) is censored too: it never got a
 /// node.
@@ -434,7 +387,6 @@ fn latencies_all(rec: &Recorder) -> (Vec<i64>, Option<i64>, u64) {
             }
         }
     }
-    v.sort_unstable();
     (v, min_wait, already)
 }
 
@@ -544,7 +496,6 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         needed_scheduling: 0,
         scheduled_of_needed: 0,
         latency_all_s: None,
-        latency_all_us: InMemory::default(),
     };
     fill_latency_all(&mut summary, rec);
     summary
@@ -552,11 +503,11 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
 
 fn fill_latency_all(s: &mut Summary, rec: &Recorder) {
     let (all, min_wait, already) = latencies_all(rec);
-    let censored = all.iter().filter(|&&v| v == i64::MAX).count() as u64;
+    let dist = crate::latency::LatencyDist::new(all);
+    let censored = dist.censored() as u64;
     s.already_bound = already;
-    s.needed_scheduling = all.len() as u64;
+    s.needed_scheduling = dist.len() as u64;
     s.scheduled_of_needed = s.needed_scheduling - censored;
-    s.latency_all_us = InMemory(all);
     // The struct first (for the censored lower bound), then the figures read through it.
     s.latency_all_s = Some(CensoredLatency {
         method: "nearest-rank".to_string(),
@@ -573,11 +524,11 @@ fn fill_latency_all(s: &mut Summary, rec: &Recorder) {
         min_censored_wait: min_wait.map(micros_to_secs),
         within: BTreeMap::new(),
     });
-    let get = |p| s.latency_all_percentile(p);
+    let get = |p| dist.percentile(p, s);
     let (p50, p90, p99, max) = (get(50), get(90), get(99), get(100));
     let within: BTreeMap<String, f64> = WITHIN_KEYS_S
         .iter()
-        .filter_map(|&k| Some((format!("{k}"), s.within_share(k)?)))
+        .filter_map(|&k| Some((format!("{k}"), dist.within_share(k)?)))
         .collect();
     if let Some(l) = s.latency_all_s.as_mut() {
         (l.p50, l.p50_censored) = split(p50);
@@ -586,6 +537,11 @@ fn fill_latency_all(s: &mut Summary, rec: &Recorder) {
         (l.max, l.max_censored) = split(max);
         l.within = within;
     }
+}
+
+/// The latencies of every pod that needed scheduling (see [`crate::LatencyDist`]).
+pub(crate) fn latency_dist(rec: &Recorder) -> crate::latency::LatencyDist {
+    crate::latency::LatencyDist::new(latencies_all(rec).0)
 }
 
 fn split(v: Option<MaybeCensored>) -> (Option<f64>, bool) {

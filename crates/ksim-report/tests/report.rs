@@ -341,6 +341,145 @@ fn golden_summary_of_a_dump_with_running_pods() {
         "{table}"
     );
     insta::assert_snapshot!("dump_summary_table", table);
+    // The page says the same: running pods apart, not "1 of 5 scheduled".
+    let html = read(&dir, "report.html");
+    assert!(
+        html.contains("2 already running, 1 of 3 scheduled"),
+        "Scheduled card"
+    );
+    assert!(!html.contains("1 of 5 pods"));
+}
+
+/// A failure names the pool whose nodes could hold the pod when empty but were too full; a
+/// pool whose nodes are too small, and failures for other reasons, name none.
+#[test]
+fn failure_share_names_the_pool_whose_capacity_was_lacking() {
+    let node = |cpu: i64| [("cpu", cpu), ("memory", 8 * GI), ("pods", 110)];
+    let msg = "0/2 nodes are available: 2 Insufficient cpu.";
+    let records = vec![
+        node_added(0.0, "s1", "small", &node(1000)),
+        node_added(0.0, "b1", "big", &node(4000)),
+        created(0.0, "default/filler", 0, &[("cpu", 3500)]),
+        scheduled(0.0, "default/filler", 1, "b1", 1),
+        bound(0.0, "default/filler", "b1"),
+        created(1.0, "default/mid", 0, &[("cpu", 2000)]),
+        unschedulable(1.0, "default/mid", 1, "", msg, 2),
+        created(2.0, "default/picky", 0, &[("cpu", 100)]),
+        unschedulable(
+            2.0,
+            "default/picky",
+            1,
+            "",
+            "0/2 nodes are available: 2 node(s) didn't match Node selector.",
+            2,
+        ),
+        Record::RunEnded {
+            at: t(10.0),
+            stalled: None,
+            unserved: Vec::new(),
+        },
+    ];
+    let dir = out_dir("failure-share");
+    let s = run_into(&records, &dir, golden_options());
+    let pools = &s.packing.as_ref().unwrap().pools;
+    assert_eq!(
+        (pools["big"].failures_naming, pools["big"].failure_share),
+        (1, Some(0.5))
+    );
+    assert_eq!(
+        (pools["small"].failures_naming, pools["small"].failure_share),
+        (0, Some(0.0))
+    );
+    assert!(read(&dir, "report.html").contains("failures naming the pool"));
+}
+
+/// The latencies SLOs read are the same whether taken from the records or from pods.csv.
+#[test]
+fn latency_dist_from_records_equals_pods_csv() {
+    let dir = out_dir("latency-dist");
+    let mut rec = Recorder::to_dir(&dir).unwrap();
+    for r in random_run(7, 400) {
+        rec.record(&r);
+    }
+    let from_records = rec.latency_dist();
+    let s = rec.write_outputs(&dir).unwrap();
+    let from_csv = ksim_report::LatencyDist::from_pods_csv(&dir).unwrap();
+    assert_eq!(from_records, from_csv);
+    assert_eq!(from_csv.len() as u64, s.needed_scheduling);
+    // The stored within shares are the distribution's.
+    let stored = s.latency_all_s.as_ref().unwrap().within["30"];
+    assert_eq!(from_csv.within_share(30.0), Some(stored));
+    assert_eq!(
+        from_csv.percentile(99, &s).map(|m| (m.secs, m.censored)),
+        s.latency_all_percentile(99).map(|m| (m.secs, m.censored))
+    );
+}
+
+/// Many pools: the per-pool utilization becomes small multiples, one panel per pool.
+#[test]
+fn many_pools_get_small_multiples() {
+    let node = [("cpu", 4000), ("memory", 8 * GI), ("pods", 110)];
+    let mut records = Vec::new();
+    for p in 0..6 {
+        records.push(node_added(
+            0.0,
+            &format!("n{p}"),
+            &format!("pool{p}"),
+            &node,
+        ));
+        let pod = format!("default/w{p}");
+        records.push(created(1.0, &pod, 0, &[("cpu", 1000 * (p % 4 + 1))]));
+        records.push(scheduled(1.0, &pod, 1, &format!("n{p}"), 6));
+        records.push(bound(1.0, &pod, &format!("n{p}")));
+    }
+    records.push(Record::RunEnded {
+        at: t(60.0),
+        stalled: None,
+        unserved: Vec::new(),
+    });
+    let dir = out_dir("small-multiples");
+    run_into(&records, &dir, golden_options());
+    let svg = read(&dir, "pool_utilization.svg");
+    assert!(svg.contains("6 pools"), "grid title");
+    for p in 0..6 {
+        assert!(
+            svg.contains(&format!("pool pool{p}\n")) || svg.contains(&format!("pool pool{p}<")),
+            "panel of pool{p}"
+        );
+    }
+    // Few pools: one chart, one line per pool and resource.
+    let dir = out_dir("one-chart");
+    run_into(&fixture(), &dir, golden_options());
+    let svg = read(&dir, "pool_utilization.svg");
+    assert!(svg.contains("general cpu") && svg.contains("gpu memory"));
+    assert!(!svg.contains(" pools, "));
+}
+
+/// An slo.json in the run directory is marked on the latency CDF, with whether it is met.
+#[test]
+fn slo_is_marked_on_the_latency_cdf() {
+    let dir = out_dir("slo-cdf");
+    fs::create_dir_all(&dir).unwrap();
+    let slo = ksim_report::SloFile {
+        conditions: vec!["within(30s)>=99%".into(), "pending_end<=0".into()],
+        marks: vec![ksim_report::SloMark {
+            condition: "within(30s)>=99%".into(),
+            within_s: Some(30.0),
+            share: 0.99,
+        }],
+    };
+    fs::write(dir.join(ksim_report::SLO_FILE), slo.to_json()).unwrap();
+    run_into(&fixture(), &dir, golden_options());
+    let svg = read(&dir, "latency_cdf.svg");
+    // The fixture leaves pods pending at the end: the SLO is not met, and p99 falls on them.
+    assert!(svg.contains("SLO within(30s)&gt;=99% (NOT met)"), "{svg}");
+    assert!(svg.contains("pending at the end"));
+    assert!(svg.contains("p50 = "));
+    assert_eq!(
+        ksim_report::SloFile::read_dir(&dir).unwrap(),
+        Some(slo),
+        "slo.json kept"
+    );
 }
 
 #[test]
@@ -640,7 +779,7 @@ fn html_is_self_contained_with_summary_plots_and_tables() {
     // Escaped, not injected.
     assert!(html.contains("&quot;VolumeBinding&quot;"));
     // Nothing fetched from elsewhere.
-    for external in ["src=\"http", "href=\"http", "<link", "<script", "url("] {
+    for external in ["src=", "href=\"http", "<link", "url("] {
         assert!(!html.contains(external), "{external}");
     }
     // Plots are files too, and the PNGs are real images with drawn text.
@@ -753,4 +892,40 @@ fn golden_comparison_table_and_csv() {
     let cmp = Comparison::new(vec![("fixture".into(), sa), ("random-7".into(), sb)]);
     insta::assert_snapshot!("comparison_table", cmp.table());
     insta::assert_snapshot!("comparison_csv", cmp.to_csv());
+}
+
+/// The pod explorer's data: every pod, its attempts, its explain.jsonl detail, and no pod text
+/// able to end the inline script.
+#[test]
+fn explorer_embeds_every_pod_its_attempts_and_detail() {
+    let dir = out_dir("explorer");
+    fs::create_dir_all(&dir).unwrap();
+    let explain = r#"{"at":"2.001s","atMicros":2001000,"pod":"default/big","attempt":1,"result":"Unschedulable","filter":{"nodes":{"n1":{"code":"Unschedulable","plugin":"NodeResourcesFit","reasons":["Insufficient cpu"]}},"others":null}}"#;
+    fs::write(dir.join("explain.jsonl"), format!("{explain}\n")).unwrap();
+    let mut records = fixture();
+    records.insert(
+        records.len() - 1,
+        created(40.0, "default/</script><b>x", 0, &[("cpu", 100)]),
+    );
+    let s = run_into(&records, &dir, golden_options());
+    let html = read(&dir, "report.html");
+    let start = html
+        .find("<script type=\"application/json\" id=\"ksim-pods\">")
+        .unwrap();
+    let rest = &html[start..];
+    let json_text = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    let doc: serde_json::Value = serde_json::from_str(json_text).unwrap();
+    let pods = doc["pods"].as_array().unwrap();
+    assert_eq!(pods.len() as u64, s.pods.created);
+    assert!(pods.iter().any(|p| p[0] == "default/</script><b>x"));
+    let big = pods.iter().position(|p| p[0] == "default/big").unwrap();
+    // Every attempt, from placements.csv, and the explain line.
+    let attempts = doc["att"][big.to_string()].as_array().unwrap();
+    assert_eq!(Some(attempts.len() as u64), pods[big][7].as_u64());
+    assert!(attempts.len() >= 2);
+    assert_eq!(
+        doc["ex"][big.to_string()][0]["filter"]["nodes"]["n1"]["plugin"],
+        "NodeResourcesFit"
+    );
+    assert!(html.contains("id=\"explorer\""));
 }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use ksim_engine::SimDuration;
 use ksim_report::compare::{Better, Metric, Unit};
-use ksim_report::Summary;
+use ksim_report::{LatencyDist, Summary};
 use ksim_trace::Scenario;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -89,11 +89,23 @@ pub enum Kind {
 impl Condition {
     /// The run's value of the figure; `censored` when it is only a lower bound (a percentile
     /// falling on a pod still pending at the end).
-    pub fn value(&self, s: &Summary) -> Option<(f64, bool)> {
+    ///
+    /// `dist` is the run's [`LatencyDist`] (from its records or its pods.csv): percentiles
+    /// other than p50/p90/p99/max and `within(D)` at durations summary.json does not store
+    /// need it; without it only the stored figures are available.
+    pub fn value(&self, s: &Summary, dist: Option<&LatencyDist>) -> Option<(f64, bool)> {
         match self.kind {
             Kind::Headline => (self.metric.get)(s).map(|v| (v, false)),
-            Kind::AllPods(p) => s.latency_all_percentile(p).map(|m| (m.secs, m.censored)),
-            Kind::Within(secs) => s.within_share(secs).map(|v| (v, false)),
+            Kind::AllPods(p) => match dist {
+                Some(d) => d.percentile(p, s),
+                None => s.latency_all_percentile(p),
+            }
+            .map(|m| (m.secs, m.censored)),
+            Kind::Within(secs) => match dist {
+                Some(d) => d.within_share(secs),
+                None => s.within_share(secs),
+            }
+            .map(|v| (v, false)),
             Kind::ScheduledOfNeeded => {
                 if s.latency_all_s.is_none() {
                     // A summary from before the field existed: the old share.
@@ -111,8 +123,8 @@ impl Condition {
 
     /// Whether a run meets it; a run without the figure (e.g. no pod needed scheduling) does
     /// not. A censored latency is more than any bound, so `<=`/`<` fail and `>=`/`>` hold.
-    pub fn holds(&self, s: &Summary) -> bool {
-        match self.value(s) {
+    pub fn holds(&self, s: &Summary, dist: Option<&LatencyDist>) -> bool {
+        match self.value(s, dist) {
             None => false,
             Some((_, true)) => matches!(self.cmp, Cmp::Ge | Cmp::Gt),
             Some((v, false)) => self.cmp.holds(v, self.threshold),
@@ -120,14 +132,31 @@ impl Condition {
     }
 
     /// The value as the terminal shows it ("> 540 s" when censored, "–" when absent).
-    pub fn display(&self, s: &Summary) -> String {
-        match (self.value(s), self.metric.unit) {
+    pub fn display(&self, s: &Summary, dist: Option<&LatencyDist>) -> String {
+        match (self.value(s, dist), self.metric.unit) {
             (None, _) => "–".to_string(),
             (Some((v, true)), _) => format!("> {v} s"),
             (Some((v, false)), Unit::Share) => format!("{:.3}%", v * 100.0),
             (Some((v, false)), Unit::Seconds) => format!("{v} s"),
             (Some((v, false)), _) => format!("{v}"),
         }
+    }
+
+    /// How the report's latency CDF marks this condition (see [`ksim_report::slo`]), when it
+    /// is a bound on latencies the CDF shows: `within(D)>=S`, `pNN<=D`, `scheduled>=S`.
+    pub fn cdf_mark(&self) -> Option<ksim_report::SloMark> {
+        let lower_bound = matches!(self.cmp, Cmp::Ge | Cmp::Gt);
+        let (within_s, share) = match self.kind {
+            Kind::Within(d) if lower_bound => (Some(d), self.threshold),
+            Kind::AllPods(p) if !lower_bound => (Some(self.threshold), f64::from(p) / 100.0),
+            Kind::ScheduledOfNeeded if lower_bound => (None, self.threshold),
+            _ => return None,
+        };
+        Some(ksim_report::SloMark {
+            condition: self.text.clone(),
+            within_s,
+            share,
+        })
     }
 
     /// The figure's name in plan.json, plan.csv and the plot.
@@ -157,6 +186,69 @@ fn metric_named(name: &str) -> Option<Metric> {
         other => other,
     };
     headline().into_iter().find(|m| m.name == canonical)
+}
+
+/// The figure of an SLO condition or a sweep column (`within(30s)`, `p99`, `scheduled`,
+/// `pending_end`, an alias or a headline figure), with `at` naming it in errors.
+pub fn parse_figure(name: &str, at: &str) -> Result<(Kind, Metric), SweepError> {
+    let (kind, name) = match name {
+        "p50" => (Kind::AllPods(50), name),
+        "p90" => (Kind::AllPods(90), name),
+        "p99" => (Kind::AllPods(99), name),
+        "max" | "max_latency" => (Kind::AllPods(100), name),
+        // Any other percentile (p95, p999 is not one: 1 to 100) over the run's latencies.
+        n if n.len() > 1
+            && n.starts_with('p')
+            && n[1..].parse::<u32>().is_ok_and(|v| (1..=100).contains(&v)) =>
+        {
+            (Kind::AllPods(n[1..].parse().unwrap_or(99)), "p99")
+        }
+        "scheduled" | "scheduled%" => (Kind::ScheduledOfNeeded, name),
+        "pending_end" => (Kind::Headline, "pending_at_end"),
+        n if n.starts_with("within") => {
+            let inner = n["within".len()..]
+                .trim()
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .map(str::trim)
+                .ok_or_else(|| {
+                    SweepError::input(
+                        at,
+                        "expected within(DURATION)>=SHARE, e.g. within(30s)>=99%",
+                    )
+                })?;
+            let secs = match inner.parse::<f64>() {
+                Ok(v) => v,
+                Err(_) => SimDuration::parse(inner)
+                    .map_err(|e| {
+                        SweepError::input(
+                            at,
+                            format!("within({inner}): {inner:?} is not a duration ({e})"),
+                        )
+                    })?
+                    .as_secs_f64(),
+            };
+            if !secs.is_finite() || secs < 0.0 {
+                return Err(SweepError::input(
+                    at,
+                    format!("within({inner}): the duration must be 0 or more"),
+                ));
+            }
+            (Kind::Within(secs), "scheduled_share")
+        }
+        _ => (Kind::Headline, name),
+    };
+    let metric = metric_named(name).ok_or_else(|| {
+        let names: Vec<&str> = headline().iter().map(|m| m.name).collect();
+        SweepError::input(
+            at,
+            format!(
+                "unknown figure {name:?}: use within(30s), scheduled, p50, p90, p99, max, pending, pending_end, preempted, cpu, memory or one of {}",
+                names.join(", ")
+            ),
+        )
+    })?;
+    Ok((kind, metric))
 }
 
 /// Parses an SLO: conditions separated by `,` or ` and `, each `FIGURE OP VALUE` with OP one of
@@ -193,56 +285,7 @@ pub fn parse_slo(text: &str) -> Result<Vec<Condition>, SweepError> {
         };
         let name = part[..pos].trim();
         let value = part[pos + op.len()..].trim();
-        let (kind, name) = match name {
-            "p50" => (Kind::AllPods(50), name),
-            "p90" => (Kind::AllPods(90), name),
-            "p99" => (Kind::AllPods(99), name),
-            "max" | "max_latency" => (Kind::AllPods(100), name),
-            "scheduled" | "scheduled%" => (Kind::ScheduledOfNeeded, name),
-            "pending_end" => (Kind::Headline, "pending_at_end"),
-            n if n.starts_with("within") => {
-                let inner = n["within".len()..]
-                    .trim()
-                    .strip_prefix('(')
-                    .and_then(|r| r.strip_suffix(')'))
-                    .map(str::trim)
-                    .ok_or_else(|| {
-                        SweepError::input(
-                            &at,
-                            "expected within(DURATION)>=SHARE, e.g. within(30s)>=99%",
-                        )
-                    })?;
-                let secs = match inner.parse::<f64>() {
-                    Ok(v) => v,
-                    Err(_) => SimDuration::parse(inner)
-                        .map_err(|e| {
-                            SweepError::input(
-                                &at,
-                                format!("within({inner}): {inner:?} is not a duration ({e})"),
-                            )
-                        })?
-                        .as_secs_f64(),
-                };
-                if !secs.is_finite() || secs < 0.0 {
-                    return Err(SweepError::input(
-                        &at,
-                        format!("within({inner}): the duration must be 0 or more"),
-                    ));
-                }
-                (Kind::Within(secs), "scheduled_share")
-            }
-            _ => (Kind::Headline, name),
-        };
-        let metric = metric_named(name).ok_or_else(|| {
-            let names: Vec<&str> = headline().iter().map(|m| m.name).collect();
-            SweepError::input(
-                &at,
-                format!(
-                    "unknown figure {name:?}: use within(30s), scheduled, p50, p90, p99, max, pending, pending_end, preempted, cpu, memory or one of {}",
-                    names.join(", ")
-                ),
-            )
-        })?;
+        let (kind, metric) = parse_figure(name, &at)?;
         let threshold = match metric.unit {
             Unit::Share => {
                 if let Some(p) = value.strip_suffix('%') {
@@ -307,6 +350,34 @@ pub fn parse_slo(text: &str) -> Result<Vec<Condition>, SweepError> {
     Ok(out)
 }
 
+/// The `slo.json` of a run judged against these conditions (`ksim run --slo`).
+pub fn slo_file(conditions: &[Condition]) -> ksim_report::SloFile {
+    ksim_report::SloFile {
+        conditions: conditions.iter().map(|c| c.text.clone()).collect(),
+        marks: conditions.iter().filter_map(Condition::cdf_mark).collect(),
+    }
+}
+
+/// One line per condition: whether the run meets it and its value, e.g.
+/// `SLO within(30s)>=99%: met (99.6%)`.
+pub fn slo_verdicts(
+    conditions: &[Condition],
+    s: &Summary,
+    dist: Option<&LatencyDist>,
+) -> Vec<String> {
+    conditions
+        .iter()
+        .map(|c| {
+            format!(
+                "SLO {}: {} ({})",
+                c.text,
+                if c.holds(s, dist) { "met" } else { "NOT met" },
+                c.display(s, dist)
+            )
+        })
+        .collect()
+}
+
 /// Settings of a capacity search.
 #[derive(Debug, Clone)]
 pub struct PlanOptions {
@@ -330,7 +401,24 @@ pub struct Point {
     pub count: u32,
     pub dir: PathBuf,
     pub summary: Summary,
+    /// The run's latencies, read from its pods.csv before the run was pruned.
+    pub latencies: LatencyDist,
     pub pass: bool,
+}
+
+impl Point {
+    /// The run's value of an SLO figure (see [`Condition::value`]).
+    pub fn value(&self, c: &Condition) -> Option<(f64, bool)> {
+        c.value(&self.summary, Some(&self.latencies))
+    }
+    /// Whether the run meets the condition.
+    pub fn holds(&self, c: &Condition) -> bool {
+        c.holds(&self.summary, Some(&self.latencies))
+    }
+    /// The value as the terminal shows it.
+    pub fn display(&self, c: &Condition) -> String {
+        c.display(&self.summary, Some(&self.latencies))
+    }
 }
 
 /// What the search found.
@@ -416,21 +504,23 @@ pub fn plan_capacity(
                         })?;
                 let summary = crate::run::run_plan(plan, &dir, false, &mut |_| {})?;
                 // Read back what was written, as sweeps do, so plan.csv matches summary.json;
-                // the in-memory latencies (not stored) serve the percentile/within SLOs.
-                let mut disk = Summary::read(&dir).unwrap_or_else(|_| summary.clone());
-                disk.latency_all_us = summary.latency_all_us;
-                let summary = disk;
+                // the latencies beside it (from pods.csv, before pruning) serve SLOs at any
+                // percentile or within(D).
+                let summary = Summary::read(&dir).unwrap_or(summary);
+                let latencies = LatencyDist::from_pods_csv(&dir)?;
                 if !opts.keep_runs {
                     prune_run(&dir)?;
                 }
-                let pass = opts.slo.iter().all(|c| c.holds(&summary));
-                progress.done(count, pass);
-                Ok(Point {
+                let mut point = Point {
                     count,
                     dir,
                     summary,
-                    pass,
-                })
+                    latencies,
+                    pass: false,
+                };
+                point.pass = opts.slo.iter().all(|c| point.holds(c));
+                progress.done(count, point.pass);
+                Ok(point)
             })
             .collect();
         for r in results {
@@ -523,11 +613,11 @@ fn check_monotone(points: &[Point], slo: &[Condition]) -> Vec<String> {
         let (a, b) = (&w[0], &w[1]);
         for c in slo {
             // A censored latency is larger than any observed one.
-            let eff = |s: &Summary| {
-                c.value(s)
+            let eff = |p: &Point| {
+                p.value(c)
                     .map(|(v, censored)| if censored { f64::INFINITY } else { v })
             };
-            let (va, vb) = (eff(&a.summary), eff(&b.summary));
+            let (va, vb) = (eff(a), eff(b));
             let better = match c.kind {
                 Kind::Headline => c.metric.better,
                 Kind::AllPods(_) => Better::Lower,
@@ -544,9 +634,9 @@ fn check_monotone(points: &[Point], slo: &[Condition]) -> Vec<String> {
                     "{} got worse from count {} ({}) to count {} ({})",
                     c.figure(),
                     a.count,
-                    c.display(&a.summary),
+                    a.display(c),
                     b.count,
-                    c.display(&b.summary)
+                    b.display(c)
                 ));
             }
         }
@@ -626,8 +716,8 @@ impl PlanResult {
                 if p.pass { "yes".into() } else { "no".into() },
             ];
             for c in slo {
-                let text = c.display(&p.summary);
-                let mark = if c.holds(&p.summary) { "" } else { " ✗" };
+                let text = p.display(c);
+                let mark = if p.holds(c) { "" } else { " ✗" };
                 row.push(format!("{text}{mark}"));
             }
             t.add_row(row);
@@ -678,7 +768,7 @@ impl PlanResult {
         // Each SLO figure with its threshold, then a few context figures without one.
         let panel = |title: String,
                      unit: Unit,
-                     get: &dyn Fn(&Summary) -> Option<(f64, bool)>,
+                     get: &dyn Fn(&Point) -> Option<(f64, bool)>,
                      threshold: Option<f64>| {
             let scale = if unit == Unit::Share { 100.0 } else { 1.0 };
             let t = threshold.map(|t| t * scale);
@@ -694,7 +784,7 @@ impl PlanResult {
                 .points
                 .iter()
                 .filter_map(|p| {
-                    let (v, censored) = get(&p.summary)?;
+                    let (v, censored) = get(p)?;
                     let v = if censored { f64::INFINITY } else { v * scale };
                     let v = v.clamp(lo, hi);
                     v.is_finite().then_some((f64::from(p.count), v, p.pass))
@@ -724,7 +814,7 @@ impl PlanResult {
                 panel(
                     format!("{} ({})", c.figure(), c.text),
                     unit,
-                    &|s| c.value(s),
+                    &|p| p.value(c),
                     Some(c.threshold),
                 )
             })
@@ -739,7 +829,7 @@ impl PlanResult {
                     panels.push(panel(
                         m.name.to_string(),
                         m.unit,
-                        &|s| (m.get)(s).map(|v| (v, false)),
+                        &|p| (m.get)(&p.summary).map(|v| (v, false)),
                         None,
                     ));
                 }

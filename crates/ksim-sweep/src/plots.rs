@@ -11,7 +11,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::error::SweepError;
-use crate::table::{headline, RunTable};
+use crate::table::RunTable;
 
 const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
@@ -246,7 +246,8 @@ fn file_part(s: &str) -> String {
 /// `axis-<column>.{svg,png}` per axis (or `runs.{svg,png}` when the table has no axes: each
 /// figure per run), and `latency_cdf.{svg,png}`.
 pub fn write_table_plots(table: &RunTable, dir: &Path) -> Result<Vec<PathBuf>, SweepError> {
-    let metrics: Vec<_> = headline()
+    let metrics: Vec<_> = table
+        .columns()
         .into_iter()
         .filter(|m| m.name != "pods")
         .collect();
@@ -294,7 +295,7 @@ pub fn write_table_plots(table: &RunTable, dir: &Path) -> Result<Vec<PathBuf>, S
         for m in &metrics {
             // Runs compared side by side: only the figures that differ get a panel.
             if table.axes.is_empty() {
-                let mut vals = table.rows.iter().map(|r| (m.get)(&r.summary));
+                let mut vals = table.rows.iter().map(|r| m.value(r));
                 let first = vals.next().flatten();
                 if vals.all(|v| v == first) {
                     continue;
@@ -302,7 +303,8 @@ pub fn write_table_plots(table: &RunTable, dir: &Path) -> Result<Vec<PathBuf>, S
             }
             let mut points = Vec::new();
             for (i, r) in table.rows.iter().enumerate() {
-                if let Some(y) = (m.get)(&r.summary) {
+                // A censored latency has no point to draw.
+                if let Some((y, false)) = m.value(r) {
                     let y = if m.unit == ksim_report::compare::Unit::Share {
                         y * 100.0
                     } else {

@@ -189,6 +189,9 @@ pub struct Manifest {
     pub shard: Shard,
     /// The runs of this shard, in index order.
     pub runs: Vec<ManifestRun>,
+    /// SLO figures the sweep file asks for as extra `sweep.csv` columns (`columns:`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<String>,
 }
 
 impl Manifest {
@@ -263,6 +266,7 @@ pub fn manifest(sweep: &Sweep, shard: Shard) -> Manifest {
         total_runs: sweep.len(),
         shard,
         runs,
+        columns: sweep.columns.clone(),
     }
 }
 

@@ -16,6 +16,7 @@
 //!   - poolShape: {pool: general, shapes: [{label: 16cpu, template: {...}}, ...]}
 //!   - workloadScale: [0.8, 1.0, 1.2]
 //!   - seed: [1, 2, 3]
+//! columns: ["within(30s)", p95]   # optional: SLO figures as extra sweep.csv columns
 //! ```
 //!
 //! Each axis is one column of `sweep.csv`, named `scheduler`, `scoring_strategy`,
@@ -53,6 +54,9 @@ pub struct SweepFile {
     #[serde(default)]
     pub output: Option<String>,
     pub axes: Vec<AxisSpec>,
+    /// SLO figures added as `sweep.csv` columns (`within(30s)`, `p95`, `scheduled`, ...).
+    #[serde(default)]
+    pub columns: Vec<String>,
 }
 
 /// One axis as written (a one-key mapping).
@@ -138,6 +142,8 @@ pub struct Sweep {
     pub base_dir: PathBuf,
     pub output: Option<PathBuf>,
     pub axes: Vec<Axis>,
+    /// SLO figures shown as extra `sweep.csv` columns, as written (checked when parsed).
+    pub columns: Vec<String>,
 }
 
 /// One run of a sweep: its index in the cross product and the value index on each axis.
@@ -243,6 +249,7 @@ pub fn parse_sweep(source: &str, text: &str, base: &Path, stem: &str) -> Result<
         }
         axes.push(axis);
     }
+    crate::table::parse_columns(&file.columns, &format!("{source}: columns"))?;
     Ok(Sweep {
         name,
         source: source.to_string(),
@@ -251,6 +258,7 @@ pub fn parse_sweep(source: &str, text: &str, base: &Path, stem: &str) -> Result<
         base_dir,
         output: file.output.as_deref().map(resolve),
         axes,
+        columns: file.columns.iter().map(|c| c.trim().to_string()).collect(),
     })
 }
 

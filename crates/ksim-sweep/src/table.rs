@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use ksim_report::compare::{Better, Metric, Unit, METRICS};
-use ksim_report::Summary;
+use ksim_report::{LatencyDist, Summary};
 
 use crate::error::SweepError;
 use crate::run::{run_dir, Manifest};
@@ -75,6 +75,106 @@ pub fn packing_metrics() -> Vec<Metric> {
     ]
 }
 
+/// One column of the table after the axes: a headline figure, a pool's failure share, or an
+/// SLO figure asked for by name (a sweep file's `columns`, `ksim compare --column`).
+#[derive(Debug, Clone)]
+pub struct Column {
+    /// The `sweep.csv` column name.
+    pub name: String,
+    pub better: Better,
+    pub unit: Unit,
+    source: Source,
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Headline(Metric),
+    /// `packing.pools[pool].failure_share`.
+    PoolFailureShare(String),
+    /// An SLO figure (`within(30s)`, `p95`, `scheduled`, ...), read like `ksim plan` reads it.
+    Figure(crate::plan::Condition),
+}
+
+impl Column {
+    fn headline(m: Metric) -> Column {
+        Column {
+            name: m.name.to_string(),
+            better: m.better,
+            unit: m.unit,
+            source: Source::Headline(m),
+        }
+    }
+
+    /// The run's value and whether it is censored (a latency percentile falling on a pod still
+    /// pending at the end: only a lower bound).
+    pub fn value(&self, r: &Row) -> Option<(f64, bool)> {
+        match &self.source {
+            Source::Headline(m) => (m.get)(&r.summary).map(|v| (v, false)),
+            Source::PoolFailureShare(pool) => r
+                .summary
+                .packing
+                .as_ref()
+                .and_then(|p| p.pools.get(pool))
+                .and_then(|p| p.failure_share)
+                .map(|v| (v, false)),
+            Source::Figure(c) => c.value(&r.summary, r.latencies.as_ref()),
+        }
+    }
+
+    /// The value for ranking and plots: a censored latency is more than any observed one.
+    pub fn get(&self, r: &Row) -> Option<f64> {
+        self.value(r)
+            .map(|(v, censored)| if censored { f64::INFINITY } else { v })
+    }
+
+    /// The `sweep.csv` cell: the number, `>N` when censored, empty when absent.
+    fn cell(&self, r: &Row) -> String {
+        match self.value(r) {
+            None => String::new(),
+            Some((v, true)) => format!(">{v}"),
+            Some((v, false)) => format!("{v}"),
+        }
+    }
+
+    /// The headline figure behind the column, if it is one.
+    pub fn metric(&self) -> Option<&Metric> {
+        match &self.source {
+            Source::Headline(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+/// The `sweep.csv` name of a pool's failure-share column.
+pub fn failure_share_column(pool: &str) -> String {
+    format!(
+        "failure_share.{}",
+        if pool.is_empty() { "(no pool)" } else { pool }
+    )
+}
+
+/// Parses SLO figures asked for as columns (`within(30s)`, `p95`, `scheduled`, ...); `at`
+/// names where they were given.
+pub fn parse_columns(
+    figures: &[String],
+    at: &str,
+) -> Result<Vec<crate::plan::Condition>, SweepError> {
+    figures
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (kind, metric) = crate::plan::parse_figure(f.trim(), &format!("{at}[{i}] {f:?}"))?;
+            Ok(crate::plan::Condition {
+                text: f.trim().to_string(),
+                metric,
+                cmp: crate::plan::Cmp::Ge,
+                threshold: 0.0,
+                kind,
+            })
+        })
+        .collect()
+}
+
 /// One run of the table.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -84,6 +184,9 @@ pub struct Row {
     /// One label per axis.
     pub values: Vec<String>,
     pub summary: Summary,
+    /// The run's latencies from its pods.csv, read when an SLO-figure column needs them (and
+    /// the run kept its pods.csv).
+    pub latencies: Option<LatencyDist>,
 }
 
 /// Runs side by side.
@@ -94,10 +197,8 @@ pub struct RunTable {
     /// Whether each axis has numeric values (plots use a numeric x axis then).
     pub numeric_axes: Vec<bool>,
     pub rows: Vec<Row>,
-}
-
-fn fmt_value(v: Option<f64>) -> String {
-    v.map(|v| format!("{v}")).unwrap_or_default()
+    /// SLO figures shown as extra columns, after the headline and failure-share columns.
+    pub figures: Vec<crate::plan::Condition>,
 }
 
 impl RunTable {
@@ -117,6 +218,7 @@ impl RunTable {
             if m.fingerprint != first.fingerprint
                 || m.total_runs != first.total_runs
                 || m.axes != first.axes
+                || m.columns != first.columns
             {
                 return Err(SweepError::input(
                     dir.display().to_string(),
@@ -152,6 +254,7 @@ impl RunTable {
                     summary: Summary::read_run(&rdir)?,
                     dir: rdir,
                     values: r.values.clone(),
+                    latencies: None,
                 });
             }
         }
@@ -175,11 +278,76 @@ impl RunTable {
                 ),
             ));
         }
-        Ok(RunTable {
+        let table = RunTable {
             axes: first.axes.clone(),
             numeric_axes: first.numeric_axes.clone(),
             rows: slots.into_iter().flatten().collect(),
-        })
+            figures: Vec::new(),
+        };
+        table.with_figures(parse_columns(&first.columns, "columns")?)
+    }
+
+    /// Adds SLO-figure columns, reading each run's latencies from its pods.csv when a column
+    /// needs more than summary.json stores (a run without pods.csv, e.g. a pruned plan probe,
+    /// then shows only the stored figures).
+    pub fn with_figures(
+        mut self,
+        figures: Vec<crate::plan::Condition>,
+    ) -> Result<RunTable, SweepError> {
+        use crate::plan::Kind;
+        let needs = figures
+            .iter()
+            .any(|c| matches!(c.kind, Kind::AllPods(_) | Kind::Within(_)));
+        if needs {
+            for r in &mut self.rows {
+                let pods = r.dir.join("pods.csv");
+                if pods.is_file() {
+                    r.latencies = Some(LatencyDist::from_pods_csv(&pods)?);
+                }
+            }
+        }
+        self.figures = figures;
+        Ok(self)
+    }
+
+    /// Every column after the axes, in `sweep.csv` order: [`headline`]'s figures, then one
+    /// `failure_share.<pool>` per pool any run has (by name), then the SLO figures asked for.
+    pub fn columns(&self) -> Vec<Column> {
+        let mut cols: Vec<Column> = headline().into_iter().map(Column::headline).collect();
+        let mut pools = std::collections::BTreeSet::new();
+        for r in &self.rows {
+            if let Some(p) = &r.summary.packing {
+                pools.extend(p.pools.keys().cloned());
+            }
+        }
+        for pool in pools {
+            cols.push(Column {
+                name: failure_share_column(&pool),
+                // A smaller share of failures on a pool: it is less of a bottleneck.
+                better: Better::Lower,
+                unit: Unit::Share,
+                source: Source::PoolFailureShare(pool),
+            });
+        }
+        for c in &self.figures {
+            use crate::plan::Kind;
+            let (better, unit) = match c.kind {
+                Kind::AllPods(_) => (Better::Lower, Unit::Seconds),
+                Kind::Within(_) | Kind::ScheduledOfNeeded => (Better::Higher, Unit::Share),
+                Kind::Headline => (c.metric.better, c.metric.unit),
+            };
+            let name = c.figure();
+            if cols.iter().any(|k| k.name == name) {
+                continue;
+            }
+            cols.push(Column {
+                name,
+                better,
+                unit,
+                source: Source::Figure(c.clone()),
+            });
+        }
+        cols
     }
 
     /// Runs made separately: each directory (or summary.json file) is a run named by its
@@ -208,18 +376,20 @@ impl RunTable {
                 id,
                 dir,
                 values: Vec::new(),
+                latencies: None,
             });
         }
         Ok(RunTable {
             axes: Vec::new(),
             numeric_axes: Vec::new(),
             rows,
+            figures: Vec::new(),
         })
     }
 
-    /// `sweep.csv`: `run`, the axis columns, then [`headline`]'s figures.
+    /// `sweep.csv`: `run`, the axis columns, then [`RunTable::columns`].
     pub fn to_csv(&self) -> String {
-        let metrics = headline();
+        let metrics = self.columns();
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut header = vec!["run".to_string()];
         header.extend(self.axes.iter().cloned());
@@ -229,7 +399,7 @@ impl RunTable {
         for r in &self.rows {
             let mut rec = vec![r.id.clone()];
             rec.extend(r.values.iter().cloned());
-            rec.extend(metrics.iter().map(|m| fmt_value((m.get)(&r.summary))));
+            rec.extend(metrics.iter().map(|m| m.cell(r)));
             let _ = w.write_record(&rec);
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -241,8 +411,8 @@ impl RunTable {
 
     /// Per run, whether its value of `m` is the best (ties all marked; nothing marked when the
     /// figure has no direction, fewer than two runs have it, or all are equal).
-    pub fn best(&self, m: &Metric) -> Vec<bool> {
-        let values: Vec<Option<f64>> = self.rows.iter().map(|r| (m.get)(&r.summary)).collect();
+    pub fn best(&self, m: &Column) -> Vec<bool> {
+        let values: Vec<Option<f64>> = self.rows.iter().map(|r| m.get(r)).collect();
         let present: Vec<f64> = values.iter().flatten().copied().collect();
         if m.better == Better::Neither || present.len() < 2 {
             return vec![false; values.len()];
@@ -260,18 +430,18 @@ impl RunTable {
     /// listed once below the table), the best value of each column is marked `*`, and with
     /// `baseline` each value that differs from the first run's shows its change (`+12%`).
     pub fn terminal(&self, baseline: bool) -> String {
-        let metrics = headline();
-        let differs = |m: &Metric| {
-            let mut vals = self.rows.iter().map(|r| (m.get)(&r.summary));
+        let metrics = self.columns();
+        let differs = |m: &Column| {
+            let mut vals = self.rows.iter().map(|r| m.value(r));
             match vals.next() {
                 None => false,
                 Some(first) => vals.any(|v| v != first),
             }
         };
         // Packing figures lead: they are what a capacity planner reads first.
-        let mut shown: Vec<&Metric> = metrics.iter().filter(|m| differs(m)).collect();
-        shown.sort_by_key(|m| !m.name.starts_with("nodes_"));
-        let same: Vec<&Metric> = metrics.iter().filter(|m| !differs(m)).collect();
+        let mut shown: Vec<&Column> = metrics.iter().filter(|m| differs(m)).collect();
+        shown.sort_by_key(|m| lead(&m.name));
+        let same: Vec<&Column> = metrics.iter().filter(|m| !differs(m)).collect();
         let mut t = Table::new();
         t.load_preset(presets::UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Disabled);
@@ -284,11 +454,11 @@ impl RunTable {
             let mut row = vec![r.id.clone()];
             row.extend(r.values.iter().cloned());
             for (c, m) in shown.iter().enumerate() {
-                let v = (m.get)(&r.summary);
-                let mut text = display(m, v);
+                let v = m.value(r);
+                let mut text = display_value(m, v);
                 if baseline && i > 0 {
-                    let b = self.rows.first().and_then(|r0| (m.get)(&r0.summary));
-                    if let (Some(v), Some(b)) = (v, b) {
+                    let b = self.rows.first().and_then(|r0| m.value(r0));
+                    if let (Some((v, false)), Some((b, false))) = (v, b) {
                         if v != b {
                             text.push_str(&format!(" ({})", change(m, v, b)));
                         }
@@ -327,10 +497,10 @@ impl RunTable {
         }
         out.push('\n');
         if !same.is_empty() {
-            let r0 = &self.rows[0].summary;
+            let r0 = &self.rows[0];
             let parts: Vec<String> = same
                 .iter()
-                .map(|m| format!("{} {}", m.name, display(m, (m.get)(r0))))
+                .map(|m| format!("{} {}", m.name, display_value(m, m.value(r0))))
                 .collect();
             out.push_str(&format!("same in every run: {}\n", parts.join(", ")));
         }
@@ -347,8 +517,8 @@ impl RunTable {
         let Some(base) = self.rows.first() else {
             return Vec::new();
         };
-        let mut metrics = headline();
-        metrics.sort_by_key(|m| !m.name.starts_with("nodes_"));
+        let mut metrics = self.columns();
+        metrics.sort_by_key(|m| lead(&m.name));
         let mut lines = Vec::new();
         for r in self.rows.iter().skip(1) {
             let same_latency = ["latency_p50_s", "latency_p90_s", "latency_p99_s"]
@@ -357,11 +527,12 @@ impl RunTable {
                     metrics
                         .iter()
                         .find(|m| m.name == *n)
-                        .is_some_and(|m| (m.get)(&r.summary) == (m.get)(&base.summary))
+                        .is_some_and(|m| m.value(r) == m.value(base))
                 });
             let mut first = true;
             for m in &metrics {
-                let (Some(v), Some(b)) = ((m.get)(&r.summary), (m.get)(&base.summary)) else {
+                // A censored figure is only a bound: no verdict on it.
+                let (Some((v, false)), Some((b, false))) = (m.value(r), m.value(base)) else {
                     continue;
                 };
                 if v == b {
@@ -379,8 +550,20 @@ impl RunTable {
     }
 }
 
+/// Column order of the comparison: nodes in use first (what a capacity planner reads first),
+/// then the other node figures, then the rest as they come.
+fn lead(name: &str) -> u8 {
+    if name.starts_with("nodes_in_use") {
+        0
+    } else if name.starts_with("nodes_") {
+        1
+    } else {
+        2
+    }
+}
+
 /// "mostallocated uses 57 fewer nodes at the end (243 vs 300, −19.0%) than default".
-fn verdict(m: &Metric, run: &str, base: &str, v: f64, b: f64) -> String {
+fn verdict(m: &Column, run: &str, base: &str, v: f64, b: f64) -> String {
     let rel = if b == 0.0 {
         String::new()
     } else {
@@ -403,7 +586,8 @@ fn verdict(m: &Metric, run: &str, base: &str, v: f64, b: f64) -> String {
         _ => " (worse)",
     };
     let word = if v < b { "fewer" } else { "more" };
-    let text = match m.name {
+    let pool_failures = m.name.strip_prefix("failure_share.");
+    let text = match m.name.as_str() {
         "nodes_in_use_at_end" => format!(
             "{run} uses {} {word} nodes at the end ({vs} vs {bs}{rel}) than {base}",
             amount(v - b)
@@ -430,6 +614,12 @@ fn verdict(m: &Metric, run: &str, base: &str, v: f64, b: f64) -> String {
             "{run} ever uses {} {word} nodes ({vs} vs {bs}{rel}) than {base}",
             amount(v - b)
         ),
+        _ if pool_failures.is_some() => format!(
+            "{run}: {} {} of the failures name pool {} ({vs} vs {bs}) than {base}{judgement}",
+            amount(v - b),
+            if v < b { "fewer" } else { "more" },
+            pool_failures.unwrap_or_default()
+        ),
         _ => format!(
             "{run}: {} {} {} ({vs} vs {bs}{rel}) than {base}{judgement}",
             m.name,
@@ -445,7 +635,16 @@ fn signed(s: String) -> String {
     s.replacen('-', "\u{2212}", 1)
 }
 
-fn display(m: &Metric, v: Option<f64>) -> String {
+/// A value as the terminal shows it, "> N s" when censored.
+fn display_value(m: &Column, v: Option<(f64, bool)>) -> String {
+    match v {
+        Some((v, true)) => format!("> {}", display(m, Some(v))),
+        Some((v, false)) => display(m, Some(v)),
+        None => display(m, None),
+    }
+}
+
+fn display(m: &Column, v: Option<f64>) -> String {
     let Some(v) = v else {
         return "–".into();
     };
@@ -472,7 +671,7 @@ fn display(m: &Metric, v: Option<f64>) -> String {
 }
 
 /// The change from the baseline: percentage points for shares, relative change otherwise.
-fn change(m: &Metric, v: f64, b: f64) -> String {
+fn change(m: &Column, v: f64, b: f64) -> String {
     match m.unit {
         Unit::Share => format!("{:+.2} pp", (v - b) * 100.0),
         _ if b == 0.0 && (m.name.ends_with("_bytes") || m.name.ends_with("_millis")) => {

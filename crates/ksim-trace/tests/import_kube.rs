@@ -44,6 +44,25 @@ fn kube_dump_binds_running_pods_and_applies_priority_classes() {
     assert_eq!(sum.skipped["pod already finished (Succeeded/Failed)"], 1);
     assert_eq!(sum.skipped["kind ConfigMap is not used"], 1);
     assert_eq!(sum.other_files, [out.join("objects.yaml")]);
+    // The table says which pods are placed, not scheduled.
+    assert_eq!((sum.pods_bound_at_start, sum.pods_bound_later), (1, 0));
+    let table = sum.to_string();
+    let row = |label: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(label))
+            .map(|l| l.split_whitespace().last().unwrap_or("").to_string())
+    };
+    assert_eq!(
+        row("  of which already bound: placed at t=0, not scheduled").as_deref(),
+        Some("1"),
+        "{table}"
+    );
+    assert_eq!(
+        row("  of which to be scheduled").as_deref(),
+        Some("2"),
+        "{table}"
+    );
     let evs = events(&sum.trace_file);
     let pods: Vec<(String, String, Option<i32>)> = evs
         .iter()

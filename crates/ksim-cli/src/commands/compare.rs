@@ -21,10 +21,15 @@ pub struct CompareArgs {
     /// Also write compare.csv (the same table as `--out` writes) here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// An SLO figure to add as a column (`within(30s)`, `p95`, `scheduled`, ...; repeatable),
+    /// read from each run's pods.csv when summary.json does not store it.
+    #[arg(long = "column", value_name = "FIGURE")]
+    pub columns: Vec<String>,
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    let table = RunTable::from_dirs(&a.runs)?;
+    let figures = ksim_sweep::table::parse_columns(&a.columns, "--column")?;
+    let table = RunTable::from_dirs(&a.runs)?.with_figures(figures)?;
     println!("{}", table.terminal(true));
     if let Some(p) = &a.csv {
         // One CSV format for comparisons: the sweep.csv-style table.

@@ -61,6 +61,37 @@ pub struct RunArgs {
     /// Do not print the summary table.
     #[arg(long, short)]
     pub quiet: bool,
+    /// SLO conditions, as `ksim plan --slo` takes them (e.g. "within(30s)>=99%", "p99<=30s"):
+    /// checked after the run, written to slo.json and marked on the report's latency CDF.
+    #[arg(long)]
+    pub slo: Vec<String>,
+}
+
+/// `--slo` flags (repeated or comma-separated) parsed by `ksim plan`'s parser; `None` when
+/// none was given.
+pub fn parse_slo_flags(
+    flags: &[String],
+) -> anyhow::Result<Option<Vec<ksim_sweep::plan::Condition>>> {
+    if flags.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(ksim_sweep::plan::parse_slo(&flags.join(","))?))
+}
+
+/// Prints whether the run in `dir` meets each condition (latencies read from its pods.csv).
+pub fn print_slo_verdicts(
+    slo: Option<&[ksim_sweep::plan::Condition]>,
+    summary: &ksim_report::Summary,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let Some(slo) = slo else {
+        return Ok(());
+    };
+    let dist = ksim_report::LatencyDist::from_pods_csv(dir)?;
+    for line in ksim_sweep::plan::slo_verdicts(slo, summary, Some(&dist)) {
+        println!("{line}");
+    }
+    Ok(())
 }
 
 fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
@@ -132,6 +163,7 @@ fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let slo = parse_slo_flags(&a.slo)?;
     let plan = plan_from(&a)?;
     let out = a
         .out
@@ -169,7 +201,13 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let recorded = recorded_files(&a, &plan)?;
-    let extra: Vec<(&str, &str)> = recorded.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let slo_json = slo
+        .as_deref()
+        .map(|c| ksim_sweep::plan::slo_file(c).to_json());
+    let mut extra: Vec<(&str, &str)> = recorded.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    if let Some(t) = slo_json.as_deref() {
+        extra.push((ksim_report::SLO_FILE, t));
+    }
     let summary = run_plan_explain(plan, &out, a.event_log, explain, dump_at, &extra)?;
     let wall = started.elapsed();
     if let Some(why) = &summary.stalled {
@@ -186,6 +224,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if !a.quiet {
         println!("{}", ksim_report::summary_table(&summary));
+        print_slo_verdicts(slo.as_deref(), &summary, &out)?;
         println!(
             "reports written to {} ({:.2} s wall)",
             out.display(),

@@ -250,6 +250,11 @@ pub struct ImportSummary {
     pub skipped: BTreeMap<String, u64>,
     /// Mapping choices and approximations the user should know about.
     pub notes: Vec<String>,
+    /// CreatePod events of pods already bound to a node (`spec.nodeName`, e.g. a dump's running
+    /// pods) at t=0 of the written trace: placed there, never scheduled by the run.
+    pub pods_bound_at_start: u64,
+    /// The same, created later in the trace.
+    pub pods_bound_later: u64,
 }
 
 impl ImportSummary {
@@ -273,6 +278,26 @@ impl ImportSummary {
         rows.push(("nodes written".into(), self.nodes.to_string()));
         for (k, n) in &self.events {
             rows.push((format!("events {k}"), n.to_string()));
+            let bound = self.pods_bound_at_start + self.pods_bound_later;
+            if k == "CreatePod" && bound > 0 {
+                // Already-bound pods are placed, not scheduled: say so, and how many remain.
+                if self.pods_bound_at_start > 0 {
+                    rows.push((
+                        "  of which already bound: placed at t=0, not scheduled".into(),
+                        self.pods_bound_at_start.to_string(),
+                    ));
+                }
+                if self.pods_bound_later > 0 {
+                    rows.push((
+                        "  of which already bound: placed when created, not scheduled".into(),
+                        self.pods_bound_later.to_string(),
+                    ));
+                }
+                rows.push((
+                    "  of which to be scheduled".into(),
+                    n.saturating_sub(bound).to_string(),
+                ));
+            }
         }
         for (r, n) in &self.skipped {
             rows.push((format!("skipped: {r}"), n.to_string()));
@@ -303,6 +328,8 @@ pub struct ImportContext<'a> {
     pub time_base: i64,
     /// Pods created so far (for `max_pods`).
     pub pods: u64,
+    /// Times of the CreatePod events of already-bound pods (for the import table).
+    pub bound_times: Vec<i64>,
 }
 
 impl ImportContext<'_> {
@@ -338,6 +365,7 @@ pub fn import(
         opts,
         time_base: 0,
         pods: 0,
+        bound_times: Vec::new(),
     };
     let result = match format {
         ImportFormat::Openb => openb::import(&mut cx, inputs),
@@ -399,8 +427,12 @@ pub fn import(
         nodes,
         mut summary,
         time_base,
+        bound_times,
         ..
     } = cx;
+    // The written trace's t=0 is `time_base`.
+    summary.pods_bound_at_start = bound_times.iter().filter(|&&t| t <= time_base).count() as u64;
+    summary.pods_bound_later = bound_times.len() as u64 - summary.pods_bound_at_start;
     summary.nodes_file = out_dir.join("nodes.yaml");
     summary.trace_file = out_dir.join("trace.jsonl");
     summary.nodes = nodes.len() as u64;
@@ -494,6 +526,9 @@ pub(crate) mod build {
             check::check_duration(d).map_err(&err)?;
         }
         cx.pods += 1;
+        if !pod.spec.node_name.is_empty() {
+            cx.bound_times.push(at);
+        }
         cx.sink.push(
             at,
             InputEvent::CreatePod {
