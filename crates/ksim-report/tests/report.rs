@@ -55,6 +55,8 @@ fn created(at: f64, pod: &str, priority: i32, req: &[(&str, i64)]) -> Record {
         name: name.into(),
         priority,
         requests: amounts(req),
+        owner_kind: String::new(),
+        owner_name: String::new(),
     }
 }
 

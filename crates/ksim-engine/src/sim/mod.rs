@@ -19,7 +19,7 @@
 //! - `termination` — the stall rule and the attempts guard of a run without a horizon;
 //! - `volumes` — volume binding (PreBind, provisioning) and storage objects;
 //! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
-//! - `controllers` — workload controllers (ReplicaSet, Deployment, DaemonSet, Job).
+//! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
 //! (`schedule`); only this loop pops the heap and moves the clock.
@@ -502,6 +502,7 @@ impl Simulation {
             self.now
         };
         let unserved = self.report_unserved(end, obs);
+        self.report_controllers(end, obs);
         obs.record(&Record::RunEnded {
             at: end,
             stalled: self.stall_reason.clone(),
@@ -626,7 +627,7 @@ impl Simulation {
                 Err(object) => self.create_object(*object, obs),
             },
             InputEvent::UpdateObject { object } => match controllers::as_workload(object) {
-                Ok((kind, w)) => self.update_workload(kind, w, obs),
+                Ok((kind, w)) => self.update_workload(kind, w),
                 Err(object) => self.update_object(*object, obs),
             },
             InputEvent::DeleteObject {
