@@ -681,3 +681,222 @@ fn a_recreate_update_deletes_every_old_pod_before_the_new_ones() {
     assert!(new.iter().all(|(t, _)| *t == SimTime::from_secs(61)));
     assert_eq!(running(&r).len(), 6);
 }
+
+fn small_node(name: &str) -> Node {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}
+    }))
+    .expect("node")
+}
+
+/// A workload of `kind` whose pods request 2 CPUs and name `class` (if any).
+fn classed(kind: &str, name: &str, replicas: i32, class: &str) -> ApiObject {
+    let mut spec = json!({"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]});
+    if !class.is_empty() {
+        spec["priorityClassName"] = json!(class);
+    }
+    let mut o = json!({
+        "kind": kind, "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": spec}
+        }
+    });
+    if kind != "DaemonSet" {
+        o["spec"]["replicas"] = json!(replicas);
+    }
+    object(o)
+}
+
+fn class(name: &str, value: i32, global_default: bool, policy: &str) -> ApiObject {
+    object(json!({
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": name}, "value": value,
+        "globalDefault": global_default, "preemptionPolicy": policy
+    }))
+}
+
+fn priorities(records: &[Record]) -> BTreeMap<String, i32> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::PodCreated { name, priority, .. } => Some((name.clone(), *priority)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn preempted(records: &[Record]) -> Vec<(String, String)> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::PodEnded {
+                name,
+                outcome: Outcome::Preempted,
+                preempted_by,
+                ..
+            } => Some((name.clone(), preempted_by.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn system_node_critical_daemonset_pods_are_never_preemption_victims() {
+    let r = run(
+        cfg(300),
+        vec![small_node("a"), small_node("b")],
+        vec![
+            at(0.0, create(class("low", 10, false, "PreemptLowerPriority"))),
+            at(
+                0.0,
+                create(class("high", 1_000_000_000, false, "PreemptLowerPriority")),
+            ),
+            at(
+                0.0,
+                create(classed("DaemonSet", "agent", 0, "system-node-critical")),
+            ),
+            at(0.0, create(classed("ReplicaSet", "filler", 2, "low"))),
+            // Ordinary pods of the highest user priority: they preempt the fillers, and then,
+            // with only DaemonSet pods left on the nodes, wait.
+            at(50.0, create(classed("ReplicaSet", "important", 4, "high"))),
+        ],
+    );
+    let prio = priorities(&r);
+    let agents: Vec<_> = prio.keys().filter(|n| n.starts_with("agent-")).collect();
+    assert_eq!(agents.len(), 2);
+    assert!(agents.iter().all(|a| prio[*a] == 2_000_001_000));
+    let victims = preempted(&r);
+    assert!(
+        victims.iter().all(|(v, _)| v.starts_with("filler-")),
+        "{victims:?}"
+    );
+    // The fillers went (and their replacements, which cannot come back, stay pending).
+    let fillers_preempted = victims.len();
+    assert!(fillers_preempted >= 2, "{victims:?}");
+    let on = running(&r);
+    assert_eq!(on.keys().filter(|n| n.starts_with("agent-")).count(), 2);
+    assert_eq!(on.keys().filter(|n| n.starts_with("important-")).count(), 2);
+}
+
+#[test]
+fn global_default_and_preemption_policy_are_resolved_at_creation() {
+    let bare = |name: &str| InputEvent::CreatePod {
+        pod: Box::new(
+            serde_json::from_value(json!({
+                "metadata": {"name": name},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}
+            }))
+            .expect("pod"),
+        ),
+        run_for: None,
+    };
+    let r = run(
+        cfg(300),
+        vec![small_node("a")],
+        vec![
+            // Before any default class: priority 0.
+            at(0.0, bare("old-1")),
+            at(0.0, bare("old-2")),
+            at(10.0, create(class("batch", 100, true, "Never"))),
+            at(
+                10.0,
+                create(class("urgent", 100, false, "PreemptLowerPriority")),
+            ),
+            // No class named: the default class, which never preempts.
+            at(20.0, create(classed("Deployment", "batch", 1, ""))),
+            at(40.0, create(classed("ReplicaSet", "urgent", 1, "urgent"))),
+        ],
+    );
+    let prio = priorities(&r);
+    assert_eq!(prio["old-1"], 0);
+    let batch = prio
+        .keys()
+        .find(|n| n.starts_with("batch-"))
+        .expect("batch pod");
+    assert_eq!(prio[batch], 100);
+    // Same priority, but only the PreemptLowerPriority pod preempts; batch waits.
+    let victims = preempted(&r);
+    assert_eq!(victims.len(), 1, "{victims:?}");
+    assert!(victims[0].1.starts_with("default/urgent-"), "{victims:?}");
+    let on = running(&r);
+    assert!(!on.contains_key(batch));
+    assert!(on.keys().any(|n| n.starts_with("urgent-")));
+}
+
+#[test]
+fn priority_admission_refuses_what_upstream_refuses() {
+    let fails = |events: Vec<TimedEvent>| -> String {
+        let mut sim = Simulation::new(
+            cfg(100),
+            &Default::default(),
+            &Registry::in_tree(),
+            nodes(1),
+            Default::default(),
+        )
+        .expect("simulation");
+        sim.add_source(Box::new(VecSource::new(events)))
+            .expect("source");
+        let mut sink = |_: &Record| {};
+        sim.run(&mut sink).expect_err("refused").to_string()
+    };
+    let pod = |spec: Value| InputEvent::CreatePod {
+        pod: Box::new(
+            serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": spec})).expect("pod"),
+        ),
+        run_for: None,
+    };
+    let e = fails(vec![at(0.0, pod(json!({"priorityClassName": "nope"})))]);
+    assert!(
+        e.contains("pod default/p: spec.priorityClassName: no PriorityClass with name \"nope\""),
+        "{e}"
+    );
+    let e = fails(vec![
+        at(0.0, create(class("c", 5, false, "Never"))),
+        at(1.0, pod(json!({"priorityClassName": "c", "priority": 6}))),
+    ]);
+    assert!(
+        e.contains("spec.priority: the integer value of priority (6)"),
+        "{e}"
+    );
+    let e = fails(vec![
+        at(0.0, create(class("c", 5, false, "Never"))),
+        at(
+            1.0,
+            pod(json!({"priorityClassName": "c", "preemptionPolicy": "PreemptLowerPriority"})),
+        ),
+    ]);
+    assert!(e.contains("spec.preemptionPolicy"), "{e}");
+    let e = fails(vec![at(
+        0.0,
+        create(classed("DaemonSet", "ds", 0, "missing")),
+    )]);
+    assert!(
+        e.contains("CreateObject: DaemonSet: default/ds: spec.template.spec.priorityClassName"),
+        "{e}"
+    );
+    let e = fails(vec![
+        at(0.0, create(class("a", 5, true, "PreemptLowerPriority"))),
+        at(0.0, create(class("b", 6, true, "PreemptLowerPriority"))),
+    ]);
+    assert!(e.contains("only one default can exist"), "{e}");
+    // Refused when read: a reserved name, a value above the user maximum, a bad policy.
+    for (v, want) in [
+        (
+            json!({"kind": "PriorityClass", "metadata": {"name": "system-x"}, "value": 1}),
+            "metadata.name",
+        ),
+        (
+            json!({"kind": "PriorityClass", "metadata": {"name": "x"}, "value": 2_000_000_000}),
+            "value",
+        ),
+        (
+            json!({"kind": "PriorityClass", "metadata": {"name": "x"}, "preemptionPolicy": "Sometimes"}),
+            "preemptionPolicy",
+        ),
+    ] {
+        let err = ApiObject::from_value("test", &v).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("test: {want}")), "{err}");
+    }
+}

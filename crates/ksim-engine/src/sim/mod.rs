@@ -622,14 +622,8 @@ impl Simulation {
                 }
                 Ok(())
             }
-            InputEvent::CreateObject { object } => match controllers::as_workload(object) {
-                Ok((kind, w)) => self.create_workload(kind, w),
-                Err(object) => self.create_object(*object, obs),
-            },
-            InputEvent::UpdateObject { object } => match controllers::as_workload(object) {
-                Ok((kind, w)) => self.update_workload(kind, w),
-                Err(object) => self.update_object(*object, obs),
-            },
+            InputEvent::CreateObject { object } => self.create_any(object, obs),
+            InputEvent::UpdateObject { object } => self.update_any(object, obs),
             InputEvent::DeleteObject {
                 object_kind,
                 namespace,
@@ -637,6 +631,11 @@ impl Simulation {
             } if object_kind.is_workload() => {
                 self.delete_workload(object_kind, &namespace, &name, obs)
             }
+            InputEvent::DeleteObject {
+                object_kind: ksim_api::object::ObjectKind::PriorityClass,
+                name,
+                ..
+            } => self.delete_priority_class(&name),
             InputEvent::DeleteObject {
                 object_kind,
                 namespace,

@@ -106,6 +106,14 @@ impl Simulation {
         run_for: Option<SimDuration>,
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
+        if let Err(e) = self.admit_priority(&mut pod) {
+            let ns = if pod.metadata.namespace.is_empty() {
+                "default"
+            } else {
+                &pod.metadata.namespace
+            };
+            return Err(self.input_err(format!("CreatePod: pod {ns}/{}: {e}", pod.metadata.name)));
+        }
         default_pod(&mut pod);
         let key = pod.key();
         if self.live.contains_key(&key) {

@@ -37,6 +37,7 @@ use crate::time::{SimDuration, SimTime};
 mod daemonset;
 mod deployment;
 mod job;
+mod priorityclass;
 mod replicaset;
 mod statefulset;
 
@@ -114,6 +115,8 @@ pub(crate) struct State {
     pub pending: BTreeSet<(String, SimTime)>,
     pub rng: ChaCha8Rng,
     pub seq: u64,
+    /// PriorityClass objects by name (the built-ins are not stored: see `priorityclass`).
+    pub classes: BTreeMap<String, ksim_api::PriorityClass>,
 }
 
 impl State {
@@ -124,6 +127,7 @@ impl State {
             pending: BTreeSet::new(),
             rng: super::rng_stream(seed, 7),
             seq: 0,
+            classes: BTreeMap::new(),
         }
     }
 
@@ -201,6 +205,7 @@ impl Simulation {
                 w.metadata.namespace, w.metadata.name
             )));
         }
+        self.admit_template(&format!("CreateObject: {kind}"), &w)?;
         if w.metadata.uid.is_empty() {
             w.metadata.uid = format!("{}-{}-uid", kind.as_str().to_lowercase(), key.len());
         }
@@ -239,6 +244,7 @@ impl Simulation {
             w.metadata.namespace = "default".into();
         }
         let key = ctl_key(kind, &w.metadata.namespace, &w.metadata.name);
+        self.admit_template(&format!("UpdateObject: {kind}"), &w)?;
         let now = self.now;
         let Some(c) = self.controllers.ctls.get_mut(&key) else {
             return Err(self.input_err(format!(
