@@ -900,3 +900,111 @@ fn priority_admission_refuses_what_upstream_refuses() {
         assert!(err.starts_with(&format!("test: {want}")), "{err}");
     }
 }
+
+/// A pod of a dump: bound to `node`, owned by `owner_kind/owner_name`.
+fn dumped(name: &str, node: &str, labels: Value, owner_kind: &str, owner_name: &str) -> InputEvent {
+    InputEvent::CreatePod {
+        pod: Box::new(
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "labels": labels, "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": owner_kind, "name": owner_name,
+                    "uid": format!("uid-{owner_name}"), "controller": true}]},
+                "spec": {"nodeName": node,
+                         "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}
+            }))
+            .expect("pod"),
+        ),
+        run_for: None,
+    }
+}
+
+#[test]
+fn controllers_adopt_the_dumped_pods_that_name_them_and_do_not_double_create() {
+    let r = run(
+        cfg(100),
+        nodes(3),
+        vec![
+            at(
+                0.0,
+                create(workload("Deployment", "web", json!({"replicas": 3}))),
+            ),
+            at(
+                0.0,
+                create(workload("StatefulSet", "db", json!({"replicas": 2}))),
+            ),
+            at(0.0, create(workload("DaemonSet", "agent", json!({})))),
+            at(
+                0.0,
+                dumped(
+                    "web-7d4b9c-aaaaa",
+                    "n0",
+                    json!({"app": "web", "pod-template-hash": "7d4b9c"}),
+                    "ReplicaSet",
+                    "web-7d4b9c",
+                ),
+            ),
+            at(
+                0.0,
+                dumped(
+                    "web-7d4b9c-bbbbb",
+                    "n1",
+                    json!({"app": "web", "pod-template-hash": "7d4b9c"}),
+                    "ReplicaSet",
+                    "web-7d4b9c",
+                ),
+            ),
+            at(
+                0.0,
+                dumped(
+                    "web-7d4b9c-ccccc",
+                    "n2",
+                    json!({"app": "web", "pod-template-hash": "7d4b9c"}),
+                    "ReplicaSet",
+                    "web-7d4b9c",
+                ),
+            ),
+            at(
+                0.0,
+                dumped("db-0", "n1", json!({"app": "db"}), "StatefulSet", "db"),
+            ),
+            at(
+                0.0,
+                dumped(
+                    "agent-zzzzz",
+                    "n0",
+                    json!({"app": "agent"}),
+                    "DaemonSet",
+                    "agent",
+                ),
+            ),
+            at(50.0, InputEvent::RemoveNode { name: "n0".into() }),
+        ],
+    );
+    let made = created(&r);
+    let by_controllers: Vec<&str> = made
+        .iter()
+        .filter(|(t, _)| *t > SimTime::ZERO && *t < SimTime::from_secs(50))
+        .map(|(_, n)| n.as_str())
+        .collect();
+    // Only what the dump lacked: db-1, and the agent of n1 and n2.
+    assert_eq!(by_controllers.len(), 3, "{by_controllers:?}");
+    assert!(by_controllers.contains(&"db-1"));
+    assert_eq!(
+        by_controllers
+            .iter()
+            .filter(|n| n.starts_with("agent-"))
+            .count(),
+        2
+    );
+    // n0's web pod is the Deployment's: replaced after the node goes (its agent is not).
+    let later: Vec<&str> = made
+        .iter()
+        .filter(|(t, n)| *t > SimTime::from_secs(50) && n.starts_with("web-"))
+        .map(|(_, n)| n.as_str())
+        .collect();
+    assert_eq!(later.len(), 1, "{later:?}");
+    assert!(later[0].starts_with("web-") && !later[0].starts_with("web-7d4b9c-"));
+    let on = running(&r);
+    assert_eq!(on.keys().filter(|n| n.starts_with("web-")).count(), 3);
+    assert_eq!(on.keys().filter(|n| n.starts_with("db-")).count(), 2);
+}

@@ -21,13 +21,16 @@ impl Simulation {
         let Some(c) = self.controllers.ctls.get(key) else {
             return;
         };
-        // Nodes that already have a pod of this DaemonSet (by the pinned node name).
+        // Nodes that already have a pod of this DaemonSet (by the pinned node name, or the
+        // node an adopted pod is bound to).
         let mut covered = BTreeSet::new();
         for p in c.pods.keys() {
             if let Some(&id) = self.live.get(p) {
-                if let Some(n) = pinned_node(&self.pods[id as usize].info.pod) {
-                    covered.insert(n);
-                }
+                let slot = &self.pods[id as usize];
+                match pinned_node(&slot.info.pod) {
+                    Some(n) => covered.insert(n),
+                    None => covered.insert(slot.node.clone()),
+                };
             }
         }
         let template = Pod {

@@ -34,6 +34,7 @@ use super::{Ev, PodId, PodPhase, SimError, Simulation};
 use crate::record::{Observer, Outcome, Record};
 use crate::time::{SimDuration, SimTime};
 
+mod adopt;
 mod daemonset;
 mod deployment;
 mod job;
@@ -102,6 +103,8 @@ pub(crate) struct Controller {
     pub all_ready_at: Option<SimTime>,
     pub max_unavailable: i64,
     pub finished_at: Option<SimTime>,
+    /// Whether its first reconcile adopted the orphans naming it (`adopt`).
+    pub adopted: bool,
 }
 
 /// The controllers' state (`Simulation::controllers`).
@@ -228,6 +231,7 @@ impl Simulation {
                 all_ready_at: None,
                 max_unavailable: 0,
                 finished_at: None,
+                adopted: false,
             },
         );
         self.queue_reconcile(&key);
@@ -425,6 +429,7 @@ impl Simulation {
         self.controllers
             .pending
             .remove(&(key.to_string(), self.now));
+        self.adopt_orphans(key);
         let Some(c) = self.controllers.ctls.get(key) else {
             return;
         };
