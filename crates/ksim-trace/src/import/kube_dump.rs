@@ -22,8 +22,8 @@
 //! - Workloads (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs with a pod template)
 //!   go to `objects.yaml` too, so their controllers run; they adopt the dumped pods whose
 //!   controller `ownerReferences` name them and create only what is missing. A ReplicaSet owned
-//!   by a Deployment loses its pod template (it stays a selector for spreading: its Deployment
-//!   runs it); a finished Job (condition Complete or Failed) is skipped; a running Job's
+//!   by a Deployment loses its template's containers (it stays a selector for spreading: its
+//!   Deployment runs it); a finished Job (condition Complete or Failed) is skipped; a running Job's
 //!   `completions` is reduced by its `status.succeeded`, so it does not run them again.
 //! - Other kinds are counted as skipped.
 
@@ -104,7 +104,8 @@ pub fn import(
                 format!("items[{i}]: {f}")
             }
         };
-        match kind_of(&v) {
+        let kind = kind_of(&v).to_string();
+        match kind.as_str() {
             "Node" => {
                 let n =
                     decode_node(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
@@ -206,8 +207,12 @@ fn controller_skips(v: &mut Value, cx: &mut ImportContext<'_>) -> bool {
         });
     match kind_of(v) {
         "ReplicaSet" if owned_by_deployment => {
-            if let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut) {
-                spec.remove("template");
+            // Without template containers a ReplicaSet is read as a selector, not run.
+            if let Some(spec) = v
+                .pointer_mut("/spec/template/spec")
+                .and_then(Value::as_object_mut)
+            {
+                spec.remove("containers");
             }
             false
         }
