@@ -457,6 +457,41 @@ impl<'de> Deserialize<'de> for ApiObject {
     }
 }
 
+/// Upstream's `HighestUserDefinablePriority`: a PriorityClass not named `system-` may not be
+/// higher.
+pub const HIGHEST_USER_DEFINABLE_PRIORITY: i32 = 1_000_000_000;
+
+/// What the API server's PriorityClass validation refuses: a name with the reserved `system-`
+/// prefix (the built-ins exist already), a value above [`HIGHEST_USER_DEFINABLE_PRIORITY`], a
+/// `preemptionPolicy` other than `PreemptLowerPriority` / `Never`.
+fn validate_priority_class(pc: &PriorityClass) -> Result<(), (&'static str, String)> {
+    if pc.metadata.name.starts_with("system-") {
+        return Err((
+            "metadata.name",
+            format!(
+                "{:?}: the prefix \"system-\" is reserved for the built-in classes",
+                pc.metadata.name
+            ),
+        ));
+    }
+    if pc.value > HIGHEST_USER_DEFINABLE_PRIORITY {
+        return Err((
+            "value",
+            format!(
+                "must be no more than {HIGHEST_USER_DEFINABLE_PRIORITY}, got {}",
+                pc.value
+            ),
+        ));
+    }
+    match pc.preemption_policy.as_deref() {
+        None | Some("PreemptLowerPriority") | Some("Never") => Ok(()),
+        Some(p) => Err((
+            "preemptionPolicy",
+            format!("{p:?} is not PreemptLowerPriority or Never"),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,40 +553,5 @@ mod tests {
             ObjectKind::CsiDriver
         );
         assert!(serde_json::from_str::<ObjectKind>("\"Pod\"").is_err());
-    }
-}
-
-/// Upstream's `HighestUserDefinablePriority`: a PriorityClass not named `system-` may not be
-/// higher.
-pub const HIGHEST_USER_DEFINABLE_PRIORITY: i32 = 1_000_000_000;
-
-/// What the API server's PriorityClass validation refuses: a name with the reserved `system-`
-/// prefix (the built-ins exist already), a value above [`HIGHEST_USER_DEFINABLE_PRIORITY`], a
-/// `preemptionPolicy` other than `PreemptLowerPriority` / `Never`.
-fn validate_priority_class(pc: &PriorityClass) -> Result<(), (&'static str, String)> {
-    if pc.metadata.name.starts_with("system-") {
-        return Err((
-            "metadata.name",
-            format!(
-                "{:?}: the prefix \"system-\" is reserved for the built-in classes",
-                pc.metadata.name
-            ),
-        ));
-    }
-    if pc.value > HIGHEST_USER_DEFINABLE_PRIORITY {
-        return Err((
-            "value",
-            format!(
-                "must be no more than {HIGHEST_USER_DEFINABLE_PRIORITY}, got {}",
-                pc.value
-            ),
-        ));
-    }
-    match pc.preemption_policy.as_deref() {
-        None | Some("PreemptLowerPriority") | Some("Never") => Ok(()),
-        Some(p) => Err((
-            "preemptionPolicy",
-            format!("{p:?} is not PreemptLowerPriority or Never"),
-        )),
     }
 }
