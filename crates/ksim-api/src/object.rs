@@ -3,7 +3,9 @@
 //! reads (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
 //! CSIStorageCapacity, VolumeAttachment), PodDisruptionBudgets (preemption) and Services
 //! (PodTopologySpread's default constraints), and the workloads the engine's controllers run
-//! (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job; see [`crate::workloads`]).
+//! (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job; see [`crate::workloads`]), and
+//! PriorityClasses (the engine resolves a new pod's priority against them, as the Priority
+//! admission plugin does).
 //!
 //! [`ApiObject`] reads and writes the Kubernetes JSON of any of them, dispatching on `kind`;
 //! [`ObjectKind`] names the kind alone (for deletions and cluster events).
@@ -11,7 +13,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::core::{PodDisruptionBudget, Service};
+use crate::core::{PodDisruptionBudget, PriorityClass, Service};
 use crate::load::{decode, LoadError};
 use crate::meta::ObjectMeta;
 use crate::storage::{
@@ -38,11 +40,12 @@ pub enum ObjectKind {
     StatefulSet,
     DaemonSet,
     Job,
+    PriorityClass,
 }
 
 impl ObjectKind {
     /// Every kind, in the order the documentation lists them.
-    pub const ALL: [ObjectKind; 14] = [
+    pub const ALL: [ObjectKind; 15] = [
         ObjectKind::PersistentVolume,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::StorageClass,
@@ -57,6 +60,7 @@ impl ObjectKind {
         ObjectKind::StatefulSet,
         ObjectKind::DaemonSet,
         ObjectKind::Job,
+        ObjectKind::PriorityClass,
     ];
 
     /// The workload kinds the engine's controllers run.
@@ -88,6 +92,7 @@ impl ObjectKind {
             ObjectKind::StatefulSet => "StatefulSet",
             ObjectKind::DaemonSet => "DaemonSet",
             ObjectKind::Job => "Job",
+            ObjectKind::PriorityClass => "PriorityClass",
         }
     }
 
@@ -108,6 +113,7 @@ impl ObjectKind {
             | ObjectKind::StatefulSet
             | ObjectKind::DaemonSet => "apps/v1",
             ObjectKind::Job => "batch/v1",
+            ObjectKind::PriorityClass => "scheduling.k8s.io/v1",
             _ => "storage.k8s.io/v1",
         }
     }
@@ -187,6 +193,7 @@ pub enum ApiObject {
     StatefulSet(Workload),
     DaemonSet(Workload),
     Job(Workload),
+    PriorityClass(PriorityClass),
 }
 
 impl ApiObject {
@@ -206,6 +213,7 @@ impl ApiObject {
             ApiObject::StatefulSet(_) => ObjectKind::StatefulSet,
             ApiObject::DaemonSet(_) => ObjectKind::DaemonSet,
             ApiObject::Job(_) => ObjectKind::Job,
+            ApiObject::PriorityClass(_) => ObjectKind::PriorityClass,
         }
     }
 
@@ -225,6 +233,7 @@ impl ApiObject {
             | ApiObject::StatefulSet(o)
             | ApiObject::DaemonSet(o)
             | ApiObject::Job(o) => &o.metadata,
+            ApiObject::PriorityClass(o) => &o.metadata,
         }
     }
 
@@ -244,6 +253,7 @@ impl ApiObject {
             | ApiObject::StatefulSet(o)
             | ApiObject::DaemonSet(o)
             | ApiObject::Job(o) => &mut o.metadata,
+            ApiObject::PriorityClass(o) => &mut o.metadata,
         }
     }
 
@@ -268,8 +278,10 @@ impl ApiObject {
             | ApiObject::StatefulSet(o)
             | ApiObject::DaemonSet(o)
             | ApiObject::Job(o) => (&mut o.api_version, &mut o.kind),
-            // PDB and Service types carry no type meta.
-            ApiObject::PodDisruptionBudget(_) | ApiObject::Service(_) => return,
+            // PDB, Service and PriorityClass types carry no type meta.
+            ApiObject::PodDisruptionBudget(_)
+            | ApiObject::Service(_)
+            | ApiObject::PriorityClass(_) => return,
         };
         *api_version = k.api_version().to_string();
         *kind = k.as_str().to_string();
@@ -392,6 +404,11 @@ impl ApiObject {
                     _ => ApiObject::Job(w),
                 }
             }
+            ObjectKind::PriorityClass => {
+                let pc: PriorityClass = decode(source_name, v)?;
+                validate_priority_class(&pc).map_err(|(path, message)| field(path, message))?;
+                ApiObject::PriorityClass(pc)
+            }
         };
         let mut obj = obj;
         obj.set_type_meta();
@@ -420,6 +437,7 @@ impl ApiObject {
             | ApiObject::StatefulSet(o)
             | ApiObject::DaemonSet(o)
             | ApiObject::Job(o) => serde_json::to_value(o),
+            ApiObject::PriorityClass(o) => serde_json::to_value(o),
         };
         let mut m = match v {
             Ok(Value::Object(m)) => m,
@@ -447,6 +465,41 @@ impl<'de> Deserialize<'de> for ApiObject {
             }
             other => serde::de::Error::custom(other.to_string()),
         })
+    }
+}
+
+/// Upstream's `HighestUserDefinablePriority`: a PriorityClass not named `system-` may not be
+/// higher.
+pub const HIGHEST_USER_DEFINABLE_PRIORITY: i32 = 1_000_000_000;
+
+/// What the API server's PriorityClass validation refuses: a name with the reserved `system-`
+/// prefix (the built-ins exist already), a value above [`HIGHEST_USER_DEFINABLE_PRIORITY`], a
+/// `preemptionPolicy` other than `PreemptLowerPriority` / `Never`.
+fn validate_priority_class(pc: &PriorityClass) -> Result<(), (&'static str, String)> {
+    if pc.metadata.name.starts_with("system-") {
+        return Err((
+            "metadata.name",
+            format!(
+                "{:?}: the prefix \"system-\" is reserved for the built-in classes",
+                pc.metadata.name
+            ),
+        ));
+    }
+    if pc.value > HIGHEST_USER_DEFINABLE_PRIORITY {
+        return Err((
+            "value",
+            format!(
+                "must be no more than {HIGHEST_USER_DEFINABLE_PRIORITY}, got {}",
+                pc.value
+            ),
+        ));
+    }
+    match pc.preemption_policy.as_deref() {
+        None | Some("PreemptLowerPriority") | Some("Never") => Ok(()),
+        Some(p) => Err((
+            "preemptionPolicy",
+            format!("{p:?} is not PreemptLowerPriority or Never"),
+        )),
     }
 }
 

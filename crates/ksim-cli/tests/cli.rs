@@ -96,7 +96,7 @@ fn run_writes_all_outputs_and_is_reproducible_by_seed() {
     let mut lines = pods.lines();
     assert_eq!(
         lines.next(),
-        Some("namespace,name,priority,created_s,first_attempt_s,scheduled_s,bound_s,finished_s,attempts,node,outcome,preempted_by,last_reason")
+        Some("namespace,name,priority,created_s,first_attempt_s,scheduled_s,bound_s,finished_s,attempts,node,outcome,preempted_by,last_reason,owner_kind,owner_name")
     );
     assert_eq!(lines.count(), 200);
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// Resource amounts in the scheduler's units: cpu in millicores, memory and storage in bytes,
 /// pods as a count, extended resources in their units. Sorted by name.
@@ -102,6 +102,11 @@ pub enum Record {
         priority: i32,
         /// The pod's effective requests (init containers, sidecars and overhead included).
         requests: Amounts,
+        /// Kind and name of its controller `ownerReference` (else its first owner), "" if none.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        owner_kind: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        owner_name: String,
     },
     /// One scheduling cycle for one pod.
     Attempt {
@@ -136,6 +141,32 @@ pub enum Record {
         /// `namespace/name` of the preemptor when preempted.
         preempted_by: String,
     },
+    /// A workload controller as it stands at the end of the run (one per controller, just
+    /// before `RunEnded`; `controllers.csv`).
+    Controller {
+        at: SimTime,
+        kind: String,
+        namespace: String,
+        name: String,
+        /// Desired pods: replicas, a DaemonSet's eligible nodes, a Job's completions.
+        desired: i64,
+        /// Pods it created, pods it has now, and of those the running ones.
+        created: u64,
+        live: u64,
+        running: u64,
+        /// From its last create or spec change to the first instant every desired pod was
+        /// running (none when that never happened; Jobs: none).
+        time_to_all_running: Option<SimDuration>,
+        /// The most desired pods not running at once, after all had been running.
+        max_unavailable: u64,
+        /// Pods that ended other than by the controller (deleted, preempted, failed) and that
+        /// it replaced or would replace.
+        replaced: u64,
+        /// Job: pods succeeded and failed; when it completed.
+        succeeded: u64,
+        failed: u64,
+        completed_at: Option<SimTime>,
+    },
     /// The run ended at the horizon (or when nothing was left to do).
     RunEnded {
         at: SimTime,
@@ -159,6 +190,7 @@ impl Record {
             | Record::Attempt { at, .. }
             | Record::PodBound { at, .. }
             | Record::PodEnded { at, .. }
+            | Record::Controller { at, .. }
             | Record::RunEnded { at, .. } => *at,
         }
     }

@@ -10,6 +10,7 @@
 //! | file | what |
 //! |---|---|
 //! | `pods.csv` | one row per `PodCreated`, in creation order (see [`PODS_HEADER`]) |
+//! | `controllers.csv` | one row per workload controller at the end of the run ([`CONTROLLERS_HEADER`]) |
 //! | `placements.csv` | every scheduling attempt, in order ([`PLACEMENTS_HEADER`]) |
 //! | `utilization.csv` | requested/allocatable per resource, per pool and cluster-wide, running and pending pods, on a grid of at most 2,001 samples ([`utilization`] module doc has the rule) |
 //! | `summary.json` | headline figures ([`Summary`]; its module doc has every definition) |
@@ -23,7 +24,7 @@
 //! a run directory from an event log; [`compare`] reads several runs' `summary.json` back into a
 //! comparison table.
 //!
-//! **Architecture invariant:** the same records give byte-identical `pods.csv`,
+//! **Architecture invariant:** the same records give byte-identical `pods.csv`, `controllers.csv`,
 //! `placements.csv`, `utilization.csv` and `summary.json`: times are integer microseconds printed
 //! as decimal seconds, floats are rounded to 6 decimals, and every map is ordered.
 
@@ -51,7 +52,7 @@ pub use error::ReportError;
 pub use eventlog::{render_event_log, render_event_log_with, EventLogReader, EventLogWriter};
 pub use latency::LatencyDist;
 pub use options::ReportOptions;
-pub use outputs::{OUTPUT_FILES, PODS_HEADER};
+pub use outputs::{CONTROLLERS_HEADER, OUTPUT_FILES, PODS_HEADER};
 pub use plots::{ensure_plot_font, PlotFontError};
 pub use recorder::{Recorder, PLACEMENTS_HEADER};
 pub use slo::{SloFile, SloMark, SLO_FILE};

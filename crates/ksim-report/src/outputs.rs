@@ -4,6 +4,9 @@ use std::fs::{self, File};
 use std::io::BufWriter;
 use std::path::Path;
 
+use ksim_engine::record::Record;
+use ksim_engine::time::SimTime;
+
 use crate::error::ReportError;
 use crate::recorder::{secs, Recorder};
 use crate::summary::{self, Summary};
@@ -17,8 +20,10 @@ use crate::{html, plots};
 /// deleted, preempted, failed). `node` is the bound node, or the node of a `Scheduled` attempt
 /// whose binding had not finished. `outcome` is the `PodEnded` outcome, else running when bound
 /// and pending when not. `last_reason` is the message of the pod's last failed attempt (FitError
-/// text, or the error of an `Error` attempt), kept after a later success.
-pub const PODS_HEADER: [&str; 13] = [
+/// text, or the error of an `Error` attempt), kept after a later success. `owner_kind`,
+/// `owner_name` are the pod's controller `ownerReference` (a Deployment's pods: their
+/// ReplicaSet), empty when it has none.
+pub const PODS_HEADER: [&str; 15] = [
     "namespace",
     "name",
     "priority",
@@ -32,13 +37,39 @@ pub const PODS_HEADER: [&str; 13] = [
     "outcome",
     "preempted_by",
     "last_reason",
+    "owner_kind",
+    "owner_name",
+];
+
+/// Header of `controllers.csv`: one row per workload controller, as it stands at the end of the
+/// run. `desired` is replicas (a DaemonSet: its eligible nodes; a Job: its completions);
+/// `created` the pods it created, `live` those it has now, `running` those bound and started;
+/// `time_to_all_running_s` from its last create or spec change to the first instant all desired
+/// pods ran (empty if never; Jobs: empty); `max_unavailable` the most desired pods not running
+/// at once after that; `replaced` its pods that ended other than by its own hand (deleted,
+/// preempted, failed with their node); Jobs: `succeeded`, `failed`, `completed_s`.
+pub const CONTROLLERS_HEADER: [&str; 13] = [
+    "kind",
+    "namespace",
+    "name",
+    "desired",
+    "created",
+    "live",
+    "running",
+    "time_to_all_running_s",
+    "max_unavailable",
+    "replaced",
+    "succeeded",
+    "failed",
+    "completed_s",
 ];
 
 /// The files [`Recorder::write_outputs`] writes, in the order it writes them; the completion
 /// marker ([`crate::staging::COMPLETE_MARKER`]) comes after them.
-pub const OUTPUT_FILES: [&str; 17] = [
+pub const OUTPUT_FILES: [&str; 18] = [
     "placements.csv",
     "pods.csv",
+    "controllers.csv",
     "utilization.csv",
     "summary.json",
     "utilization.svg",
@@ -68,6 +99,7 @@ impl Recorder {
         fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, e))?;
         self.finish_placements(dir)?;
         self.write_pods_csv(&dir.join("pods.csv"))?;
+        self.write_controllers_csv(&dir.join("controllers.csv"))?;
 
         let path = dir.join("utilization.csv");
         let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
@@ -117,6 +149,11 @@ impl Recorder {
                 .and_then(|n| self.nodes.get(n as usize))
                 .map(|n| n.name.as_str())
                 .unwrap_or("");
+            let (owner_kind, owner_name) = p
+                .owner
+                .and_then(|o| self.owners.names.get(o as usize))
+                .and_then(|o| o.split_once('/'))
+                .unwrap_or(("", ""));
             w.write_record([
                 p.namespace.as_str(),
                 p.name.as_str(),
@@ -131,6 +168,58 @@ impl Recorder {
                 p.outcome().as_str(),
                 p.preempted_by.as_str(),
                 p.last_reason.as_deref().unwrap_or(""),
+                owner_kind,
+                owner_name,
+            ])
+            .map_err(err)?;
+        }
+        w.flush().map_err(|e| ReportError::io(path, e))
+    }
+
+    fn write_controllers_csv(&self, path: &Path) -> Result<(), ReportError> {
+        let file = File::create(path).map_err(|e| ReportError::io(path, e))?;
+        let mut w = csv::Writer::from_writer(BufWriter::new(file));
+        let err = |e| ReportError::csv(path, e);
+        w.write_record(CONTROLLERS_HEADER).map_err(err)?;
+        for r in &self.controllers {
+            let Record::Controller {
+                kind,
+                namespace,
+                name,
+                desired,
+                created,
+                live,
+                running,
+                time_to_all_running,
+                max_unavailable,
+                replaced,
+                succeeded,
+                failed,
+                completed_at,
+                ..
+            } = r
+            else {
+                continue;
+            };
+            let job = kind == "Job";
+            let n = |v: &u64| if job { String::new() } else { v.to_string() };
+            let jn = |v: &u64| if job { v.to_string() } else { String::new() };
+            w.write_record([
+                kind.as_str(),
+                namespace.as_str(),
+                name.as_str(),
+                &desired.to_string(),
+                &created.to_string(),
+                &live.to_string(),
+                &running.to_string(),
+                &time_to_all_running
+                    .map(|d| SimTime(d.micros()).secs_string())
+                    .unwrap_or_default(),
+                &n(max_unavailable),
+                &replaced.to_string(),
+                &jn(succeeded),
+                &jn(failed),
+                &secs(*completed_at),
             ])
             .map_err(err)?;
         }

@@ -122,6 +122,8 @@ pub(crate) struct PodRow {
     /// Outcome from `PodEnded`, if any.
     pub ended: Option<Outcome>,
     pub preempted_by: String,
+    /// Its owner (`kind/name` in [`Recorder::owners`]), if it has one.
+    pub owner: Option<u32>,
     /// Message of the last failed attempt (FitError, or the error of an `Error` attempt).
     pub last_reason: Option<String>,
 }
@@ -156,6 +158,10 @@ pub struct Recorder {
     pub(crate) nodes_added: u64,
     pub(crate) nodes_removed: u64,
     pub(crate) pods: Vec<PodRow>,
+    /// Pod owners as `kind/name` (pods of one controller share an id).
+    pub(crate) owners: Interner,
+    /// The `Controller` records (`controllers.csv`), in record order.
+    pub(crate) controllers: Vec<Record>,
     /// namespace → name → the latest pod row created under that name (nested so lookups by
     /// `&str` need no allocation).
     pod_index: FxHashMap<String, FxHashMap<String, u32>>,
@@ -226,6 +232,8 @@ impl Recorder {
             nodes_added: 0,
             nodes_removed: 0,
             pods: Vec::new(),
+            owners: Interner::default(),
+            controllers: Vec::new(),
             pod_index: FxHashMap::default(),
             placements,
             attempts_total: 0,
@@ -491,8 +499,12 @@ impl Observer for Recorder {
                 name,
                 priority,
                 requests,
+                owner_kind,
+                owner_name,
             } => {
                 let requests = self.intern_amounts(requests).into_boxed_slice();
+                let owner = (!owner_kind.is_empty())
+                    .then(|| self.owners.id(&format!("{owner_kind}/{owner_name}")));
                 let i = self.pods.len() as u32;
                 self.pods.push(PodRow {
                     namespace: namespace.clone(),
@@ -510,6 +522,7 @@ impl Observer for Recorder {
                     bound_node: None,
                     ended: None,
                     preempted_by: String::new(),
+                    owner,
                     last_reason: None,
                 });
                 // A re-created pod (same name after the first ended) is a new row; later
@@ -649,6 +662,7 @@ impl Observer for Recorder {
                     }
                 }
             }
+            Record::Controller { .. } => self.controllers.push(r.clone()),
             Record::RunEnded {
                 at,
                 stalled,

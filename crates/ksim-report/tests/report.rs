@@ -55,6 +55,8 @@ fn created(at: f64, pod: &str, priority: i32, req: &[(&str, i64)]) -> Record {
         name: name.into(),
         priority,
         requests: amounts(req),
+        owner_kind: String::new(),
+        owner_name: String::new(),
     }
 }
 
@@ -176,7 +178,26 @@ fn fixture() -> Vec<Record> {
         ),
         scheduled(4.001, "default/batch-1", 1, "n2", 2),
         bound(4.4, "default/batch-1", "n2"),
-        created(5.0, "default/web-2", 0, &[("cpu", 1000), ("memory", GI)]),
+        // A controller's pod: pods.csv names its owner.
+        match created(5.0, "default/web-2", 0, &[("cpu", 1000), ("memory", GI)]) {
+            Record::PodCreated {
+                at,
+                namespace,
+                name,
+                priority,
+                requests,
+                ..
+            } => Record::PodCreated {
+                at,
+                namespace,
+                name,
+                priority,
+                requests,
+                owner_kind: "ReplicaSet".into(),
+                owner_name: "web-7f9c4d8b5".into(),
+            },
+            other => other,
+        },
         scheduled(5.001, "default/web-2", 1, "n1", 2),
         bound(5.3, "default/web-2", "n1"),
         unschedulable(12.001, "default/big", 2, "", GPU_TAINT_MSG, 3),
@@ -241,6 +262,38 @@ fn fixture() -> Vec<Record> {
             0,
             3,
         ),
+        Record::Controller {
+            at: t(100.0),
+            kind: "Deployment".into(),
+            namespace: "default".into(),
+            name: "web".into(),
+            desired: 2,
+            created: 1,
+            live: 1,
+            running: 1,
+            time_to_all_running: None,
+            max_unavailable: 0,
+            replaced: 0,
+            succeeded: 0,
+            failed: 0,
+            completed_at: None,
+        },
+        Record::Controller {
+            at: t(100.0),
+            kind: "Job".into(),
+            namespace: "ml".into(),
+            name: "train".into(),
+            desired: 1,
+            created: 1,
+            live: 0,
+            running: 0,
+            time_to_all_running: None,
+            max_unavailable: 0,
+            replaced: 1,
+            succeeded: 0,
+            failed: 1,
+            completed_at: None,
+        },
         Record::RunEnded {
             at: t(100.0),
             stalled: None,
@@ -266,8 +319,9 @@ fn read(dir: &Path, file: &str) -> String {
     fs::read_to_string(dir.join(file)).unwrap()
 }
 
-const DETERMINISTIC: [&str; 4] = [
+const DETERMINISTIC: [&str; 5] = [
     "pods.csv",
+    "controllers.csv",
     "placements.csv",
     "utilization.csv",
     "summary.json",
@@ -278,6 +332,7 @@ fn golden_outputs_of_a_small_run() {
     let dir = out_dir("golden");
     run_into(&fixture(), &dir, golden_options());
     insta::assert_snapshot!("pods_csv", read(&dir, "pods.csv"));
+    insta::assert_snapshot!("controllers_csv", read(&dir, "controllers.csv"));
     insta::assert_snapshot!("placements_csv", read(&dir, "placements.csv"));
     insta::assert_snapshot!("utilization_csv", read(&dir, "utilization.csv"));
     insta::assert_snapshot!("summary_json", read(&dir, "summary.json"));

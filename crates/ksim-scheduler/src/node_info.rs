@@ -284,12 +284,14 @@ impl ClusterObjects {
                     .find(|p| p.metadata.namespace == namespace && p.metadata.name == name)?
                     .clone(),
             ),
-            // Workloads live in the engine's controllers, not in the scheduler's cache.
+            // Workloads live in the engine's controllers, PriorityClasses in its admission,
+            // not in the scheduler's cache.
             ObjectKind::Deployment
             | ObjectKind::ReplicaSet
             | ObjectKind::StatefulSet
             | ObjectKind::DaemonSet
-            | ObjectKind::Job => return None,
+            | ObjectKind::Job
+            | ObjectKind::PriorityClass => return None,
         })
     }
 
@@ -342,12 +344,13 @@ impl ClusterObjects {
                     None => self.services.push(o),
                 }
             }
-            // Workloads live in the engine's controllers, not in the scheduler's cache.
+            // Workloads live in the engine's controllers, PriorityClasses in its admission.
             ApiObject::Deployment(_)
             | ApiObject::ReplicaSet(_)
             | ApiObject::StatefulSet(_)
             | ApiObject::DaemonSet(_)
-            | ApiObject::Job(_) => {}
+            | ApiObject::Job(_)
+            | ApiObject::PriorityClass(_) => {}
         }
         old
     }
@@ -394,7 +397,8 @@ impl ClusterObjects {
             | ObjectKind::ReplicaSet
             | ObjectKind::StatefulSet
             | ObjectKind::DaemonSet
-            | ObjectKind::Job => {}
+            | ObjectKind::Job
+            | ObjectKind::PriorityClass => {}
         }
         Some(old)
     }

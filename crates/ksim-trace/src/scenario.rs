@@ -294,7 +294,10 @@ pub fn load_objects_and_workloads(
                     workloads.push(obj);
                 }
             }
-            k if ObjectKind::from_kind(k).is_some_and(ObjectKind::is_workload) => {
+            k if ObjectKind::from_kind(k).is_some_and(|k| {
+                k.is_workload() || k == ObjectKind::PriorityClass
+            }) =>
+            {
                 let obj = decode_object(v, "")
                     .map_err(|(f, m)| TraceError::at_field(&name, field(f), m))?;
                 if workloads
@@ -307,7 +310,16 @@ pub fn load_objects_and_workloads(
                         format!("{} {} is listed twice", obj.kind(), obj.key()),
                     ));
                 }
-                workloads.push(obj);
+                if obj.kind() == ObjectKind::PriorityClass {
+                    // Classes first: the workloads' pods are admitted against them.
+                    let at = workloads
+                        .iter()
+                        .position(|w| w.kind() != ObjectKind::PriorityClass)
+                        .unwrap_or(workloads.len());
+                    workloads.insert(at, obj);
+                } else {
+                    workloads.push(obj);
+                }
             }
             "PodDisruptionBudget" => into.pdbs.push(ksim_api::load::decode(&name, v).map_err(err)?),
             k if ObjectKind::from_kind(k).is_some() => {
@@ -326,7 +338,7 @@ pub fn load_objects_and_workloads(
                 return Err(TraceError::at_field(
                     &name,
                     field("kind".into()),
-                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, Deployment, DaemonSet, Job, PodDisruptionBudget, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment)"),
+                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, Deployment, DaemonSet, Job, PriorityClass, PodDisruptionBudget, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment)"),
                 ))
             }
         }

@@ -375,3 +375,85 @@ fn simkube_bare_pods_cronjob_and_deployments() {
     .to_string();
     assert!(err.contains("version"), "{err}");
 }
+
+const DUMP_WITH_CONTROLLERS: &str = r#"{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "8", "memory": "8Gi", "pods": "110"}}},
+ {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default", "uid": "d1"}, "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}},
+ {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-5d8f7", "namespace": "default", "uid": "r1", "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d1", "controller": true}]}, "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "5d8f7"}}, "template": {"metadata": {"labels": {"app": "web", "pod-template-hash": "5d8f7"}}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}},
+ {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-5d8f7-abcde", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "5d8f7"}, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f7", "uid": "r1", "controller": true}]}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}, "status": {"phase": "Running"}},
+ {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-5d8f7-fghjk", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "5d8f7"}, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f7", "uid": "r1", "controller": true}]}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}, "status": {"phase": "Running"}},
+ {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"}, "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"priorityClassName": "system-node-critical", "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}]}}}},
+ {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent-x7k2p", "namespace": "kube-system", "labels": {"app": "agent"}, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "a1", "controller": true}]}, "spec": {"nodeName": "n1", "priorityClassName": "system-node-critical", "priority": 2000001000, "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}]}, "status": {"phase": "Running"}},
+ {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "old", "namespace": "default"}, "spec": {"completions": 1, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "j"}]}}}, "status": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}},
+ {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch", "namespace": "default"}, "spec": {"completions": 5, "parallelism": 1, "template": {"metadata": {"labels": {"job": "batch"}}, "spec": {"restartPolicy": "Never", "containers": [{"name": "j", "resources": {"requests": {"cpu": "1"}}}]}}}, "status": {"succeeded": 3, "active": 1}},
+ {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "batch-q9z8w", "namespace": "default", "labels": {"job": "batch"}, "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "batch", "uid": "j1", "controller": true}]}, "spec": {"nodeName": "n1", "restartPolicy": "Never", "containers": [{"name": "j", "resources": {"requests": {"cpu": "1"}}}]}, "status": {"phase": "Running"}}
+]}"#;
+
+#[test]
+fn kube_dump_keeps_controllers_whose_dumped_pods_are_adopted_not_recreated() {
+    use ksim_engine::{Record, Simulation};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dump.json");
+    std::fs::write(&p, DUMP_WITH_CONTROLLERS).unwrap();
+    let out = dir.path().join("out");
+    let sum = import(
+        ImportFormat::KubeDump,
+        &[p],
+        &out,
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(sum.events["CreatePod"], 4);
+    assert_eq!(
+        sum.skipped["Job already finished (condition Complete or Failed)"],
+        1
+    );
+    let objects = std::fs::read_to_string(out.join("objects.yaml")).unwrap();
+    let scen = dir.path().join("s.yaml");
+    std::fs::write(&scen, "name: s\nhorizon: 100s\ncluster: {nodesFiles: [out/nodes.yaml], objectsFiles: [out/objects.yaml]}\nworkload: {traces: [out/trace.jsonl]}\n").unwrap();
+    let plan = ksim_trace::load_scenario(&scen).unwrap();
+    // The Deployment's ReplicaSet stays only as a selector.
+    assert_eq!(plan.objects.replica_sets.len(), 1, "{objects}");
+    let mut sim = Simulation::new(
+        plan.engine,
+        &plan.scheduler,
+        &ksim_scheduler::framework::Registry::in_tree(),
+        plan.nodes,
+        plan.objects,
+    )
+    .unwrap();
+    sim.add_source(Box::new(plan.events)).unwrap();
+    let mut records = Vec::new();
+    sim.run(&mut |r: &Record| records.push(r.clone())).unwrap();
+    // Every dumped pod is its controller's: nothing is created after t=0 (the running Job
+    // still has 5 − 3 completions to go, one of them running), and each controller reports it.
+    let late: Vec<String> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::PodCreated { at, name, .. } if at.micros() > 0 => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(late.is_empty(), "{late:?}");
+    let ctl: Vec<(String, String, i64, u64)> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Controller {
+                kind,
+                name,
+                desired,
+                live,
+                ..
+            } => Some((kind.clone(), name.clone(), *desired, *live)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ctl,
+        [
+            ("DaemonSet".into(), "agent".into(), 1, 1),
+            ("Deployment".into(), "web".into(), 2, 2),
+            ("Job".into(), "batch".into(), 2, 1),
+        ]
+    );
+}

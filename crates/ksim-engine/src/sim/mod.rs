@@ -19,7 +19,7 @@
 //! - `termination` — the stall rule and the attempts guard of a run without a horizon;
 //! - `volumes` — volume binding (PreBind, provisioning) and storage objects;
 //! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
-//! - `controllers` — workload controllers (ReplicaSet, Deployment, DaemonSet, Job).
+//! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
 //! (`schedule`); only this loop pops the heap and moves the clock.
@@ -530,6 +530,7 @@ impl Simulation {
             self.now
         };
         let unserved = self.report_unserved(end, obs);
+        self.report_controllers(end, obs);
         obs.record(&Record::RunEnded {
             at: end,
             stalled: self.stall_reason.clone(),
@@ -649,14 +650,8 @@ impl Simulation {
                 }
                 Ok(())
             }
-            InputEvent::CreateObject { object } => match controllers::as_workload(object) {
-                Ok((kind, w)) => self.create_workload(kind, w),
-                Err(object) => self.create_object(*object, obs),
-            },
-            InputEvent::UpdateObject { object } => match controllers::as_workload(object) {
-                Ok((kind, w)) => self.update_workload(kind, w, obs),
-                Err(object) => self.update_object(*object, obs),
-            },
+            InputEvent::CreateObject { object } => self.create_any(object, obs),
+            InputEvent::UpdateObject { object } => self.update_any(object, obs),
             InputEvent::DeleteObject {
                 object_kind,
                 namespace,
@@ -664,6 +659,11 @@ impl Simulation {
             } if object_kind.is_workload() => {
                 self.delete_workload(object_kind, &namespace, &name, obs)
             }
+            InputEvent::DeleteObject {
+                object_kind: ksim_api::object::ObjectKind::PriorityClass,
+                name,
+                ..
+            } => self.delete_priority_class(&name),
             InputEvent::DeleteObject {
                 object_kind,
                 namespace,

@@ -106,6 +106,14 @@ impl Simulation {
         run_for: Option<SimDuration>,
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
+        if let Err(e) = self.admit_priority(&mut pod) {
+            let ns = if pod.metadata.namespace.is_empty() {
+                "default"
+            } else {
+                &pod.metadata.namespace
+            };
+            return Err(self.input_err(format!("CreatePod: pod {ns}/{}: {e}", pod.metadata.name)));
+        }
         default_pod(&mut pod);
         let key = pod.key();
         if self.live.contains_key(&key) {
@@ -160,12 +168,20 @@ impl Simulation {
             }
         };
         self.live.insert(key, id);
+        // The controller owner (pods.csv `owner_kind,owner_name`), else the first owner.
+        let refs = &info.pod.metadata.owner_references;
+        let owner = refs
+            .iter()
+            .find(|o| o.controller == Some(true))
+            .or(refs.first());
         obs.record(&Record::PodCreated {
             at: self.now,
             namespace: info.namespace().to_string(),
             name: info.name().to_string(),
             priority: info.priority(),
             requests: amounts(&info.requests),
+            owner_kind: owner.map(|o| o.kind.clone()).unwrap_or_default(),
+            owner_name: owner.map(|o| o.name.clone()).unwrap_or_default(),
         });
         if !bound_to.is_empty() {
             // Already running on its node: straight into the cache.
@@ -225,6 +241,7 @@ impl Simulation {
     }
 
     pub(super) fn start_running(&mut self, id: PodId) {
+        self.controller_pod_running(id);
         let slot = &self.pods[id as usize];
         if let Some(d) = slot.run_for {
             let at = self.now + self.cfg.costs.pod_startup + d;

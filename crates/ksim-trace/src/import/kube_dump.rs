@@ -19,6 +19,12 @@
 //!   csidriver,csistoragecapacity,volumeattachment -A -o yaml`) are written to `objects.yaml`
 //!   as a List, for the scenario's `cluster.objectsFiles`. Storage objects are checked as they
 //!   are read, so a bad one is reported against the dump, not the scenario.
+//! - Workloads (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs with a pod template)
+//!   go to `objects.yaml` too, so their controllers run; they adopt the dumped pods whose
+//!   controller `ownerReferences` name them and create only what is missing. A ReplicaSet owned
+//!   by a Deployment loses its template's containers (it stays a selector for spreading: its
+//!   Deployment runs it); a finished Job (condition Complete or Failed) is skipped; a running Job's
+//!   `completions` is reduced by its `status.succeeded`, so it does not run them again.
 //! - Other kinds are counted as skipped.
 
 use std::path::{Path, PathBuf};
@@ -90,7 +96,7 @@ pub fn import(
     let mut pending: Vec<(String, usize, Pod)> = Vec::new();
     let mut objects = Vec::new();
     let mut missing_class = 0;
-    for (file, i, v) in items {
+    for (file, i, mut v) in items {
         let at = |f: String| {
             if f.is_empty() {
                 format!("items[{i}]")
@@ -98,7 +104,8 @@ pub fn import(
                 format!("items[{i}]: {f}")
             }
         };
-        match kind_of(&v) {
+        let kind = kind_of(&v).to_string();
+        match kind.as_str() {
             "Node" => {
                 let n =
                     decode_node(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
@@ -138,6 +145,7 @@ pub fn import(
                 }
             }
             "PriorityClass" => {}
+            "ReplicaSet" | "Job" if controller_skips(&mut v, cx) => {}
             k if ksim_api::object::ObjectKind::from_kind(k).is_some() => {
                 // Read (and checked) now, written as kubectl wrote it.
                 decode_object(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
@@ -183,4 +191,61 @@ pub fn import(
         ));
     }
     Ok(())
+}
+
+/// Prepares a dumped ReplicaSet or Job for the controllers (see the module docs); true when the
+/// object is to be skipped.
+fn controller_skips(v: &mut Value, cx: &mut ImportContext<'_>) -> bool {
+    let owned_by_deployment = v
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|refs| {
+            refs.iter().any(|r| {
+                r.get("kind").and_then(Value::as_str) == Some("Deployment")
+                    && r.get("controller").and_then(Value::as_bool) == Some(true)
+            })
+        });
+    match kind_of(v) {
+        "ReplicaSet" if owned_by_deployment => {
+            // Without template containers a ReplicaSet is read as a selector, not run.
+            if let Some(spec) = v
+                .pointer_mut("/spec/template/spec")
+                .and_then(Value::as_object_mut)
+            {
+                spec.remove("containers");
+            }
+            false
+        }
+        "Job" => {
+            let finished = v
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter().any(|c| {
+                        matches!(
+                            c.get("type").and_then(Value::as_str),
+                            Some("Complete" | "Failed")
+                        ) && c.get("status").and_then(Value::as_str) == Some("True")
+                    })
+                });
+            if finished {
+                cx.summary
+                    .skip("Job already finished (condition Complete or Failed)");
+                return true;
+            }
+            let done = v
+                .pointer("/status/succeeded")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            if done > 0 {
+                if let Some(c) = v.pointer_mut("/spec/completions") {
+                    if let Some(n) = c.as_i64() {
+                        *c = Value::from((n - done).max(0));
+                    }
+                }
+            }
+            false
+        }
+        _ => false,
+    }
 }

@@ -1,39 +1,46 @@
-//! Workload controllers in virtual time: ReplicaSet, Deployment, DaemonSet and Job, each a model
-//! of the upstream controller's observable behaviour (which pods exist, named how, when).
+//! Workload controllers in virtual time: ReplicaSet, Deployment, StatefulSet, DaemonSet and Job,
+//! each a model of the upstream controller's observable behaviour (which pods exist, named how,
+//! when). One module per controller; this one holds what they share: the controllers' state,
+//! object create/update/delete, the reaction-delay queue, the pod hooks and pod creation.
 //!
-//! A controller reacts to a change (its object created or updated, one of its pods gone, a node
-//! added) after the reaction delay `EngineConfig::controller_delay` (default 1 s, about what a
-//! real controller manager's informer + work queue + API round trip takes). Changes within the
-//! delay coalesce into one reconcile, as upstream's work queue does.
+//! A controller reacts to a change (its object created or updated, one of its pods gone, started
+//! or available, a node added) after the reaction delay `EngineConfig::controller_delay` (default
+//! 1 s, about what a real controller manager's informer + work queue + API round trip takes).
+//! Changes due at the same instant coalesce into one reconcile, as upstream's work queue does.
+//!
+//! A pod is *running* (upstream: running and ready) once it is bound and started: the bind plus
+//! the `podStartup` cost; it is *available* `minReadySeconds` after that.
 //!
 //! Names are formed as upstream forms them: `<rs>-<5 chars>` from the seeded RNG (upstream's
 //! `utilrand.String` alphabet), a Deployment's ReplicaSet `<deploy>-<template hash>`, a
-//! DaemonSet's pods `<ds>-<5 chars>`, a Job's pods `<job>-<5 chars>`.
+//! StatefulSet's pods `<sts>-<ordinal>`, a DaemonSet's pods `<ds>-<5 chars>`, a Job's pods
+//! `<job>-<5 chars>`.
 //!
-//! Simplified compared with the real controllers (documented in the README):
-//! - ReplicaSet scale-down picks victims pending before scheduled, then the newest first
-//!   (upstream's full `ActivePods` ranking also compares readiness, restarts and co-location).
-//! - A Deployment's template change replaces the old pods at once (the `Recreate` strategy);
-//!   `RollingUpdate`'s `maxSurge` / `maxUnavailable` pacing is not modelled yet.
-//! - Job pods run for the template annotation `ksim.io/run-for` (a Go duration); without it they
-//!   run until deleted and the Job never completes. Only pods that fail (node lost) count
-//!   against `backoffLimit`; deleted or preempted pods are replaced without counting.
-//! - StatefulSets are not run yet (their pods are not created).
-//! - Every controller's pods carry an `ownerReference` with `controller: true`; a pod lost with
-//!   its node is replaced by its controller, not by the engine's generic re-creation.
+//! Simplifications are listed in each controller's module and in the README. Common to all:
+//! every controller's pods carry an `ownerReference` with `controller: true`; a pod lost with its
+//! node is replaced by its controller, not by the engine's generic re-creation; a controller
+//! deletes pods at once (no graceful termination).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use ksim_api::meta::OwnerReference;
 use ksim_api::object::{ApiObject, ObjectKind};
-use ksim_api::workloads::Workload;
-use ksim_api::{Pod, Toleration};
+use ksim_api::workloads::{PodTemplateSpec, Workload};
+use ksim_api::Pod;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Ev, PodPhase, SimError, Simulation};
-use crate::record::{Observer, Outcome};
+use super::{Ev, PodId, PodPhase, SimError, Simulation};
+use crate::record::{Observer, Outcome, Record};
 use crate::time::{SimDuration, SimTime};
+
+mod adopt;
+mod daemonset;
+mod deployment;
+mod job;
+mod priorityclass;
+mod replicaset;
+mod statefulset;
 
 /// Upstream's `utilrand` alphabet (no vowels, no confusable digits).
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -41,15 +48,46 @@ const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 /// The annotation a Job's (or any controller's) pod template gives its pods' run time.
 pub const RUN_FOR_ANNOTATION: &str = "ksim.io/run-for";
 
+/// One live pod a controller owns.
+#[derive(Debug, Clone)]
+pub(crate) struct Owned {
+    /// Creation order among all controllers' pods (scale-down ranks newer first).
+    pub seq: u64,
+    /// Deployment: the template hash of the ReplicaSet the pod belongs to.
+    pub hash: String,
+    /// StatefulSet: the pod's ordinal.
+    pub ordinal: Option<i32>,
+    /// When the pod is (or will be) running: bound and started.
+    pub ready_at: Option<SimTime>,
+}
+
+impl Owned {
+    /// Whether the pod is available at `now`: running (bound and started) for `min_ready`.
+    fn available(&self, now: SimTime, min_ready: SimDuration) -> bool {
+        self.ready_at.is_some_and(|t| t + min_ready <= now)
+    }
+}
+
+/// A Deployment's ReplicaSet: its desired replicas and its pod template.
+#[derive(Debug, Clone)]
+pub(crate) struct OwnedRs {
+    pub replicas: i32,
+    pub template: PodTemplateSpec,
+    /// Creation order (old ReplicaSets are scaled down oldest first).
+    pub order: u64,
+}
+
 /// One controller's object and what it has done.
 #[derive(Debug, Clone)]
 pub(crate) struct Controller {
     pub kind: ObjectKind,
     pub obj: Workload,
-    /// Live pods it owns, by key, with the order they were created in.
-    pub pods: BTreeMap<String, u64>,
-    /// The template hash of a Deployment's current ReplicaSet.
+    /// Live pods it owns, by key.
+    pub pods: BTreeMap<String, Owned>,
+    /// The template hash of the current template (a Deployment's new ReplicaSet).
     pub hash: String,
+    /// Deployment: its ReplicaSets by template hash.
+    pub rs: BTreeMap<String, OwnedRs>,
     pub created: u64,
     pub replaced: u64,
     /// Job: pods succeeded and failed.
@@ -57,6 +95,16 @@ pub(crate) struct Controller {
     pub failed: i32,
     /// Job: completed (or failed for good) and creates nothing more.
     pub finished: bool,
+    /// The desired pod count as the controller last computed it (a DaemonSet's eligible nodes).
+    pub desired: i64,
+    /// Report: when the object was last created or changed, when all its desired pods were
+    /// first running since then, and the most pods short of desired once they had been.
+    pub changed_at: SimTime,
+    pub all_ready_at: Option<SimTime>,
+    pub max_unavailable: i64,
+    pub finished_at: Option<SimTime>,
+    /// Whether its first reconcile adopted the orphans naming it (`adopt`).
+    pub adopted: bool,
 }
 
 /// The controllers' state (`Simulation::controllers`).
@@ -66,10 +114,12 @@ pub(crate) struct State {
     pub ctls: BTreeMap<String, Controller>,
     /// Owning controller of each live controller-created pod.
     pub owner_of: BTreeMap<String, String>,
-    /// Controllers with a reconcile in the heap.
-    pub pending: BTreeSet<String>,
+    /// Reconciles in the heap, by controller key and time.
+    pub pending: BTreeSet<(String, SimTime)>,
     pub rng: ChaCha8Rng,
     pub seq: u64,
+    /// PriorityClass objects by name (the built-ins are not stored: see `priorityclass`).
+    pub classes: BTreeMap<String, ksim_api::PriorityClass>,
 }
 
 impl State {
@@ -80,6 +130,7 @@ impl State {
             pending: BTreeSet::new(),
             rng: super::rng_stream(seed, 7),
             seq: 0,
+            classes: BTreeMap::new(),
         }
     }
 
@@ -96,8 +147,8 @@ fn ctl_key(kind: ObjectKind, ns: &str, name: &str) -> String {
 
 /// A stable hash of a pod template, written as upstream writes `pod-template-hash` (a short
 /// string of the safe alphabet).
-fn template_hash(w: &Workload) -> String {
-    let text = serde_json::to_string(&w.spec.template).unwrap_or_default();
+fn template_hash(t: &PodTemplateSpec) -> String {
+    let text = serde_json::to_string(t).unwrap_or_default();
     // FNV-1a: stable across runs and platforms.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
@@ -125,6 +176,21 @@ pub(crate) fn as_workload(obj: Box<ApiObject>) -> Result<(ObjectKind, Workload),
     }
 }
 
+/// What a new pod of a controller is: its template, name and the controller's marks on it.
+pub(crate) struct NewPod<'a> {
+    pub template: &'a PodTemplateSpec,
+    /// The owner written in its `ownerReference` (a Deployment's pods: their ReplicaSet).
+    pub owner_kind: ObjectKind,
+    pub owner_name: String,
+    /// A fixed name (StatefulSet), or `None` for `<prefix>-<5 chars>`.
+    pub name: Option<String>,
+    pub prefix: String,
+    pub hash: String,
+    pub ordinal: Option<i32>,
+    /// Changes the controller makes to the pod (labels, pinning, volumes).
+    pub edit: &'a dyn Fn(&mut Pod),
+}
+
 impl Simulation {
     /// `CreateObject` of a workload.
     pub(super) fn create_workload(
@@ -142,10 +208,11 @@ impl Simulation {
                 w.metadata.namespace, w.metadata.name
             )));
         }
+        self.admit_template(&format!("CreateObject: {kind}"), &w)?;
         if w.metadata.uid.is_empty() {
             w.metadata.uid = format!("{}-{}-uid", kind.as_str().to_lowercase(), key.len());
         }
-        let hash = template_hash(&w);
+        let hash = template_hash(&w.spec.template);
         self.controllers.ctls.insert(
             key.clone(),
             Controller {
@@ -153,11 +220,18 @@ impl Simulation {
                 obj: w,
                 pods: BTreeMap::new(),
                 hash,
+                rs: BTreeMap::new(),
                 created: 0,
                 replaced: 0,
                 succeeded: 0,
                 failed: 0,
                 finished: false,
+                desired: 0,
+                changed_at: self.now,
+                all_ready_at: None,
+                max_unavailable: 0,
+                finished_at: None,
+                adopted: false,
             },
         );
         self.queue_reconcile(&key);
@@ -169,12 +243,13 @@ impl Simulation {
         &mut self,
         kind: ObjectKind,
         mut w: Workload,
-        obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
         if w.metadata.namespace.is_empty() {
             w.metadata.namespace = "default".into();
         }
         let key = ctl_key(kind, &w.metadata.namespace, &w.metadata.name);
+        self.admit_template(&format!("UpdateObject: {kind}"), &w)?;
+        let now = self.now;
         let Some(c) = self.controllers.ctls.get_mut(&key) else {
             return Err(self.input_err(format!(
                 "UpdateObject: {kind} {}/{} does not exist",
@@ -182,18 +257,12 @@ impl Simulation {
             )));
         };
         w.metadata.uid = c.obj.metadata.uid.clone();
-        let hash = template_hash(&w);
-        let changed = hash != c.hash;
-        c.obj = w;
-        c.hash = hash;
-        if changed && kind == ObjectKind::Deployment {
-            // Recreate (see the module docs): the old ReplicaSet's pods go now, the new ones
-            // come at the reconcile.
-            let old: Vec<String> = c.pods.keys().cloned().collect();
-            for p in old {
-                self.delete_owned_pod(&p, obs);
-            }
+        c.hash = template_hash(&w.spec.template);
+        if c.obj.spec != w.spec {
+            c.changed_at = now;
+            c.all_ready_at = None;
         }
+        c.obj = w;
         self.queue_reconcile(&key);
         Ok(())
     }
@@ -222,6 +291,7 @@ impl Simulation {
         Ok(())
     }
 
+    /// A controller deletes one of its pods (scale-down, a finished Job's leftovers).
     fn delete_owned_pod(&mut self, pod: &str, obs: &mut dyn Observer) {
         if let Some(owner) = self.controllers.owner_of.remove(pod) {
             if let Some(c) = self.controllers.ctls.get_mut(&owner) {
@@ -231,9 +301,15 @@ impl Simulation {
         self.delete_pod(pod, Outcome::Deleted, "controller", obs);
     }
 
+    /// A reconcile of `key` one reaction delay from now.
     fn queue_reconcile(&mut self, key: &str) {
-        if self.controllers.pending.insert(key.to_string()) {
-            let at = self.now + self.cfg.controller_delay();
+        let at = self.now + self.cfg.controller_delay();
+        self.queue_reconcile_at(key, at);
+    }
+
+    /// A reconcile of `key` at `at` (one per controller and instant).
+    fn queue_reconcile_at(&mut self, key: &str, at: SimTime) {
+        if self.controllers.pending.insert((key.to_string(), at)) {
             self.schedule(at, 0, Ev::Reconcile(key.to_string()));
         }
     }
@@ -256,8 +332,77 @@ impl Simulation {
                 }
                 _ => c.replaced += 1,
             }
+            self.note_unavailable(&owner);
             self.queue_reconcile(&owner);
         }
+    }
+
+    /// A pod was bound and starts (after `podStartup`): its controller notes when it runs and
+    /// reacts once it is running (StatefulSet) or available (Deployment).
+    pub(super) fn controller_pod_running(&mut self, id: PodId) {
+        if self.controllers.owner_of.is_empty() {
+            return;
+        }
+        let key = self.pods[id as usize].info.key.clone();
+        let Some(owner) = self.controllers.owner_of.get(&key).cloned() else {
+            return;
+        };
+        let ready = self.now + self.cfg.costs.pod_startup;
+        let delay = self.cfg.controller_delay();
+        let Some(c) = self.controllers.ctls.get_mut(&owner) else {
+            return;
+        };
+        if let Some(o) = c.pods.get_mut(&key) {
+            o.ready_at = Some(ready);
+        }
+        let min_ready =
+            SimDuration::from_secs(i64::from(c.obj.spec.min_ready_seconds.unwrap_or(0)));
+        let kind = c.kind;
+        if matches!(kind, ObjectKind::StatefulSet | ObjectKind::Deployment) {
+            self.queue_reconcile_at(&owner, ready + min_ready + delay);
+        }
+        self.check_all_running(&owner);
+    }
+
+    /// The report's "all desired pods running" instant, the first time since the last change:
+    /// every desired pod (of the current template, for a Deployment) has started and no pod is
+    /// surplus. Pods start in bind order, so the latest start is the instant.
+    fn check_all_running(&mut self, key: &str) {
+        let now = self.now;
+        let Some(c) = self.controllers.ctls.get_mut(key) else {
+            return;
+        };
+        if c.all_ready_at.is_some() || c.kind == ObjectKind::Job || c.pods.len() as i64 != c.desired
+        {
+            return;
+        }
+        let current = |o: &&Owned| c.kind != ObjectKind::Deployment || o.hash == c.hash;
+        let starts: Vec<SimTime> = c
+            .pods
+            .values()
+            .filter(current)
+            .filter_map(|o| o.ready_at)
+            .collect();
+        if starts.len() as i64 == c.desired {
+            c.all_ready_at = Some(starts.into_iter().fold(now, SimTime::max));
+        }
+    }
+
+    /// Updates a controller's report of the most pods short of desired (once all had run).
+    fn note_unavailable(&mut self, key: &str) {
+        let now = self.now;
+        let Some(c) = self.controllers.ctls.get_mut(key) else {
+            return;
+        };
+        if c.all_ready_at.is_none_or(|t| t > now) || c.kind == ObjectKind::Job {
+            return;
+        }
+        let running = c
+            .pods
+            .values()
+            .filter(|o| o.ready_at.is_some_and(|t| t <= now))
+            .count() as i64;
+        c.max_unavailable = c.max_unavailable.max(c.desired - running);
     }
 
     /// Whether a pod is owned by a modelled controller (which replaces it itself).
@@ -281,278 +426,142 @@ impl Simulation {
 
     /// The delayed reconcile of one controller.
     pub(super) fn reconcile(&mut self, key: &str, obs: &mut dyn Observer) {
-        self.controllers.pending.remove(key);
+        self.controllers
+            .pending
+            .remove(&(key.to_string(), self.now));
+        self.adopt_orphans(key);
         let Some(c) = self.controllers.ctls.get(key) else {
             return;
         };
         match c.kind {
-            ObjectKind::ReplicaSet | ObjectKind::Deployment => {
-                let want = c.obj.replicas().max(0) as usize;
-                self.scale_to(key, want, obs);
-            }
+            ObjectKind::ReplicaSet => self.reconcile_replicaset(key, obs),
+            ObjectKind::Deployment => self.reconcile_deployment(key, obs),
+            ObjectKind::StatefulSet => self.reconcile_statefulset(key, obs),
             ObjectKind::Job => self.reconcile_job(key, obs),
             ObjectKind::DaemonSet => self.reconcile_daemonset(key, obs),
             _ => {}
         }
+        self.note_unavailable(key);
+        self.check_all_running(key);
     }
 
-    /// ReplicaSet semantics: create or delete pods until `want` live pods.
-    fn scale_to(&mut self, key: &str, want: usize, obs: &mut dyn Observer) {
-        let Some(c) = self.controllers.ctls.get(key) else {
-            return;
-        };
-        let have = c.pods.len();
-        if have < want {
-            for _ in have..want {
-                self.create_owned_pod(key, None, obs);
-            }
-        } else if have > want {
-            // Victims: pending before scheduled, then the newest first.
-            let mut ranked: Vec<(bool, std::cmp::Reverse<u64>, String)> = c
-                .pods
-                .iter()
-                .map(|(p, seq)| {
-                    let scheduled = self.live.get(p).is_some_and(|&id| {
-                        matches!(
-                            self.pods[id as usize].phase,
-                            PodPhase::Binding | PodPhase::Bound
-                        )
-                    });
-                    (scheduled, std::cmp::Reverse(*seq), p.clone())
-                })
-                .collect();
-            ranked.sort();
-            for (_, _, p) in ranked.into_iter().take(have - want) {
-                self.delete_owned_pod(&p, obs);
-            }
-        }
+    /// Whether the live pod `key` is scheduled (assumed or bound).
+    fn is_scheduled(&self, key: &str) -> bool {
+        self.live.get(key).is_some_and(|&id| {
+            matches!(
+                self.pods[id as usize].phase,
+                PodPhase::Binding | PodPhase::Bound
+            )
+        })
     }
 
-    fn reconcile_job(&mut self, key: &str, obs: &mut dyn Observer) {
-        let Some(c) = self.controllers.ctls.get_mut(key) else {
-            return;
-        };
-        if c.finished {
-            return;
-        }
-        let parallelism = c.obj.spec.parallelism.unwrap_or(1).max(0);
-        let completions = c.obj.spec.completions;
-        let backoff = c.obj.spec.backoff_limit.unwrap_or(6);
-        if c.failed > backoff
-            || completions.is_some_and(|n| c.succeeded >= n)
-            || (completions.is_none() && c.succeeded > 0)
-        {
-            // Complete (or failed for good): the remaining pods are deleted.
-            c.finished = true;
-            let rest: Vec<String> = c.pods.keys().cloned().collect();
-            for p in rest {
-                self.delete_owned_pod(&p, obs);
-            }
-            return;
-        }
-        let active = c.pods.len() as i32;
-        let want = match completions {
-            Some(n) => parallelism.min(n - c.succeeded),
-            None => parallelism,
-        };
-        for _ in active..want {
-            self.create_owned_pod(key, None, obs);
-        }
-    }
-
-    fn reconcile_daemonset(&mut self, key: &str, obs: &mut dyn Observer) {
-        let Some(c) = self.controllers.ctls.get(key) else {
-            return;
-        };
-        // Nodes that already have a pod of this DaemonSet (by the pinned node name).
-        let mut covered = BTreeSet::new();
-        for p in c.pods.keys() {
-            if let Some(&id) = self.live.get(p) {
-                if let Some(n) = pinned_node(&self.pods[id as usize].info.pod) {
-                    covered.insert(n);
-                }
-            }
-        }
-        let template = Pod {
-            metadata: c.obj.spec.template.metadata.clone(),
-            spec: c.obj.spec.template.spec.clone(),
-            ..Default::default()
-        };
-        let eligible: Vec<String> = self
-            .snapshot
-            .nodes
-            .iter()
-            .filter(|n| !covered.contains(n.name()))
-            .filter(|n| daemon_fits(&template, &n.node))
-            .map(|n| n.name().to_string())
-            .collect();
-        for n in eligible {
-            self.create_owned_pod(key, Some(&n), obs);
-        }
-    }
-
-    /// Creates one pod of a controller from its template.
-    fn create_owned_pod(&mut self, key: &str, node: Option<&str>, obs: &mut dyn Observer) {
-        let Some(c) = self.controllers.ctls.get(key) else {
-            return;
-        };
+    /// Creates one pod of a controller from a template. Returns its key when created.
+    fn create_owned_pod(
+        &mut self,
+        key: &str,
+        new: NewPod<'_>,
+        obs: &mut dyn Observer,
+    ) -> Option<String> {
+        let c = self.controllers.ctls.get(key)?;
         let w = &c.obj;
-        let (owner_kind, owner_name, prefix) = match c.kind {
-            ObjectKind::Deployment => {
-                let rs = format!("{}-{}", w.metadata.name, c.hash);
-                (ObjectKind::ReplicaSet, rs.clone(), rs)
-            }
-            k => (k, w.metadata.name.clone(), w.metadata.name.clone()),
-        };
         let mut pod = Pod {
-            metadata: w.spec.template.metadata.clone(),
-            spec: w.spec.template.spec.clone(),
+            metadata: new.template.metadata.clone(),
+            spec: new.template.spec.clone(),
             ..Default::default()
         };
         pod.metadata.namespace = w.metadata.namespace.clone();
-        pod.metadata.generate_name = format!("{prefix}-");
-        if c.kind == ObjectKind::Deployment {
-            pod.metadata
-                .labels
-                .insert("pod-template-hash".into(), c.hash.clone());
-        }
         pod.metadata.owner_references = vec![OwnerReference {
-            api_version: owner_kind.api_version().into(),
-            kind: owner_kind.as_str().into(),
-            name: owner_name,
+            api_version: new.owner_kind.api_version().into(),
+            kind: new.owner_kind.as_str().into(),
+            name: new.owner_name,
             uid: w.metadata.uid.clone(),
             controller: Some(true),
         }];
-        let run_for = w
-            .spec
+        let run_for = new
             .template
             .metadata
             .annotations
             .get(RUN_FOR_ANNOTATION)
             .and_then(|s| SimDuration::parse(s).ok());
-        if let Some(n) = node {
-            pin_to_node(&mut pod, n);
-        }
+        (new.edit)(&mut pod);
         let ns = pod.metadata.namespace.clone();
-        // A fresh name; a clash with a live pod draws again, as the API server's generateName
-        // retry does.
-        for _ in 0..16 {
-            let name = format!("{prefix}-{}", self.controllers.suffix());
-            if !self.live.contains_key(&format!("{ns}/{name}")) {
-                pod.metadata.name = name;
-                break;
+        match new.name {
+            Some(n) => pod.metadata.name = n,
+            None => {
+                pod.metadata.generate_name = format!("{}-", new.prefix);
+                // A fresh name; a clash with a live pod draws again, as the API server's
+                // generateName retry does.
+                for _ in 0..16 {
+                    let name = format!("{}-{}", new.prefix, self.controllers.suffix());
+                    if !self.live.contains_key(&format!("{ns}/{name}")) {
+                        pod.metadata.name = name;
+                        break;
+                    }
+                }
             }
         }
         let pod_key = format!("{ns}/{}", pod.metadata.name);
         self.controllers.seq += 1;
         let seq = self.controllers.seq;
-        if self.create_pod(pod, run_for, obs).is_ok() {
-            if let Some(c) = self.controllers.ctls.get_mut(key) {
-                c.pods.insert(pod_key.clone(), seq);
-                c.created += 1;
-            }
-            self.controllers.owner_of.insert(pod_key, key.to_string());
+        self.create_pod(pod, run_for, obs).ok()?;
+        if let Some(c) = self.controllers.ctls.get_mut(key) {
+            c.pods.insert(
+                pod_key.clone(),
+                Owned {
+                    seq,
+                    hash: new.hash,
+                    ordinal: new.ordinal,
+                    ready_at: None,
+                },
+            );
+            c.created += 1;
         }
+        self.controllers
+            .owner_of
+            .insert(pod_key.clone(), key.to_string());
+        // A pod created bound (none today) would have started in create_pod before it was
+        // registered: note it now.
+        if let Some(&id) = self.live.get(&pod_key) {
+            if self.pods[id as usize].phase == PodPhase::Bound {
+                self.controller_pod_running(id);
+            }
+        }
+        Some(pod_key)
     }
 
-    /// The controllers, for reports: (kind, namespace/name, desired, live pods, created,
-    /// replaced).
-    pub fn controller_summaries(&self) -> Vec<(String, String, i64, usize, u64, u64)> {
-        self.controllers
-            .ctls
-            .values()
-            .map(|c| {
-                let desired = match c.kind {
-                    ObjectKind::Job => i64::from(c.obj.spec.completions.unwrap_or(1)),
-                    ObjectKind::DaemonSet => -1,
-                    _ => i64::from(c.obj.replicas()),
-                };
-                (
-                    c.kind.as_str().to_string(),
-                    format!("{}/{}", c.obj.metadata.namespace, c.obj.metadata.name),
-                    desired,
-                    c.pods.len(),
-                    c.created,
-                    c.replaced,
-                )
-            })
-            .collect()
+    /// One [`Record::Controller`] per controller, in key order (at the end of the run).
+    pub(super) fn report_controllers(&self, at: SimTime, obs: &mut dyn Observer) {
+        for c in self.controllers.ctls.values() {
+            let running = c
+                .pods
+                .values()
+                .filter(|o| o.ready_at.is_some_and(|t| t <= at))
+                .count() as u64;
+            let all_ready = c
+                .all_ready_at
+                .filter(|t| *t <= at)
+                .map(|t| t.since(c.changed_at));
+            obs.record(&Record::Controller {
+                at,
+                kind: c.kind.as_str().to_string(),
+                namespace: c.obj.metadata.namespace.clone(),
+                name: c.obj.metadata.name.clone(),
+                desired: c.desired,
+                created: c.created,
+                live: c.pods.len() as u64,
+                running,
+                time_to_all_running: all_ready,
+                max_unavailable: c.max_unavailable as u64,
+                replaced: c.replaced,
+                succeeded: u64::try_from(c.succeeded).unwrap_or(0),
+                failed: u64::try_from(c.failed).unwrap_or(0),
+                completed_at: c.finished_at,
+            });
+        }
     }
 
     /// The time at which the controller reaction delay ends from now (tests).
     pub fn controller_reaction_at(&self) -> SimTime {
         self.now + self.cfg.controller_delay()
     }
-}
-
-/// The node a DaemonSet pod is pinned to by its required node affinity on `metadata.name`.
-fn pinned_node(pod: &Pod) -> Option<String> {
-    let aff = pod.spec.affinity.as_ref()?.node_affinity.as_ref()?;
-    let req = aff.required.as_ref()?;
-    req.node_selector_terms
-        .iter()
-        .flat_map(|t| t.match_fields.iter())
-        .find(|f| f.key == "metadata.name" && f.operator == "In")
-        .and_then(|f| f.values.first().cloned())
-}
-
-/// Pins a pod to a node as upstream's DaemonSet controller does: a required node affinity term
-/// matching the field `metadata.name` (replacing any `matchFields` of the template's terms),
-/// and the tolerations the controller adds.
-fn pin_to_node(pod: &mut Pod, node: &str) {
-    use ksim_api::{Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement};
-    let field = NodeSelectorRequirement {
-        key: "metadata.name".into(),
-        operator: "In".into(),
-        values: vec![node.to_string()],
-    };
-    let aff = pod.spec.affinity.get_or_insert_with(Affinity::default);
-    let na = aff.node_affinity.get_or_insert_with(NodeAffinity::default);
-    let req = na.required.get_or_insert_with(NodeSelector::default);
-    if req.node_selector_terms.is_empty() {
-        req.node_selector_terms.push(Default::default());
-    }
-    for t in &mut req.node_selector_terms {
-        t.match_fields = vec![field.clone()];
-    }
-    for (key, effect) in [
-        ("node.kubernetes.io/not-ready", "NoExecute"),
-        ("node.kubernetes.io/unreachable", "NoExecute"),
-        ("node.kubernetes.io/disk-pressure", "NoSchedule"),
-        ("node.kubernetes.io/memory-pressure", "NoSchedule"),
-        ("node.kubernetes.io/pid-pressure", "NoSchedule"),
-        ("node.kubernetes.io/unschedulable", "NoSchedule"),
-    ] {
-        if !pod
-            .spec
-            .tolerations
-            .iter()
-            .any(|t| t.key == key && t.effect == effect)
-        {
-            pod.spec.tolerations.push(Toleration {
-                key: key.into(),
-                operator: "Exists".into(),
-                effect: effect.into(),
-                ..Default::default()
-            });
-        }
-    }
-}
-
-/// Whether a DaemonSet pod belongs on a node: the template's node selector matches and the
-/// node's NoSchedule/NoExecute taints are tolerated (upstream's `NodeShouldRunDaemonPod`,
-/// without the resource check: an over-full node gets its pod, which stays pending).
-fn daemon_fits(pod: &Pod, node: &ksim_api::Node) -> bool {
-    let labels = &node.metadata.labels;
-    if !pod
-        .spec
-        .node_selector
-        .iter()
-        .all(|(k, v)| labels.get(k) == Some(v))
-    {
-        return false;
-    }
-    node.spec.taints.iter().all(|t| {
-        t.effect == "PreferNoSchedule" || pod.spec.tolerations.iter().any(|tol| tol.tolerates(t))
-    })
 }
