@@ -516,7 +516,7 @@ pub fn run_workload(w: &SuiteWorkload, opts: &Options) -> Result<SuiteResult, Be
     let start = Instant::now();
     for (i, p) in measured.into_iter().enumerate() {
         if let Some(c) = &w.churn {
-            if i % c.every == 0 {
+            if i.is_multiple_of(c.every) {
                 churn_round += 1;
                 if c.recreate {
                     for id in churn_ids.drain(..) {
@@ -590,7 +590,7 @@ fn thousands(x: f64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
