@@ -30,8 +30,13 @@ bench KIND="plain mixed" NODES="5000" PODS="10000":
       ./target/release/ksim bench "target/bench/$kind.json" --repeat 3; \
     done
 
+# Upstream's scheduler_perf workloads (README "Performance"): suite.csv and suite.md in OUT
+bench-suite OUT="results/suite" *ARGS:
+    cargo build --release -p ksim-cli
+    ./target/release/ksim bench --suite scheduler-perf --out {{OUT}} {{ARGS}}
+
 # Scaling curve and whole-run replay of README "Performance" (OUT=docs/perf refreshes the docs)
-bench-suite OUT="results/perf":
+bench-scaling OUT="results/perf":
     cargo build --release -p ksim-cli
     ./target/release/ksim bench --scaling --out {{OUT}}
     ./target/release/ksim bench --replay --nodes 10000 --pods 1000000

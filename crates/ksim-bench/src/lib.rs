@@ -25,6 +25,7 @@ pub mod gen;
 pub mod replay;
 pub mod run;
 pub mod scaling;
+pub mod suite;
 
 use std::path::Path;
 

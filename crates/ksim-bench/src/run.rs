@@ -15,8 +15,8 @@ use std::time::Instant;
 use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::defaults::{default_node, default_pod};
 use ksim_scheduler::framework::{
-    build_frameworks, ClusterEventKind, ClusterEventObjects, CycleState, PostFilterContext,
-    Registry,
+    build_frameworks, ClusterEventKind, ClusterEventObjects, CycleState, Framework,
+    PostFilterContext, Registry,
 };
 use ksim_scheduler::node_info::{initial_node_order, ClusterObjects, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
@@ -68,18 +68,6 @@ impl BenchResult {
 /// Runs the loop once over a fresh copy of the workload's cluster.
 pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError> {
     // --- untimed setup: defaulting, profile, snapshot of nodes and already-bound pods ---------
-    let fwks = build_frameworks(&Registry::in_tree(), &opts.config)
-        .map_err(|e| BenchError::Config(e.to_string()))?;
-    let fwk = fwks[0].clone();
-    let nodes: Vec<Arc<ksim_api::Node>> = w
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut n = n.clone();
-            default_node(&mut n);
-            Arc::new(n)
-        })
-        .collect();
     let mut bound = Vec::new();
     let mut pending = Vec::new();
     for p in &w.pods {
@@ -88,48 +76,158 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
         if p.spec.node_name.is_empty() {
             pending.push(p);
         } else {
-            bound.push(Arc::new(PodInfo::new(p)));
+            bound.push(p);
         }
     }
-    // As the engine: the initial nodes in the API server's list order (by name).
-    let mut nodes = nodes;
-    initial_node_order(&mut nodes);
-    let mut snapshot = Snapshot::build(nodes, bound, Arc::new(ClusterObjects::default()));
-    let pct = opts.config.percentage_of_nodes_to_score.unwrap_or(0);
-    let mut alg = Algorithm::new(ksim_engine::sim::rng_stream(opts.seed, 1), pct);
-    let mut preempt_rng = ksim_engine::sim::rng_stream(opts.seed, 2);
-    let mut queue = SchedulingQueue::new(QueueConfig::default());
-    let mut nominator = Nominator::default();
-    let mut placements: Vec<(String, String)> =
-        pending.iter().map(|p| (p.key(), String::new())).collect();
+    let mut lp = Loop::new(&w.nodes, bound, opts)?;
     let n_pending = pending.len();
-    let mut seq: u64 = 0;
-    let mut attempts: u64 = 0;
-    let mut preempted = 0;
 
     // --- timed: queue, cycles, assume ---------------------------------------------------------
     let start = Instant::now();
-    for (i, p) in pending.into_iter().enumerate() {
-        seq += 1;
-        let info = Arc::new(PodInfo::new(p));
-        let f = fwks
-            .iter()
-            .find(|f| f.profile_name == info.pod.spec.scheduler_name)
-            .unwrap_or(&fwk);
-        queue.add(i as u32, info, (0, seq), f);
+    for p in pending {
+        lp.enqueue(p);
     }
-    while let Some((id, info, _attempt)) = queue.pop() {
-        attempts += 1;
-        seq += 1;
-        let stamp = (0, seq);
-        let f = fwks
+    lp.drain();
+    let secs = start.elapsed().as_secs_f64();
+
+    let scheduled = lp.placements.iter().filter(|(_, n)| !n.is_empty()).count();
+    Ok(BenchResult {
+        pods: n_pending,
+        scheduled,
+        attempts: lp.attempts,
+        preempted: lp.preempted,
+        secs,
+        digest: crate::digest(&lp.placements),
+        placements: lp.placements,
+    })
+}
+
+/// The scheduling loop's state: profiles, the snapshot (cache), the queue and the nominator.
+/// Pods are identified by the order they were enqueued (their index in `placements`).
+pub(crate) struct Loop {
+    fwks: Vec<Arc<Framework>>,
+    pub(crate) snapshot: Snapshot,
+    alg: Algorithm,
+    preempt_rng: rand_chacha::ChaCha8Rng,
+    queue: SchedulingQueue,
+    nominator: Nominator,
+    seq: u64,
+    pub(crate) attempts: u64,
+    pub(crate) preempted: usize,
+    /// `namespace/name` → node ("" when not placed), in enqueue order.
+    pub(crate) placements: Vec<(String, String)>,
+}
+
+impl Loop {
+    /// A loop over `nodes` (defaulted here) with `bound` pods (defaulted by the caller) in
+    /// place.
+    pub(crate) fn new(
+        nodes: &[ksim_api::Node],
+        bound: Vec<ksim_api::Pod>,
+        opts: &Options,
+    ) -> Result<Loop, BenchError> {
+        let fwks = build_frameworks(&Registry::in_tree(), &opts.config)
+            .map_err(|e| BenchError::Config(e.to_string()))?;
+        let mut nodes: Vec<Arc<ksim_api::Node>> = nodes
+            .iter()
+            .map(|n| {
+                let mut n = n.clone();
+                default_node(&mut n);
+                Arc::new(n)
+            })
+            .collect();
+        let bound: Vec<Arc<PodInfo>> = bound
+            .into_iter()
+            .map(|p| Arc::new(PodInfo::new(p)))
+            .collect();
+        // As the engine: the initial nodes in the API server's list order (by name).
+        initial_node_order(&mut nodes);
+        let snapshot = Snapshot::build(nodes, bound, Arc::new(ClusterObjects::default()));
+        let pct = opts.config.percentage_of_nodes_to_score.unwrap_or(0);
+        Ok(Loop {
+            fwks,
+            snapshot,
+            alg: Algorithm::new(ksim_engine::sim::rng_stream(opts.seed, 1), pct),
+            preempt_rng: ksim_engine::sim::rng_stream(opts.seed, 2),
+            queue: SchedulingQueue::new(QueueConfig::default()),
+            nominator: Nominator::default(),
+            seq: 0,
+            attempts: 0,
+            preempted: 0,
+            placements: Vec::new(),
+        })
+    }
+
+    fn framework(&self, info: &PodInfo) -> Arc<Framework> {
+        self.fwks
             .iter()
             .find(|f| f.profile_name == info.pod.spec.scheduler_name)
-            .unwrap_or(&fwk);
+            .unwrap_or(&self.fwks[0])
+            .clone()
+    }
+
+    /// Adds a pending pod (defaulted by the caller) to the queue; returns its id.
+    pub(crate) fn enqueue(&mut self, p: ksim_api::Pod) -> u32 {
+        self.seq += 1;
+        let id = self.placements.len() as u32;
+        self.placements.push((p.key(), String::new()));
+        let info = Arc::new(PodInfo::new(p));
+        let f = self.framework(&info);
+        self.queue.add(id, info, (0, self.seq), &f);
+        id
+    }
+
+    /// Deletes a pod that is still pending (a churn pod): it leaves the queue.
+    pub(crate) fn delete_pending(&mut self, id: u32) {
+        if let Some(q) = self.queue.remove(id) {
+            self.nominator.remove(q.pod.uid());
+        }
+    }
+
+    /// Adds a node (defaulted here) and offers the NodeAdd event to the queue.
+    pub(crate) fn add_node(&mut self, node: &ksim_api::Node) {
+        let mut n = node.clone();
+        default_node(&mut n);
+        let n = Arc::new(n);
+        self.snapshot
+            .add_node(ksim_scheduler::node_info::NodeInfo::new(n.clone()));
+        let f = self.fwks[0].clone();
+        self.queue.on_event(
+            &[ClusterEventKind::NodeAdd],
+            &ClusterEventObjects::Node {
+                old: None,
+                new: Some(&n),
+            },
+            0,
+            &f,
+        );
+    }
+
+    /// Removes a node (its pods go with it, as the cache forgets them).
+    pub(crate) fn remove_node(&mut self, name: &str) {
+        self.snapshot.remove_node(name);
+    }
+
+    /// Pops and schedules pods until the active queue is empty (pods that failed wait in the
+    /// unschedulable pool for a cluster event).
+    pub(crate) fn drain(&mut self) {
+        while let Some((id, info, _attempt)) = self.queue.pop() {
+            self.attempts += 1;
+            self.seq += 1;
+            let stamp = (0, self.seq);
+            let f = self.framework(&info);
+            self.cycle(&f, id, info, stamp);
+        }
+    }
+
+    fn cycle(&mut self, f: &Arc<Framework>, id: u32, info: Arc<PodInfo>, stamp: (i64, u64)) {
         let mut state = CycleState::new();
-        match alg.schedule_pod(f, &mut state, &info, &snapshot, &nominator) {
+        match self
+            .alg
+            .schedule_pod(f, &mut state, &info, &self.snapshot, &self.nominator)
+        {
             Ok(r) => {
-                let node = snapshot.nodes[r.suggested_host].name().to_string();
+                let node = self.snapshot.nodes[r.suggested_host].name().to_string();
                 let mut s = f.run_reserve(&mut state, &info, &node);
                 if s.is_success() {
                     s = f.run_permit(&state, &info, &node);
@@ -139,24 +237,24 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                     let mut d = Diagnosis::default();
                     d.add_plugin_status(&s);
                     let strategy = failure_strategy(&d);
-                    queue.failed_unschedulable(
+                    self.queue.failed_unschedulable(
                         id,
                         stamp,
                         d.unschedulable_plugins,
                         d.pending_plugins,
                         strategy,
                     );
-                    continue;
+                    return;
                 }
                 // Assume: the pod with its node set goes into the cache (snapshot).
-                queue.remove(id);
-                nominator.remove(info.uid());
+                self.queue.remove(id);
+                self.nominator.remove(info.uid());
                 let assumed = Arc::new(info.assumed_on(&node));
-                snapshot.add_pod(assumed.clone());
+                self.snapshot.add_pod(assumed.clone());
                 let _ = f.run_pre_bind(&state, &assumed, &node);
                 let _ = f.run_bind(&state, &assumed, &node);
-                placements[id as usize].1 = node;
-                queue.on_event(
+                self.placements[id as usize].1 = node;
+                self.queue.on_event(
                     &[ClusterEventKind::AssignedPodAdd],
                     &ClusterEventObjects::Pod {
                         old: None,
@@ -172,9 +270,9 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                 if f.has_post_filter_plugins() {
                     let mut ctx = PostFilterContext {
                         framework: &**f,
-                        snapshot: &snapshot,
-                        nominated: &nominator,
-                        rng: &mut preempt_rng,
+                        snapshot: &self.snapshot,
+                        nominated: &self.nominator,
+                        rng: &mut self.preempt_rng,
                         extenders: &[],
                     };
                     let (r, _s) =
@@ -184,7 +282,7 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                         victims = r.victims;
                     }
                 }
-                queue.failed_unschedulable(
+                self.queue.failed_unschedulable(
                     id,
                     stamp,
                     fit.diagnosis.unschedulable_plugins.clone(),
@@ -195,17 +293,17 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                     let mut p = info.pod.clone();
                     p.status.nominated_node_name = node.clone();
                     let nominee = Arc::new(PodInfo::new(p));
-                    queue.set_pod(id, nominee.clone());
-                    nominator.add(nominee, &node);
+                    self.queue.set_pod(id, nominee.clone());
+                    self.nominator.add(nominee, &node);
                 }
                 // Victims go at once (zero grace period); their deletion is a cluster event.
                 for v in victims {
-                    if snapshot.remove_pod(&v.pod.spec.node_name, v.uid()) {
-                        preempted += 1;
-                        if let Some(slot) = placements.iter_mut().find(|(k, _)| *k == v.key) {
+                    if self.snapshot.remove_pod(&v.pod.spec.node_name, v.uid()) {
+                        self.preempted += 1;
+                        if let Some(slot) = self.placements.iter_mut().find(|(k, _)| *k == v.key) {
                             slot.1.clear();
                         }
-                        queue.on_event(
+                        self.queue.on_event(
                             &[ClusterEventKind::AssignedPodDelete],
                             &ClusterEventObjects::Pod {
                                 old: Some(&v),
@@ -218,22 +316,10 @@ pub fn run_once(w: &Workload, opts: &Options) -> Result<BenchResult, BenchError>
                 }
             }
             Err(_) => {
-                queue.failed_error(id, stamp);
+                self.queue.failed_error(id, stamp);
             }
         }
     }
-    let secs = start.elapsed().as_secs_f64();
-
-    let scheduled = placements.iter().filter(|(_, n)| !n.is_empty()).count();
-    Ok(BenchResult {
-        pods: n_pending,
-        scheduled,
-        attempts,
-        preempted,
-        secs,
-        digest: crate::digest(&placements),
-        placements,
-    })
 }
 
 /// The loop has no in-flight events (nothing happens while a pod is scheduled): a failed pod

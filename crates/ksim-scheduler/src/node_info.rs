@@ -616,7 +616,7 @@ impl Snapshot {
         let mut ix = PodIndex::default();
         for (i, n) in self.nodes.iter().enumerate() {
             for p in &n.pods {
-                ix.add(i, p);
+                ix.add(i, p, &self.nodes);
             }
         }
         self.pod_index = ix;
@@ -633,15 +633,6 @@ impl Snapshot {
 
     pub fn get(&self, name: &str) -> Option<&NodeInfo> {
         self.index.get(name).map(|&i| &self.nodes[i])
-    }
-
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut NodeInfo> {
-        // The caller may relabel the node.
-        self.invalidate_columns();
-        match self.index.get(name) {
-            Some(&i) => Some(&mut self.nodes[i]),
-            None => None,
-        }
     }
 
     /// Puts the nodes in exactly the order `order` names them (every node is named once).
@@ -703,6 +694,8 @@ impl Snapshot {
         };
         let zone_changed = zone_key(&self.nodes[i].node) != zone_key(&node);
         let images_changed = self.nodes[i].node.status.images != node.status.images;
+        // The pod index counts pods by their node's labels.
+        let labels_changed = self.nodes[i].node.metadata.labels != node.metadata.labels;
         if zone_changed {
             let old = self.nodes[i].node.clone();
             self.tree.update_node(&old, &node);
@@ -711,6 +704,8 @@ impl Snapshot {
         self.invalidate_columns();
         if images_changed {
             self.refresh_derived();
+        } else if labels_changed {
+            self.refresh_pod_index();
         }
         true
     }
@@ -722,7 +717,7 @@ impl Snapshot {
         };
         let had_aff = !self.nodes[i].pods_with_affinity.is_empty();
         let had_anti = !self.nodes[i].pods_with_required_anti_affinity.is_empty();
-        self.pod_index.add(i, &pod);
+        self.pod_index.add(i, &pod, &self.nodes);
         self.nodes[i].add_pod(pod);
         if !had_aff && !self.nodes[i].pods_with_affinity.is_empty() {
             insert_sorted(&mut self.have_pods_with_affinity, i);
@@ -745,7 +740,7 @@ impl Snapshot {
         if !self.nodes[i].remove_pod(uid) {
             return false;
         }
-        self.pod_index.remove(&pod);
+        self.pod_index.remove(&pod, &self.nodes);
         if self.nodes[i].pods_with_affinity.is_empty() {
             if let Ok(k) = self.have_pods_with_affinity.binary_search(&i) {
                 self.have_pods_with_affinity.remove(k);

@@ -1,20 +1,30 @@
 //! Indexes over the pods bound in a [`Snapshot`](crate::node_info::Snapshot), so that the
 //! affinity and spreading plugins look at the pods a selector can select instead of every pod
-//! of the cluster.
+//! of the cluster, and read per-topology counts that bind and unbind keep current instead of
+//! recounting them every cycle.
 //!
-//! - [`PodIndex::pods_by_label`]: bound pods by label `(key, value)`.
-//! - [`PodIndex::terms`]: the pod-affinity terms of bound pods, filed under the first `In`
-//!   requirement of their label selector (one key, its values), or in a list of their own when
-//!   the selector has no `In` requirement.
+//! - `pods_by_label`: bound pods by label `(key, value)` ([`PodIndex::for_each_candidate`]).
+//! - Term groups ([`TermGroup`]): the pod-affinity terms of bound pods, grouped by kind,
+//!   weight and term (namespaces, namespace selector, label selector, topology key): the
+//!   replicas of a Deployment share one group. Each group counts, per value of its topology
+//!   key, the bound pods *carrying* the term (`holders`) and the bound pods the term
+//!   *selects* (`targets`). Upstream's InterPodAffinity walks every pod with affinity terms in
+//!   each cycle and sums per topology value; those sums are sums of these counts, so a cycle
+//!   matches each distinct term once and a node costs a hash lookup. Groups are filed under
+//!   the first `In` requirement of their label selector (one key, its values), or in a list of
+//!   their own when the selector has no `In` requirement, so that a pod's labels find the
+//!   groups that may select it.
 //!
-//! Both only narrow the candidates: whoever asks still matches the selector (and namespaces)
-//! exactly, so a result computed from the candidates is the result over all pods. Sums and
-//! "any" are all the plugins compute from them, so the order of candidates does not matter; it
-//! is deterministic all the same (insertion order).
+//! Candidates only narrow: whoever asks still matches the selector (and namespaces) exactly,
+//! so a result computed from the candidates is the result over all pods. Sums and "any" are all
+//! the plugins compute from them, so the order of candidates does not matter; it is
+//! deterministic all the same (insertion order).
 //!
-//! Entries carry the node's index in `Snapshot::nodes`; the snapshot rebuilds the index when
-//! node indices change (a node added, removed or moved to another zone).
+//! Entries carry the node's index in `Snapshot::nodes` and counts are by the node's labels at
+//! the time the pod was added; the snapshot rebuilds the index when node indices or node labels
+//! change (a node added, removed, moved or relabelled).
 
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -22,6 +32,7 @@ use ksim_api::meta::SelectorOp;
 use ksim_api::{Labels, Selector};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
+use crate::node_info::NodeInfo;
 use crate::pod_info::{AffinityTerm, PodInfo};
 
 /// Bound pods keyed by the address of their `PodInfo` (UIDs need not be unique in hand-written
@@ -32,8 +43,12 @@ fn key_of(p: &PodInfo) -> usize {
     p as *const PodInfo as usize
 }
 
+/// Counts per value of a topology key. Only positive counts are kept (an entry reaching zero is
+/// removed), so an empty map means "no pod counted".
+pub type ValueCounts = FxHashMap<String, i64>;
+
 /// The four kinds of pod-affinity terms a pod can carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TermKind {
     RequiredAffinity,
     RequiredAntiAffinity,
@@ -42,19 +57,15 @@ pub enum TermKind {
 }
 
 impl TermKind {
-    const ALL: [TermKind; 4] = [
+    pub const ALL: [TermKind; 4] = [
         TermKind::RequiredAffinity,
         TermKind::RequiredAntiAffinity,
         TermKind::PreferredAffinity,
         TermKind::PreferredAntiAffinity,
     ];
 
-    fn slot(self) -> usize {
-        self as usize
-    }
-
     /// The pod's terms of this kind, with their weights (0 for required terms).
-    fn terms(self, p: &PodInfo) -> impl Iterator<Item = (&AffinityTerm, i32)> {
+    pub fn terms(self, p: &PodInfo) -> impl Iterator<Item = (&AffinityTerm, i32)> {
         let (req, pref) = match self {
             TermKind::RequiredAffinity => (&p.required_affinity[..], &[][..]),
             TermKind::RequiredAntiAffinity => (&p.required_anti_affinity[..], &[][..]),
@@ -67,26 +78,58 @@ impl TermKind {
     }
 }
 
-/// One term of a bound pod: the pod, its node and the term's position among the pod's terms of
-/// its kind.
+/// One distinct (kind, weight, term) among the bound pods' affinity terms.
 #[derive(Debug, Clone)]
-pub struct TermRef {
-    pub node: u32,
-    pub pod: Arc<PodInfo>,
-    pub index: usize,
+pub struct TermGroup {
+    pub kind: TermKind,
+    /// The preferred term's weight; 0 for required terms.
+    pub weight: i32,
+    pub term: AffinityTerm,
+    /// How many terms of bound pods are in the group (a pod listing the term twice counts
+    /// twice, as upstream processes each listed term).
+    carried: usize,
+    /// Per value of the topology key: the terms in the group carried by pods on nodes with that
+    /// value (nodes without the key are not counted, as upstream skips them).
+    pub holders: Arc<ValueCounts>,
+    /// Per value of the topology key: the bound pods this term selects, as an incoming pod's
+    /// term selects them (its namespaces, then its label selector). Kept only when the
+    /// namespace selector is absent or empty, so that namespace labels cannot change the
+    /// answer; `None` otherwise (the caller counts by walking the pods).
+    pub targets: Option<Arc<ValueCounts>>,
 }
 
-/// Terms keyed by (pod address, position).
-type TermSet = IndexMap<(usize, usize), TermRef, FxBuildHasher>;
+/// Whether `t` selects `p` as an incoming pod's term does (upstream: the term after
+/// `mergeAffinityTermNamespacesIfNotEmpty`) when its namespace selector is absent (`Nothing`)
+/// or empty (every namespace).
+fn selects_without_ns_labels(t: &AffinityTerm, p: &PodInfo) -> bool {
+    let ns_ok = t.namespaces.contains(p.namespace())
+        || matches!(&t.namespace_selector, s @ Selector::Requirements(_) if s.is_empty());
+    ns_ok && t.selector.matches(p.labels())
+}
 
-/// The terms of one kind.
-#[derive(Debug, Clone, Default)]
-struct TermIndex {
-    /// Label key → label value → terms whose first `In` requirement is on that key and lists
-    /// that value.
-    by_label: FxHashMap<String, FxHashMap<String, TermSet>>,
-    /// Terms whose selector has no `In` requirement (they may select anything).
-    other: TermSet,
+/// Whether targets can be counted for `t` without namespace labels.
+pub fn targets_countable(t: &AffinityTerm) -> bool {
+    match &t.namespace_selector {
+        Selector::Nothing => true,
+        s => s.is_empty(),
+    }
+}
+
+fn add_count(m: &mut Arc<ValueCounts>, value: &str, delta: i64) {
+    let m = Arc::make_mut(m);
+    if delta > 0 {
+        match m.get_mut(value) {
+            Some(c) => *c += delta,
+            None => {
+                m.insert(value.to_string(), delta);
+            }
+        }
+    } else if let Some(c) = m.get_mut(value) {
+        *c += delta;
+        if *c <= 0 {
+            m.remove(value);
+        }
+    }
 }
 
 /// The first `In` requirement of a selector, with its values deduplicated; `Err(())` when the
@@ -103,6 +146,129 @@ fn first_in(selector: &Selector) -> Result<Option<(&str, Vec<&str>)>, ()> {
     }
 }
 
+/// The term groups of the bound pods.
+#[derive(Debug, Clone, Default)]
+struct TermGroups {
+    /// Slots; a removed group leaves `None`, reused through `free`.
+    groups: Vec<Option<TermGroup>>,
+    free: Vec<u32>,
+    /// Hash of (kind, weight, term) → the groups with that hash.
+    by_hash: FxHashMap<u64, Vec<u32>>,
+    /// Label key → label value → groups whose selector's first `In` requirement lists it.
+    by_label: FxHashMap<String, FxHashMap<String, Vec<u32>>>,
+    /// Groups whose selector has no `In` requirement (they may select anything).
+    other: Vec<u32>,
+}
+
+fn group_hash(kind: TermKind, weight: i32, t: &AffinityTerm) -> u64 {
+    let mut h = FxBuildHasher.build_hasher();
+    kind.hash(&mut h);
+    weight.hash(&mut h);
+    t.hash(&mut h);
+    h.finish()
+}
+
+fn remove_id(v: &mut Vec<u32>, id: u32) {
+    if let Some(k) = v.iter().position(|&x| x == id) {
+        v.swap_remove(k);
+    }
+}
+
+impl TermGroups {
+    fn find(&self, kind: TermKind, weight: i32, t: &AffinityTerm) -> Option<u32> {
+        self.by_hash
+            .get(&group_hash(kind, weight, t))?
+            .iter()
+            .copied()
+            .find(|&id| {
+                self.groups[id as usize]
+                    .as_ref()
+                    .is_some_and(|g| g.kind == kind && g.weight == weight && g.term == *t)
+            })
+    }
+
+    fn get(&self, id: u32) -> Option<&TermGroup> {
+        self.groups.get(id as usize).and_then(Option::as_ref)
+    }
+
+    /// Calls `f` for every group whose selector may select a pod labelled `labels` (each
+    /// once: a group is filed under one label key, and `labels` has one value per key).
+    fn for_each_candidate(&self, labels: &Labels, mut f: impl FnMut(u32)) {
+        if !self.by_label.is_empty() {
+            for (k, v) in labels {
+                if let Some(ids) = self.by_label.get(k).and_then(|m| m.get(v)) {
+                    ids.iter().for_each(|&id| f(id));
+                }
+            }
+        }
+        self.other.iter().for_each(|&id| f(id));
+    }
+
+    fn insert(&mut self, g: TermGroup) -> u32 {
+        let h = group_hash(g.kind, g.weight, &g.term);
+        let placement: Result<Option<(String, Vec<String>)>, ()> =
+            first_in(&g.term.selector).map(|o| {
+                o.map(|(k, vs)| (k.to_string(), vs.into_iter().map(str::to_string).collect()))
+            });
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.groups[id as usize] = Some(g);
+                id
+            }
+            None => {
+                self.groups.push(Some(g));
+                (self.groups.len() - 1) as u32
+            }
+        };
+        self.by_hash.entry(h).or_default().push(id);
+        match placement {
+            // Selects nothing: no pod can find it, and its targets stay empty.
+            Err(()) => {}
+            Ok(None) => self.other.push(id),
+            Ok(Some((key, values))) => {
+                let by_value = self.by_label.entry(key).or_default();
+                for v in values {
+                    by_value.entry(v).or_default().push(id);
+                }
+            }
+        }
+        id
+    }
+
+    fn delete(&mut self, id: u32) {
+        let Some(g) = self.groups.get_mut(id as usize).and_then(Option::take) else {
+            return;
+        };
+        self.free.push(id);
+        let h = group_hash(g.kind, g.weight, &g.term);
+        if let Some(ids) = self.by_hash.get_mut(&h) {
+            remove_id(ids, id);
+            if ids.is_empty() {
+                self.by_hash.remove(&h);
+            }
+        }
+        match first_in(&g.term.selector) {
+            Err(()) => {}
+            Ok(None) => remove_id(&mut self.other, id),
+            Ok(Some((key, values))) => {
+                if let Some(by_value) = self.by_label.get_mut(key) {
+                    for v in values {
+                        if let Some(ids) = by_value.get_mut(v) {
+                            remove_id(ids, id);
+                            if ids.is_empty() {
+                                by_value.remove(v);
+                            }
+                        }
+                    }
+                    if by_value.is_empty() {
+                        self.by_label.remove(key);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The snapshot's pod indexes.
 #[derive(Debug, Clone, Default)]
 pub struct PodIndex {
@@ -110,12 +276,18 @@ pub struct PodIndex {
     pods_by_label: FxHashMap<String, FxHashMap<String, PodSet>>,
     /// Every bound pod.
     all: PodSet,
-    terms: [TermIndex; 4],
+    groups: TermGroups,
+}
+
+/// The labels of node `i` of `nodes`.
+fn labels_of(nodes: &[NodeInfo], i: usize) -> Option<&Labels> {
+    nodes.get(i).map(NodeInfo::labels)
 }
 
 impl PodIndex {
-    /// Adds a pod bound to node `node`.
-    pub fn add(&mut self, node: usize, pod: &Arc<PodInfo>) {
+    /// Adds a pod bound to node `node` (an index into `nodes`, the snapshot's nodes).
+    pub fn add(&mut self, node: usize, pod: &Arc<PodInfo>, nodes: &[NodeInfo]) {
+        let node_labels = labels_of(nodes, node);
         let node = node as u32;
         let uid = key_of(pod);
         for (k, v) in pod.labels() {
@@ -134,39 +306,66 @@ impl PodIndex {
             }
         }
         self.all.insert(uid, (node, pod.clone()));
+        // The groups that select the pod count it (before the pod's own terms may create
+        // groups, which count it among the pods already bound).
+        self.update_targets(pod, node_labels, 1);
         if !pod.has_affinity() {
             return;
         }
         for kind in TermKind::ALL {
-            let idx = &mut self.terms[kind.slot()];
-            for (i, (t, _)) in kind.terms(pod).enumerate() {
-                let r = TermRef {
-                    node,
-                    pod: pod.clone(),
-                    index: i,
+            for (t, w) in kind.terms(pod) {
+                let id = match self.groups.find(kind, w, t) {
+                    Some(id) => id,
+                    None => {
+                        let targets =
+                            targets_countable(t).then(|| Arc::new(self.count_targets(t, nodes)));
+                        self.groups.insert(TermGroup {
+                            kind,
+                            weight: w,
+                            term: t.clone(),
+                            carried: 0,
+                            holders: Arc::default(),
+                            targets,
+                        })
+                    }
                 };
-                match first_in(&t.selector) {
-                    Err(()) => {}
-                    Ok(None) => {
-                        idx.other.insert((uid, i), r);
-                    }
-                    Ok(Some((key, values))) => {
-                        let by_value = idx.by_label.entry(key.to_string()).or_default();
-                        for v in values {
-                            by_value
-                                .entry(v.to_string())
-                                .or_default()
-                                .insert((uid, i), r.clone());
-                        }
-                    }
+                let Some(g) = self.groups.groups[id as usize].as_mut() else {
+                    continue;
+                };
+                g.carried += 1;
+                if let Some(v) = node_labels.and_then(|l| l.get(&t.topology_key)) {
+                    add_count(&mut g.holders, v, 1);
                 }
             }
         }
     }
 
-    /// Removes a pod (the same `PodInfo` that was added).
-    pub fn remove(&mut self, pod: &PodInfo) {
+    /// Removes a pod (the same `PodInfo` that was added; `nodes` as when it was added).
+    pub fn remove(&mut self, pod: &PodInfo, nodes: &[NodeInfo]) {
         let uid = key_of(pod);
+        let Some(node) = self.all.get(&uid).map(|(n, _)| *n) else {
+            return;
+        };
+        let node_labels = labels_of(nodes, node as usize);
+        if pod.has_affinity() {
+            for kind in TermKind::ALL {
+                for (t, w) in kind.terms(pod) {
+                    let Some(id) = self.groups.find(kind, w, t) else {
+                        continue;
+                    };
+                    let Some(g) = self.groups.groups[id as usize].as_mut() else {
+                        continue;
+                    };
+                    g.carried = g.carried.saturating_sub(1);
+                    if g.carried == 0 {
+                        self.groups.delete(id);
+                    } else if let Some(v) = node_labels.and_then(|l| l.get(&t.topology_key)) {
+                        add_count(&mut g.holders, v, -1);
+                    }
+                }
+            }
+        }
+        self.update_targets(pod, node_labels, -1);
         for (k, v) in pod.labels() {
             if let Some(by_value) = self.pods_by_label.get_mut(k) {
                 if let Some(set) = by_value.get_mut(v) {
@@ -181,36 +380,43 @@ impl PodIndex {
             }
         }
         self.all.swap_remove(&uid);
-        if !pod.has_affinity() {
+    }
+
+    /// Adds `delta` to the targets of every group that selects `pod`, at its node's value.
+    fn update_targets(&mut self, pod: &PodInfo, node_labels: Option<&Labels>, delta: i64) {
+        let Some(node_labels) = node_labels else {
             return;
-        }
-        for kind in TermKind::ALL {
-            let idx = &mut self.terms[kind.slot()];
-            for (i, (t, _)) in kind.terms(pod).enumerate() {
-                let key = (uid, i);
-                match first_in(&t.selector) {
-                    Err(()) => {}
-                    Ok(None) => {
-                        idx.other.swap_remove(&key);
-                    }
-                    Ok(Some((label, values))) => {
-                        if let Some(by_value) = idx.by_label.get_mut(label) {
-                            for v in values {
-                                if let Some(set) = by_value.get_mut(v) {
-                                    set.swap_remove(&key);
-                                    if set.is_empty() {
-                                        by_value.remove(v);
-                                    }
-                                }
-                            }
-                            if by_value.is_empty() {
-                                idx.by_label.remove(label);
-                            }
-                        }
-                    }
-                }
+        };
+        let mut hit: Vec<u32> = Vec::new();
+        self.groups
+            .for_each_candidate(pod.labels(), |id| hit.push(id));
+        for id in hit {
+            let Some(g) = self.groups.groups[id as usize].as_mut() else {
+                continue;
+            };
+            let Some(targets) = g.targets.as_mut() else {
+                continue;
+            };
+            if !selects_without_ns_labels(&g.term, pod) {
+                continue;
+            }
+            if let Some(v) = node_labels.get(&g.term.topology_key) {
+                add_count(targets, v, delta);
             }
         }
+    }
+
+    /// The targets of a new group: the bound pods `t` selects, per value of its topology key.
+    fn count_targets(&self, t: &AffinityTerm, nodes: &[NodeInfo]) -> ValueCounts {
+        let mut m = ValueCounts::default();
+        self.for_each_candidate(&t.selector, |i, p| {
+            if selects_without_ns_labels(t, p) {
+                if let Some(v) = labels_of(nodes, i).and_then(|l| l.get(&t.topology_key)) {
+                    *m.entry(v.clone()).or_insert(0) += 1;
+                }
+            }
+        });
+        m
     }
 
     /// Calls `f(node, pod)` for every bound pod that `selector` may select: the pods carrying
@@ -239,36 +445,37 @@ impl PodIndex {
         }
     }
 
-    /// Calls `f(node, pod, term, weight)` for every term of `kind` of a bound pod that may
-    /// select a pod labelled `labels` (weight 0 for required terms): a superset of the terms
-    /// whose selector matches `labels`.
-    pub fn for_each_term_candidate(
+    /// Calls `f(group)` for every group of `kind` whose selector may select a pod labelled
+    /// `labels`: a superset of the groups whose selector matches `labels`.
+    pub fn for_each_group_candidate(
         &self,
         kind: TermKind,
         labels: &Labels,
-        mut f: impl FnMut(usize, &Arc<PodInfo>, &AffinityTerm, i32),
+        mut f: impl FnMut(&TermGroup),
     ) {
-        let idx = &self.terms[kind.slot()];
-        let mut call = |r: &TermRef| {
-            if let Some((t, w)) = kind.terms(&r.pod).nth(r.index) {
-                f(r.node as usize, &r.pod, t, w);
-            }
-        };
-        if !idx.by_label.is_empty() {
-            for (k, v) in labels {
-                if let Some(set) = idx.by_label.get(k).and_then(|m| m.get(v)) {
-                    set.values().for_each(&mut call);
+        self.groups.for_each_candidate(labels, |id| {
+            if let Some(g) = self.groups.get(id) {
+                if g.kind == kind {
+                    f(g);
                 }
             }
-        }
-        idx.other.values().for_each(&mut call);
+        });
+    }
+
+    /// The group of bound pods' terms equal to (`kind`, `weight`, `t`), if a pod carries it.
+    pub fn group(&self, kind: TermKind, weight: i32, t: &AffinityTerm) -> Option<&TermGroup> {
+        self.groups
+            .find(kind, weight, t)
+            .and_then(|id| self.groups.get(id))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ksim_api::Pod;
+    use crate::node_info::{ClusterObjects, Snapshot};
+    use ksim_api::{Node, Pod};
+    use proptest::prelude::*;
 
     fn pod(name: &str, labels: &[(&str, &str)], anti_app: Option<&str>) -> Arc<PodInfo> {
         let mut p = Pod::default();
@@ -298,6 +505,18 @@ mod tests {
         PodInfo::arc(p)
     }
 
+    fn node_infos(n: usize) -> Vec<NodeInfo> {
+        (0..n)
+            .map(|i| {
+                let mut node = Node::default();
+                node.metadata.name = format!("n{i}");
+                node.metadata.labels =
+                    [("kubernetes.io/hostname".to_string(), format!("n{i}"))].into();
+                NodeInfo::new(Arc::new(node))
+            })
+            .collect()
+    }
+
     fn candidates(ix: &PodIndex, sel: &Selector) -> Vec<String> {
         let mut v = Vec::new();
         ix.for_each_candidate(sel, |n, p| v.push(format!("{n}:{}", p.name())));
@@ -307,11 +526,12 @@ mod tests {
 
     #[test]
     fn pods_by_label_narrow_and_fall_back() {
+        let nodes = node_infos(2);
         let mut ix = PodIndex::default();
         let a = pod("a", &[("app", "x")], None);
-        ix.add(0, &a);
-        ix.add(1, &pod("b", &[("app", "y")], None));
-        ix.add(1, &pod("c", &[("tier", "t")], None));
+        ix.add(0, &a, &nodes);
+        ix.add(1, &pod("b", &[("app", "y")], None), &nodes);
+        ix.add(1, &pod("c", &[("tier", "t")], None), &nodes);
         let sel = |json: serde_json::Value| {
             Selector::from_label_selector(Some(&serde_json::from_value(json).unwrap()))
         };
@@ -330,30 +550,302 @@ mod tests {
             vec!["0:a", "1:b", "1:c"]
         );
         assert!(candidates(&ix, &Selector::Nothing).is_empty());
-        ix.remove(&a);
+        ix.remove(&a, &nodes);
         assert!(candidates(&ix, &sel(serde_json::json!({"matchLabels": {"app": "x"}}))).is_empty());
     }
 
     #[test]
-    fn terms_are_found_once_by_an_in_value() {
+    fn replicas_share_one_group_found_by_an_in_value() {
+        let nodes = node_infos(4);
         let mut ix = PodIndex::default();
-        let holder = pod("h", &[], Some("x"));
-        ix.add(3, &holder);
+        let holders: Vec<_> = (0..3)
+            .map(|i| pod(&format!("h{i}"), &[("app", "x"), ("tier", "t")], Some("x")))
+            .collect();
+        for (i, h) in holders.iter().enumerate() {
+            ix.add(i, h, &nodes);
+        }
         let labels: Labels = [("app".to_string(), "x".to_string())].into();
         let mut found = Vec::new();
-        ix.for_each_term_candidate(TermKind::RequiredAntiAffinity, &labels, |n, p, t, _| {
-            found.push((n, p.name().to_string(), t.topology_key.clone()))
+        ix.for_each_group_candidate(TermKind::RequiredAntiAffinity, &labels, |g| {
+            let mut h: Vec<_> = g.holders.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            h.sort();
+            found.push((
+                g.term.topology_key.clone(),
+                h,
+                g.targets.as_ref().map(|t| t.len()),
+            ))
         });
+        let hosts = |n: usize| (0..n).map(|i| (format!("n{i}"), 1)).collect::<Vec<_>>();
+        // One group for the three replicas; each selects the others (and itself).
         assert_eq!(
             found,
-            vec![(3, "h".into(), "kubernetes.io/hostname".into())]
+            vec![("kubernetes.io/hostname".into(), hosts(3), Some(3))]
         );
         let other: Labels = [("app".to_string(), "z".to_string())].into();
         let mut n = 0;
-        ix.for_each_term_candidate(TermKind::RequiredAntiAffinity, &other, |_, _, _, _| n += 1);
+        ix.for_each_group_candidate(TermKind::RequiredAntiAffinity, &other, |_| n += 1);
         assert_eq!(n, 0);
-        ix.remove(&holder);
-        ix.for_each_term_candidate(TermKind::RequiredAntiAffinity, &labels, |_, _, _, _| n += 1);
+        for h in &holders {
+            ix.remove(h, &nodes);
+        }
+        ix.for_each_group_candidate(TermKind::RequiredAntiAffinity, &labels, |_| n += 1);
         assert_eq!(n, 0);
+        assert!(ix.groups.by_hash.is_empty() && ix.groups.by_label.is_empty());
+    }
+
+    // ---- indexed counts against a brute-force count ----------------------------------------
+
+    const KINDS: [&str; 4] = ["ra", "raa", "pa", "paa"];
+
+    /// A term from small pools, so that random pods share terms (as replicas do).
+    fn term_json(sel: u8, key: u8, ns: u8) -> serde_json::Value {
+        let selector = match sel % 5 {
+            0 => serde_json::json!({"matchLabels": {"app": "a"}}),
+            1 => serde_json::json!({"matchLabels": {"app": "b"}}),
+            2 => serde_json::json!({"matchExpressions": [
+                {"key": "app", "operator": "In", "values": ["a", "c"]}]}),
+            3 => serde_json::json!({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}),
+            _ => serde_json::json!({}),
+        };
+        let key = ["kubernetes.io/hostname", "zone"][key as usize % 2];
+        let mut t = serde_json::json!({"labelSelector": selector, "topologyKey": key});
+        match ns % 4 {
+            0 => {}
+            1 => t["namespaces"] = serde_json::json!(["other"]),
+            2 => t["namespaceSelector"] = serde_json::json!({}),
+            _ => t["namespaceSelector"] = serde_json::json!({"matchLabels": {"team": "x"}}),
+        }
+        t
+    }
+
+    type PodSpec = (u8, u8, u8, Vec<(u8, u8, u8, u8, u8)>);
+
+    fn make_pod(i: usize, (app, tier, ns, terms): &PodSpec) -> Arc<PodInfo> {
+        let mut labels = serde_json::Map::new();
+        if *app < 3 {
+            labels.insert("app".into(), ["a", "b", "c"][*app as usize].into());
+        }
+        if *tier < 2 {
+            labels.insert("tier".into(), ["x", "y"][*tier as usize].into());
+        }
+        let mut aff = serde_json::json!({
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [],
+                            "preferredDuringSchedulingIgnoredDuringExecution": []},
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [],
+                                "preferredDuringSchedulingIgnoredDuringExecution": []}});
+        for &(kind, sel, key, nsk, w) in terms {
+            let t = term_json(sel, key, nsk);
+            let (side, list, v) = match KINDS[kind as usize % 4] {
+                "ra" => (
+                    "podAffinity",
+                    "requiredDuringSchedulingIgnoredDuringExecution",
+                    t,
+                ),
+                "raa" => (
+                    "podAntiAffinity",
+                    "requiredDuringSchedulingIgnoredDuringExecution",
+                    t,
+                ),
+                "pa" => (
+                    "podAffinity",
+                    "preferredDuringSchedulingIgnoredDuringExecution",
+                    serde_json::json!({"weight": 1 + w % 2 * 4, "podAffinityTerm": t}),
+                ),
+                _ => (
+                    "podAntiAffinity",
+                    "preferredDuringSchedulingIgnoredDuringExecution",
+                    serde_json::json!({"weight": 1 + w % 2 * 4, "podAffinityTerm": t}),
+                ),
+            };
+            aff[side][list].as_array_mut().unwrap().push(v);
+        }
+        let namespace = ["default", "other"][*ns as usize % 2];
+        let p: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": format!("p{i}"), "uid": format!("u{i}"),
+                         "namespace": namespace, "labels": labels},
+            "spec": {"affinity": aff, "containers": [{"name": "c"}]}
+        }))
+        .unwrap();
+        PodInfo::arc(p)
+    }
+
+    fn make_node(i: usize, zone: Option<u8>) -> Arc<Node> {
+        let mut n = Node::default();
+        n.metadata.name = format!("n{i}");
+        n.metadata.labels = [("kubernetes.io/hostname".to_string(), format!("n{i}"))].into();
+        if let Some(z) = zone {
+            n.metadata.labels.insert("zone".into(), format!("z{z}"));
+        }
+        Arc::new(n)
+    }
+
+    /// The counts recomputed from the snapshot's nodes: every (kind, weight, term) of a bound
+    /// pod with its holders, and (when countable) the pods it selects, per topology value.
+    type Brute = Vec<(
+        TermKind,
+        i32,
+        AffinityTerm,
+        Vec<(String, i64)>,
+        Option<Vec<(String, i64)>>,
+    )>;
+
+    fn brute_force(s: &Snapshot) -> Brute {
+        let bound: Vec<(&NodeInfo, &Arc<PodInfo>)> = s
+            .nodes
+            .iter()
+            .flat_map(|n| n.pods.iter().map(move |p| (n, p)))
+            .collect();
+        let mut keys: Vec<(TermKind, i32, AffinityTerm)> = Vec::new();
+        for (_, p) in &bound {
+            for kind in TermKind::ALL {
+                for (t, w) in kind.terms(p) {
+                    if !keys
+                        .iter()
+                        .any(|(k, kw, kt)| *k == kind && *kw == w && kt == t)
+                    {
+                        keys.push((kind, w, t.clone()));
+                    }
+                }
+            }
+        }
+        let sorted = |m: FxHashMap<String, i64>| {
+            let mut v: Vec<_> = m.into_iter().filter(|(_, c)| *c != 0).collect();
+            v.sort();
+            v
+        };
+        let mut out = Vec::new();
+        for (kind, w, t) in keys {
+            let mut holders: FxHashMap<String, i64> = FxHashMap::default();
+            let mut targets: FxHashMap<String, i64> = FxHashMap::default();
+            for (n, p) in &bound {
+                let Some(v) = n.labels().get(&t.topology_key) else {
+                    continue;
+                };
+                let carried = kind
+                    .terms(p)
+                    .filter(|(pt, pw)| **pt == t && *pw == w)
+                    .count();
+                *holders.entry(v.clone()).or_default() += carried as i64;
+                // The incoming-term rule, spelled out: listed namespace or empty selector.
+                let ns_ok = t.namespaces.contains(p.namespace())
+                    || t.namespace_selector == Selector::Requirements(vec![]);
+                if ns_ok && t.selector.matches(p.labels()) {
+                    *targets.entry(v.clone()).or_default() += 1;
+                }
+            }
+            let countable = matches!(&t.namespace_selector, Selector::Nothing)
+                || t.namespace_selector == Selector::Requirements(vec![]);
+            out.push((
+                kind,
+                w,
+                t,
+                sorted(holders),
+                countable.then(|| sorted(targets)),
+            ));
+        }
+        out
+    }
+
+    fn indexed(s: &Snapshot, brute: &Brute) -> Brute {
+        let sorted = |m: &ValueCounts| {
+            let mut v: Vec<_> = m.iter().map(|(k, c)| (k.clone(), *c)).collect();
+            v.sort();
+            v
+        };
+        let live = s.pod_index.groups.groups.iter().flatten().count();
+        assert_eq!(live, brute.len(), "one group per distinct term");
+        brute
+            .iter()
+            .map(|(kind, w, t, _, _)| {
+                let g = s
+                    .pod_index
+                    .group(*kind, *w, t)
+                    .expect("group of a bound pod's term");
+                (
+                    *kind,
+                    *w,
+                    t.clone(),
+                    sorted(&g.holders),
+                    g.targets.as_deref().map(sorted),
+                )
+            })
+            .collect()
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Bind(usize, usize),
+        Unbind(usize),
+        Relabel(usize, Option<u8>),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0usize..40, 0usize..6).prop_map(|(p, n)| Op::Bind(p, n)),
+            2 => (0usize..40).prop_map(Op::Unbind),
+            1 => (0usize..6, proptest::option::of(0u8..3)).prop_map(|(n, z)| Op::Relabel(n, z)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Random clusters, random bind/unbind/relabel sequences: after every step the
+        /// groups' counts equal a count from scratch over the nodes' pods, and the group
+        /// candidates for a pod's labels include every group whose selector matches them.
+        #[test]
+        fn indexed_counts_equal_brute_force(
+            zones in proptest::collection::vec(proptest::option::of(0u8..3), 6),
+            pods in proptest::collection::vec(
+                (0u8..4, 0u8..3, 0u8..2, proptest::collection::vec(
+                    (0u8..4, 0u8..5, 0u8..2, 0u8..4, 0u8..2), 0..3)),
+                40),
+            ops in proptest::collection::vec(op(), 1..60),
+        ) {
+            let nodes: Vec<Arc<Node>> =
+                zones.iter().enumerate().map(|(i, z)| make_node(i, *z)).collect();
+            let pods: Vec<Arc<PodInfo>> =
+                pods.iter().enumerate().map(|(i, p)| make_pod(i, p)).collect();
+            let mut s = Snapshot::build(nodes, [], Arc::new(ClusterObjects::default()));
+            let mut bound: Vec<(usize, String)> = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Bind(p, n) => {
+                        if bound.iter().any(|(b, _)| *b == p) {
+                            continue;
+                        }
+                        let name = format!("n{n}");
+                        let pi = Arc::new(pods[p].assumed_on(&name));
+                        prop_assert!(s.add_pod(pi));
+                        bound.push((p, name));
+                    }
+                    Op::Unbind(k) => {
+                        if bound.is_empty() {
+                            continue;
+                        }
+                        let (p, node) = bound.remove(k % bound.len());
+                        prop_assert!(s.remove_pod(&node, pods[p].uid()));
+                    }
+                    Op::Relabel(n, z) => {
+                        prop_assert!(s.update_node(make_node(n, z)));
+                    }
+                }
+                let brute = brute_force(&s);
+                prop_assert_eq!(indexed(&s, &brute), brute.clone());
+                for p in &pods {
+                    for kind in TermKind::ALL {
+                        let mut found = Vec::new();
+                        s.pod_index.for_each_group_candidate(kind, p.labels(), |g| {
+                            found.push(g.term.clone())
+                        });
+                        for (k, _, t, _, _) in &brute {
+                            if *k == kind && t.selector.matches(p.labels()) {
+                                prop_assert!(found.contains(t));
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -7,8 +7,9 @@ use ksim_api::{Labels, Pod, PodAffinityTerm, Selector};
 
 use crate::resource::{pod_requests, Resource};
 
-/// `framework.AffinityTerm`.
-#[derive(Debug, Clone)]
+/// `framework.AffinityTerm`. Equality and hashing compare every field, so that equal terms
+/// of different pods share one group in the pod index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AffinityTerm {
     pub namespaces: BTreeSet<String>,
     pub selector: Selector,

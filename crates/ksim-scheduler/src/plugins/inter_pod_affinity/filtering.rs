@@ -16,8 +16,8 @@ use crate::framework::{
     CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult, Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
-use crate::pod_index::TermKind;
-use crate::pod_info::PodInfo;
+use crate::pod_index::{TermKind, ValueCounts};
+use crate::pod_info::{AffinityTerm, PodInfo};
 
 // ---- topology counts -----------------------------------------------------------------------
 
@@ -44,9 +44,13 @@ impl TopologyCounts {
 
     /// `update(node, key, delta)`: counts the node's value of `key`, if the node has the label.
     fn update(&mut self, node_labels: &Labels, key: &str, delta: i64) {
-        let Some(value) = node_labels.get(key) else {
-            return;
-        };
+        if let Some(value) = node_labels.get(key) {
+            self.add(key, value, delta);
+        }
+    }
+
+    /// Adds `delta` to the pair (`key`, `value`).
+    fn add(&mut self, key: &str, value: &str, delta: i64) {
         let i = match self.0.iter().position(|(k, _)| k == key) {
             Some(i) => i,
             None => {
@@ -55,7 +59,7 @@ impl TopologyCounts {
             }
         };
         let inner = &mut self.0[i].1;
-        let c = inner.entry(value.clone()).or_insert(0);
+        let c = inner.entry(value.to_string()).or_insert(0);
         *c += delta;
         if *c == 0 {
             inner.remove(value);
@@ -66,17 +70,97 @@ impl TopologyCounts {
     }
 }
 
+/// Topology counts as PreFilter finds them: shared per-value counts kept by the snapshot's pod
+/// index (a term group's holders or targets, or counts walked for this cycle), each under its
+/// topology key; several sources of one key add up. Copied into [`TopologyCounts`] only when a
+/// pod is added or removed for this cycle (nominated pods, preemption's dry runs), so a cycle
+/// that adds none costs no copy however many pods are counted.
+#[derive(Debug, Clone, Default)]
+struct Counts {
+    /// Every count in every source is positive (the pod index keeps no zero entries).
+    shared: Vec<(String, Arc<ValueCounts>)>,
+    /// The sum of `shared` once a pod was added or removed (then `shared` is empty).
+    owned: Option<TopologyCounts>,
+}
+
+impl Counts {
+    fn push(&mut self, key: &str, counts: Arc<ValueCounts>) {
+        match &mut self.owned {
+            Some(o) => {
+                for (value, &c) in counts.iter() {
+                    o.add(key, value, c);
+                }
+            }
+            None => {
+                if !counts.is_empty() {
+                    self.shared.push((key.to_string(), counts));
+                }
+            }
+        }
+    }
+
+    /// `len(map) == 0`.
+    fn is_empty(&self) -> bool {
+        match &self.owned {
+            Some(o) => o.is_empty(),
+            None => self.shared.is_empty(),
+        }
+    }
+
+    fn get(&self, key: &str, value: &str) -> i64 {
+        match &self.owned {
+            Some(o) => o.get(key, value),
+            None => self
+                .shared
+                .iter()
+                .filter(|(k, _)| k == key)
+                .map(|(_, m)| m.get(value).copied().unwrap_or(0))
+                .sum(),
+        }
+    }
+
+    /// Whether some counted pair with a positive count is one of `labels`.
+    fn any_positive(&self, labels: &Labels) -> bool {
+        match &self.owned {
+            Some(o) => o.0.iter().any(|(k, m)| {
+                labels
+                    .get(k)
+                    .is_some_and(|v| m.get(v).is_some_and(|&c| c > 0))
+            }),
+            // All counts are positive, so any entry makes its sum positive.
+            None => self
+                .shared
+                .iter()
+                .any(|(k, m)| labels.get(k).is_some_and(|v| m.contains_key(v))),
+        }
+    }
+
+    /// The counts as one owned map, to be updated.
+    fn owned(&mut self) -> &mut TopologyCounts {
+        let shared = std::mem::take(&mut self.shared);
+        self.owned.get_or_insert_with(|| {
+            let mut o = TopologyCounts::default();
+            for (k, m) in &shared {
+                for (value, &c) in m.iter() {
+                    o.add(k, value, c);
+                }
+            }
+            o
+        })
+    }
+}
+
 // ---- PreFilter / Filter --------------------------------------------------------------------
 
 /// `preFilterState`.
 #[derive(Debug, Clone)]
 struct PreFilterState {
     /// Existing pods' required anti-affinity terms matching the incoming pod.
-    existing_anti_affinity_counts: TopologyCounts,
+    existing_anti_affinity_counts: Counts,
     /// Existing pods matching all of the incoming pod's required affinity terms.
-    affinity_counts: TopologyCounts,
+    affinity_counts: Counts,
     /// Existing pods matching each of the incoming pod's required anti-affinity terms.
-    anti_affinity_counts: TopologyCounts,
+    anti_affinity_counts: Counts,
     /// The incoming pod's namespace labels (for existing pods' namespace selectors).
     namespace_labels: Labels,
     /// Whether the incoming pod matches all its own required affinity terms (the "first pod of
@@ -99,17 +183,21 @@ impl PreFilterState {
         for t in &other.required_anti_affinity {
             if t.matches(pod, &self.namespace_labels) {
                 self.existing_anti_affinity_counts
+                    .owned()
                     .update(labels, &t.topology_key, delta);
             }
         }
         if matches_all_incoming(&pod.required_affinity, other, objects) {
             for t in &pod.required_affinity {
-                self.affinity_counts.update(labels, &t.topology_key, delta);
+                self.affinity_counts
+                    .owned()
+                    .update(labels, &t.topology_key, delta);
             }
         }
         for t in &pod.required_anti_affinity {
             if incoming_term_matches(t, other, objects) {
                 self.anti_affinity_counts
+                    .owned()
                     .update(labels, &t.topology_key, delta);
             }
         }
@@ -126,6 +214,36 @@ fn pre_filter_state(state: &CycleState) -> Result<&PreFilterState, Status> {
         })
 }
 
+/// Per value of `t`'s topology key, the bound pods the incoming pod's term `t` selects: the
+/// pod index's count when bound pods carry the same term (of `kind`, `weight`) and it can keep
+/// one, else counted now over the pods the selector may select.
+pub(super) fn incoming_term_counts(
+    snapshot: &Snapshot,
+    kind: TermKind,
+    weight: i32,
+    t: &AffinityTerm,
+) -> Arc<ValueCounts> {
+    if let Some(targets) = snapshot
+        .pod_index
+        .group(kind, weight, t)
+        .and_then(|g| g.targets.as_ref())
+    {
+        return targets.clone();
+    }
+    let objects = &*snapshot.objects;
+    let mut m = ValueCounts::default();
+    snapshot.pod_index.for_each_candidate(&t.selector, |i, ep| {
+        if let Some(labels) = snapshot.nodes.get(i).map(NodeInfo::labels) {
+            if incoming_term_matches(t, ep, objects) {
+                if let Some(v) = labels.get(&t.topology_key) {
+                    *m.entry(v.clone()).or_insert(0) += 1;
+                }
+            }
+        }
+    });
+    Arc::new(m)
+}
+
 impl PreFilterPlugin for InterPodAffinity {
     fn pre_filter(
         &self,
@@ -136,52 +254,57 @@ impl PreFilterPlugin for InterPodAffinity {
         let objects = &*snapshot.objects;
         let namespace_labels = objects.namespace_labels(pod.namespace()).clone();
 
-        // Upstream walks every pod (or every pod with required anti-affinity); the snapshot's
-        // pod index hands out only the pods and terms whose selector can match, and each is
-        // still matched exactly. Counts are sums, so the order of the walk does not matter.
-        let node_labels = |i: usize| snapshot.nodes.get(i).map(NodeInfo::labels);
+        // Upstream walks every pod (or every pod with required anti-affinity) and sums per
+        // topology pair. The snapshot's pod index keeps those sums per distinct term (see
+        // `pod_index`): each term group whose selector can match is matched once, exactly, and
+        // its per-value counts are taken whole. Counts are sums, so grouping does not change
+        // them.
 
         // getExistingAntiAffinityCounts: existing pods' required anti-affinity terms.
-        let mut existing = TopologyCounts::default();
-        snapshot.pod_index.for_each_term_candidate(
+        let mut existing = Counts::default();
+        snapshot.pod_index.for_each_group_candidate(
             TermKind::RequiredAntiAffinity,
             pod.labels(),
-            |i, _, t, _| {
-                if let Some(labels) = node_labels(i) {
-                    if t.matches(pod, &namespace_labels) {
-                        existing.update(labels, &t.topology_key, 1);
-                    }
+            |g| {
+                if g.term.matches(pod, &namespace_labels) {
+                    existing.push(&g.term.topology_key, g.holders.clone());
                 }
             },
         );
 
         // getIncomingAffinityAntiAffinityCounts: every pod on every node.
-        let mut affinity = TopologyCounts::default();
-        let mut anti_affinity = TopologyCounts::default();
+        let mut affinity = Counts::default();
+        let mut anti_affinity = Counts::default();
         let has_required =
             !pod.required_affinity.is_empty() || !pod.required_anti_affinity.is_empty();
-        if let Some(first) = pod.required_affinity.first() {
-            // A pod matching all the terms matches the first.
-            snapshot
-                .pod_index
-                .for_each_candidate(&first.selector, |i, ep| {
-                    if let Some(labels) = node_labels(i) {
-                        if matches_all_incoming(&pod.required_affinity, ep, objects) {
-                            for t in &pod.required_affinity {
-                                affinity.update(labels, &t.topology_key, 1);
+        match pod.required_affinity.as_slice() {
+            [] => {}
+            [t] => affinity.push(
+                &t.topology_key,
+                incoming_term_counts(snapshot, TermKind::RequiredAffinity, 0, t),
+            ),
+            [first, ..] => {
+                // Several terms: a pod counts when it matches all of them, so the pods are
+                // walked (a pod matching all the terms matches the first).
+                let counts = affinity.owned();
+                snapshot
+                    .pod_index
+                    .for_each_candidate(&first.selector, |i, ep| {
+                        if let Some(labels) = snapshot.nodes.get(i).map(NodeInfo::labels) {
+                            if matches_all_incoming(&pod.required_affinity, ep, objects) {
+                                for t in &pod.required_affinity {
+                                    counts.update(labels, &t.topology_key, 1);
+                                }
                             }
                         }
-                    }
-                });
+                    });
+            }
         }
         for t in &pod.required_anti_affinity {
-            snapshot.pod_index.for_each_candidate(&t.selector, |i, ep| {
-                if let Some(labels) = node_labels(i) {
-                    if incoming_term_matches(t, ep, objects) {
-                        anti_affinity.update(labels, &t.topology_key, 1);
-                    }
-                }
-            });
+            anti_affinity.push(
+                &t.topology_key,
+                incoming_term_counts(snapshot, TermKind::RequiredAntiAffinity, 0, t),
+            );
         }
 
         if existing.is_empty() && !has_required {
@@ -280,11 +403,7 @@ fn satisfy_pod_anti_affinity(s: &PreFilterState, pod: &PodInfo, labels: &Labels)
 
 /// `satisfyExistingPodsAntiAffinity`: no counted pair is one of the node's labels.
 fn satisfy_existing_pods_anti_affinity(s: &PreFilterState, labels: &Labels) -> bool {
-    !s.existing_anti_affinity_counts.0.iter().any(|(k, m)| {
-        labels
-            .get(k)
-            .is_some_and(|v| m.get(v).is_some_and(|&c| c > 0))
-    })
+    !s.existing_anti_affinity_counts.any_positive(labels)
 }
 
 impl InterPodAffinity {

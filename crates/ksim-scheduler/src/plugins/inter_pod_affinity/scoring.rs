@@ -1,29 +1,31 @@
 //! PreScore, Score and NormalizeScore (upstream scoring.go): preferred term weights (and
 //! hardPodAffinityWeight) summed per topology pair, then min-max normalised.
 
-use ksim_api::Labels;
-use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
-use super::{incoming_term_matches, InterPodAffinity, PRE_SCORE_STATE_KEY};
+use super::filtering::incoming_term_counts;
+use super::{InterPodAffinity, PRE_SCORE_STATE_KEY};
 use crate::framework::{CycleState, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE};
 use crate::node_info::{NodeInfo, Snapshot};
-use crate::pod_index::TermKind;
+use crate::pod_index::{TermKind, ValueCounts};
 use crate::pod_info::PodInfo;
 
-/// `scoreMap`: topology key → value → summed weight.
+/// `scoreMap` (topology key → value → summed weight) as a list of sources: per-value pod
+/// counts from the snapshot's pod index (or counted this cycle), each with the topology key
+/// and the weight every counted pod adds (`weight * multiplier`). Upstream adds the weight once
+/// per matching pod, so a value's sum is the sum of weight times count over the sources.
 #[derive(Debug, Clone, Default)]
-struct TopologyScore(Vec<(String, FxHashMap<String, i64>)>);
+struct TopologyScore(Vec<(String, Arc<ValueCounts>, i64)>);
 
 impl TopologyScore {
-    fn add(&mut self, key: &str, value: &str, delta: i64) {
-        let i = match self.0.iter().position(|(k, _)| k == key) {
-            Some(i) => i,
-            None => {
-                self.0.push((key.to_string(), FxHashMap::default()));
-                self.0.len() - 1
-            }
-        };
-        *self.0[i].1.entry(value.to_string()).or_insert(0) += delta;
+    /// Adds a source; false (and nothing added) when it counts no pod, as upstream's map gets
+    /// no entry then.
+    fn add(&mut self, key: &str, counts: Arc<ValueCounts>, weight: i64) -> bool {
+        if counts.is_empty() {
+            return false;
+        }
+        self.0.push((key.to_string(), counts, weight));
+        true
     }
 
     fn is_empty(&self) -> bool {
@@ -35,34 +37,6 @@ impl TopologyScore {
 #[derive(Debug, Clone)]
 struct PreScoreState {
     topology_score: TopologyScore,
-}
-
-/// What `processExistingPod` needs besides the existing pod.
-struct ScoreContext<'a> {
-    incoming: &'a PodInfo,
-    namespace_labels: &'a Labels,
-    hard_pod_affinity_weight: i32,
-}
-
-impl ScoreContext<'_> {
-    /// `processTerm`: adds `weight * multiplier` to the node's pair when `matches`.
-    fn process(
-        score: &mut TopologyScore,
-        matches: bool,
-        key: &str,
-        node_labels: &Labels,
-        weight: i32,
-        multiplier: i32,
-    ) -> bool {
-        if !matches {
-            return false;
-        }
-        let Some(v) = node_labels.get(key) else {
-            return false;
-        };
-        score.add(key, v, i64::from(weight.wrapping_mul(multiplier)));
-        true
-    }
 }
 
 impl PreScorePlugin for InterPodAffinity {
@@ -80,69 +54,54 @@ impl PreScorePlugin for InterPodAffinity {
             return Status::skip();
         }
         let objects = &*snapshot.objects;
-        let ctx = ScoreContext {
-            incoming: pod,
-            namespace_labels: objects.namespace_labels(pod.namespace()),
-            hard_pod_affinity_weight: self.hard_pod_affinity_weight,
-        };
+        let namespace_labels = objects.namespace_labels(pod.namespace());
         let mut score = TopologyScore::default();
         let mut any = false;
         // Upstream runs processExistingPod over every pod (with constraints) or every pod with
-        // (anti-)affinity. Each of its terms adds to a sum, so the terms are taken one kind at a
-        // time from the snapshot's pod index, which hands out only the pods and terms whose
-        // selector can match (each still matched exactly).
-        let node_labels = |i: usize| snapshot.nodes.get(i).map(NodeInfo::labels);
+        // (anti-)affinity, adding `weight * multiplier` per matching term to the pair of the
+        // pod's node. Those sums are taken per distinct term from the snapshot's pod index:
+        // the incoming pod's terms with the bound pods each selects, per topology value; the
+        // existing pods' term groups that may select the incoming pod, each matched once, with
+        // how many pods carry them per topology value.
         if has_constraints {
-            for (terms, multiplier) in [
-                (&pod.preferred_affinity, 1),
-                (&pod.preferred_anti_affinity, -1),
+            for (kind, terms, multiplier) in [
+                (TermKind::PreferredAffinity, &pod.preferred_affinity, 1),
+                (
+                    TermKind::PreferredAntiAffinity,
+                    &pod.preferred_anti_affinity,
+                    -1,
+                ),
             ] {
                 for t in terms {
-                    snapshot
-                        .pod_index
-                        .for_each_candidate(&t.term.selector, |i, ep| {
-                            if let Some(labels) = node_labels(i) {
-                                let m = incoming_term_matches(&t.term, ep, objects);
-                                any |= ScoreContext::process(
-                                    &mut score,
-                                    m,
-                                    &t.term.topology_key,
-                                    labels,
-                                    t.weight,
-                                    multiplier,
-                                );
-                            }
-                        });
+                    let counts = incoming_term_counts(snapshot, kind, t.weight, &t.term);
+                    let w = i64::from(t.weight.wrapping_mul(multiplier));
+                    any |= score.add(&t.term.topology_key, counts, w);
                 }
             }
         }
-        let mut existing_terms = |kind: TermKind, multiplier: i32, hard: Option<i32>| {
+        let hard = self.hard_pod_affinity_weight;
+        for (kind, multiplier) in [
+            (TermKind::RequiredAffinity, 1),
+            (TermKind::PreferredAffinity, 1),
+            (TermKind::PreferredAntiAffinity, -1),
+        ] {
+            if kind == TermKind::RequiredAffinity && hard <= 0 {
+                continue;
+            }
             snapshot
                 .pod_index
-                .for_each_term_candidate(kind, pod.labels(), |i, _, t, w| {
-                    if let Some(labels) = node_labels(i) {
-                        let m = t.matches(ctx.incoming, ctx.namespace_labels);
-                        let weight = hard.unwrap_or(w);
-                        any |= ScoreContext::process(
-                            &mut score,
-                            m,
-                            &t.topology_key,
-                            labels,
-                            weight,
-                            multiplier,
-                        );
+                .for_each_group_candidate(kind, pod.labels(), |g| {
+                    if g.term.matches(pod, namespace_labels) {
+                        let weight = if kind == TermKind::RequiredAffinity {
+                            hard
+                        } else {
+                            g.weight
+                        };
+                        let w = i64::from(weight.wrapping_mul(multiplier));
+                        any |= score.add(&g.term.topology_key, g.holders.clone(), w);
                     }
                 });
-        };
-        if ctx.hard_pod_affinity_weight > 0 {
-            existing_terms(
-                TermKind::RequiredAffinity,
-                1,
-                Some(ctx.hard_pod_affinity_weight),
-            );
         }
-        existing_terms(TermKind::PreferredAffinity, 1, None);
-        existing_terms(TermKind::PreferredAntiAffinity, -1, None);
         if !any {
             return Status::skip();
         }
@@ -171,9 +130,9 @@ impl ScorePlugin for InterPodAffinity {
         let s = pre_score_state(state)?;
         let labels = node.labels();
         let mut score = 0i64;
-        for (key, values) in &s.topology_score.0 {
-            if let Some(v) = labels.get(key) {
-                score += values.get(v).copied().unwrap_or(0);
+        for (key, counts, weight) in &s.topology_score.0 {
+            if let Some(c) = labels.get(key).and_then(|v| counts.get(v)) {
+                score = score.wrapping_add(c.wrapping_mul(*weight));
             }
         }
         Ok(score)
