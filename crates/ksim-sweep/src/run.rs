@@ -58,11 +58,17 @@ pub fn run_plan_explain(
     // run leaves the previous output as it was.
     let staged = ksim_report::StagedDir::begin(out)?;
     let seed = plan.engine.seed;
+    let mut events = plan.events;
+    events.set_seed(seed);
+    // Initial nodes with only `generateName` are named first from the seed's stream, before
+    // the simulation inserts the nodes in name order.
+    let mut nodes = plan.nodes;
+    events.name_initial_nodes(&mut nodes);
     let mut sim = Simulation::new(
         plan.engine,
         &plan.scheduler,
         &Registry::in_tree(),
-        plan.nodes,
+        nodes,
         plan.objects,
     )
     .map_err(|e| run_err(e.to_string()))?;
@@ -73,8 +79,6 @@ pub fn run_plan_explain(
     if let Some(t) = dump_at {
         sim.set_dump_at(t);
     }
-    let mut events = plan.events;
-    events.set_seed(seed);
     sim.add_source(Box::new(events))
         .map_err(|e| run_err(e.to_string()))?;
     let dir = staged.path();

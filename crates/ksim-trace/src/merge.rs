@@ -131,6 +131,29 @@ impl MergedSource {
         self.names.rng = None;
     }
 
+    /// Names the initial nodes created with `metadata.generateName` and no name (nodes files,
+    /// pools, dumps), as the API server would have named them when they were created: call it
+    /// after [`MergedSource::set_seed`] and before the first event is read. The names come first
+    /// from the run seed's stream, in the nodes' given order, so the same seed gives the same
+    /// names; explicit names are reserved first, so a generated name never takes one. The caller
+    /// inserts the nodes in name order afterwards, generated names included, as the API server's
+    /// list returns them.
+    pub fn name_initial_nodes(&mut self, nodes: &mut [ksim_api::Node]) {
+        for n in nodes.iter() {
+            if !n.metadata.name.is_empty() {
+                self.names
+                    .given
+                    .insert(format!("Node:/{}", n.metadata.name));
+            }
+        }
+        for n in nodes.iter_mut() {
+            let m = &mut n.metadata;
+            if m.name.is_empty() && !m.generate_name.is_empty() {
+                m.name = self.names.name("Node:", &m.generate_name);
+            }
+        }
+    }
+
     /// How many sources are merged.
     pub fn len(&self) -> usize {
         self.sources.len()

@@ -2,6 +2,8 @@
 //! (`kubectl get nodes -o yaml|json`), a multi-document YAML stream, a JSON array, or a single
 //! Node. Every item gets the API server's defaulting (allocatable = capacity when absent) and the
 //! quantity checks of [`crate::check`]. Items of another `kind` and duplicate names are errors.
+//! A node with `metadata.generateName` and no name is kept unnamed here and named when the run
+//! starts, from the run's seed (`MergedSource::name_initial_nodes`).
 //! Errors name the file, the item index and the field:
 //! `nodes.yaml: items[3] (node "n-3"): status.capacity.cpu: quantity "x" is ...`.
 //!
@@ -17,7 +19,7 @@ use serde_json::Value;
 
 use crate::error::TraceError;
 use crate::io::{display_name, read_text};
-use crate::native::decode_node;
+use crate::native::decode_node_to_add;
 
 /// Reads a nodes file (gzip is recognised).
 pub fn load_nodes(path: &Path) -> Result<Vec<Node>, TraceError> {
@@ -70,10 +72,16 @@ pub fn nodes_from_values(source: &str, items: &[Value]) -> Result<Vec<Node>, Tra
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or("");
-        let at = if name.is_empty() {
-            format!("items[{i}]")
-        } else {
+        let generate = item
+            .pointer("/metadata/generateName")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let at = if !name.is_empty() {
             format!("items[{i}] (node {name:?})")
+        } else if !generate.is_empty() {
+            format!("items[{i}] (node {generate:?}…)")
+        } else {
+            format!("items[{i}]")
         };
         let kind = kind_of(item);
         if !kind.is_empty() && kind != "Node" {
@@ -83,7 +91,9 @@ pub fn nodes_from_values(source: &str, items: &[Value]) -> Result<Vec<Node>, Tra
                 format!("expected Node, got {kind:?}"),
             ));
         }
-        let node = decode_node(item, "").map_err(|(f, m)| {
+        // A node with only `generateName` is named when the run starts, from the run's seed
+        // (`MergedSource::name_initial_nodes`), as the API server named it on create.
+        let node = decode_node_to_add(item, "").map_err(|(f, m)| {
             TraceError::at_field(
                 source,
                 if f.is_empty() {
@@ -94,7 +104,7 @@ pub fn nodes_from_values(source: &str, items: &[Value]) -> Result<Vec<Node>, Tra
                 m,
             )
         })?;
-        if !seen.insert(node.metadata.name.clone()) {
+        if !node.metadata.name.is_empty() && !seen.insert(node.metadata.name.clone()) {
             return Err(TraceError::at_field(
                 source,
                 format!("{at}: metadata.name"),

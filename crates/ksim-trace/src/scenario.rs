@@ -61,7 +61,7 @@ use crate::error::{join_path, TraceError};
 use crate::generator::{Generator, GeneratorSpec};
 use crate::io::{display_name, is_csv, read_text};
 use crate::merge::{BoxedSource, MergedSource};
-use crate::native::{decode_node, decode_object, NativeReader};
+use crate::native::{decode_node, decode_object, decode_object_to_create, NativeReader};
 use crate::nodes::{load_nodes, parse_documents};
 
 /// A scenario file as written.
@@ -268,7 +268,36 @@ pub fn load_objects_and_workloads(
             }
             other => TraceError::at_field(&name, format!("items[{i}]"), other.to_string()),
         };
-        match ksim_api::load::kind_of(v) {
+        let kind = ksim_api::load::kind_of(v);
+        let str_at = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("");
+        if str_at("/metadata/name").is_empty() && !str_at("/metadata/generateName").is_empty() {
+            // Only the API server names an object, on create: a generateName object is created
+            // at t=0 (as the workloads are) and the merged source names it from the run seed.
+            let has_template = v
+                .pointer("/spec/template/spec/containers")
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty());
+            let creatable = match ObjectKind::from_kind(kind) {
+                Some(ObjectKind::ReplicaSet | ObjectKind::StatefulSet) => has_template,
+                Some(_) => true,
+                None => false,
+            };
+            if !creatable {
+                return Err(TraceError::at_field(
+                    &name,
+                    field("metadata.name".into()),
+                    format!(
+                        "a {kind} needs a name: generateName is supported for nodes, storage \
+                         objects, PDBs, Services and workloads with a pod template"
+                    ),
+                ));
+            }
+            let obj = decode_object_to_create(v, "")
+                .map_err(|(f, m)| TraceError::at_field(&name, field(f), m))?;
+            workloads.push(obj);
+            continue;
+        }
+        match kind {
             "Namespace" => {
                 let ns: ksim_api::Namespace = ksim_api::load::decode(&name, v).map_err(err)?;
                 into.namespaces.insert(ns.metadata.name.clone(), ns);
@@ -550,7 +579,8 @@ impl Scenario {
             engine.autoscaler = Some(self.autoscaler_config(source, a)?);
         }
         let mut seen = std::collections::BTreeSet::new();
-        for n in &nodes {
+        // Nodes named by generateName are named when the run starts (the run's seed).
+        for n in nodes.iter().filter(|n| !n.metadata.name.is_empty()) {
             if !seen.insert(n.metadata.name.as_str()) {
                 return Err(TraceError::at_field(
                     source,

@@ -37,7 +37,7 @@ use super::build;
 use super::ImportContext;
 use crate::error::TraceError;
 use crate::io::{display_name, read_text};
-use crate::native::{decode_node, decode_object, decode_pod};
+use crate::native::{decode_node_to_add, decode_object_to_create, decode_pod};
 use crate::nodes::parse_documents;
 
 /// The kinds written to `objects.yaml`.
@@ -108,7 +108,8 @@ pub fn import(
         match kind.as_str() {
             "Node" => {
                 let n =
-                    decode_node(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
+                    // generateName kept: the run names the node from its seed.
+                    decode_node_to_add(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
                 cx.nodes.push(n);
             }
             "Pod" => {
@@ -148,7 +149,9 @@ pub fn import(
             "ReplicaSet" | "Job" if controller_skips(&mut v, cx) => {}
             k if ksim_api::object::ObjectKind::from_kind(k).is_some() => {
                 // Read (and checked) now, written as kubectl wrote it.
-                decode_object(&v, "").map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
+                // generateName kept: the run creates it at t=0 and names it from its seed.
+                decode_object_to_create(&v, "")
+                    .map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
                 objects.push(v);
             }
             k if OBJECT_KINDS.contains(&k) => objects.push(v),
