@@ -246,7 +246,7 @@ fn audit_log_scale_to_a_negative_count_is_an_error_naming_line_and_field() {
     std::fs::write(&p, lines.join("\n")).unwrap();
     let err = import(
         ImportFormat::AuditLog,
-        &[p.clone()],
+        std::slice::from_ref(&p),
         &dir.path().join("out"),
         &ImportOptions::default(),
     )
