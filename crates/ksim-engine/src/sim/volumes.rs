@@ -494,7 +494,7 @@ impl Simulation {
 /// several, the newest by `creationTimestamp`, then the first by name, as upstream's
 /// `GetDefaultClass` picks. None when the cluster has no default class: the claim stays
 /// without one, as upstream's would until a default appears.
-fn default_storage_class(
+pub fn default_storage_class(
     classes: &std::collections::BTreeMap<String, std::sync::Arc<ksim_api::storage::StorageClass>>,
 ) -> Option<String> {
     const KEYS: [&str; 2] = [
