@@ -2,7 +2,8 @@
 //! log `fixtures/audit-controllers.log` (JSON lines as kube-apiserver's log backend writes them)
 //! holds a Deployment's create, its controller's ReplicaSet and pods, a scale, a StatefulSet
 //! logged at level Metadata, a Job logged at level Request, a DaemonSet, status updates, an
-//! update of a Deployment created before the log, a failed scale and the Deployment's delete.
+//! update of a Deployment created before the log, a failed scale, a second Deployment whose
+//! ReplicaSet's create is logged at level Metadata, and the first Deployment's delete.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -129,6 +130,7 @@ fn audit_log_controllers_become_object_events_and_their_pods_are_not_doubled() {
         (12.5, "CreatePod default/db-0"),
         (15.0, "CreateObject Job default/pi"),
         (20.0, "CreateObject DaemonSet kube-system/logs"),
+        (37.0, "CreateObject Deployment default/api"),
         (50.0, "DeleteObject Deployment default/web"),
     ]
     .into_iter()
@@ -156,7 +158,7 @@ fn audit_log_controllers_become_object_events_and_their_pods_are_not_doubled() {
         ),
         (
             "pod create by an imported controller (ksim's controller creates its own)",
-            4,
+            5,
         ),
         (
             "ReplicaSet create by an imported Deployment (ksim's Deployment creates its own)",
@@ -207,6 +209,16 @@ fn audit_log_controllers_become_object_events_and_their_pods_are_not_doubled() {
         .sum();
     assert_eq!(web, 4, "{before_delete:?}");
     assert_eq!(before_delete.bound_by_owner["DaemonSet/logs"], 2);
+    // api: its ReplicaSet's create has no object (level Metadata), its pod is still known as
+    // the Deployment's by `api-<pod-template-hash>`: 1 replica, not 2.
+    let api: usize = before_delete
+        .bound_by_owner
+        .iter()
+        .filter(|(o, _)| o.starts_with("ReplicaSet/api-"))
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(api, 1, "{before_delete:?}");
+    assert_eq!(before_delete.bound_by_owner.len(), 5, "{before_delete:?}");
     assert_eq!(before_delete.bound_by_owner["StatefulSet/db"], 1);
     assert_eq!(before_delete.bound_by_owner["Job/pi"], 2);
     assert_eq!(before_delete.job_succeeded, 2);

@@ -24,8 +24,10 @@
 //! (and a Deployment its own ReplicaSets), so replaying the pods the real controllers created
 //! as well would run every replica twice. Adoption cannot take them either: a controller adopts
 //! only at its first reconcile, and the log's pods come later. So a pod (or ReplicaSet) whose
-//! controller `ownerReference` names a controller imported from this log is skipped — and its
-//! binding and deletion with it — counted under its own reason in the import table. A pod
+//! controller `ownerReference` names a controller imported from this log (for a ReplicaSet
+//! whose create has no object: a Deployment named by the ReplicaSet's name less the pod's
+//! `pod-template-hash`) is skipped — and its binding and deletion with it — counted under its
+//! own reason in the import table. A pod
 //! whose controller was not imported (created before the log, or logged at level Metadata) is
 //! kept as a plain pod, as before: that replays what the log shows. Likewise an update, scale
 //! or delete of a controller created before the log is skipped with that reason (its earlier
@@ -80,6 +82,16 @@ fn desired(v: &Value) -> Value {
             v.get("preemptionPolicy")
         ]),
     }
+}
+
+/// The Deployment a ReplicaSet `<deployment>-<pod-template-hash>` belongs to, read from its
+/// pod's `pod-template-hash` label: how a pod is matched to an imported Deployment when the log
+/// has no object for the ReplicaSet's create (logged at level Metadata).
+fn deployment_set<'a>(set: &'a str, hash: Option<&String>) -> Option<&'a str> {
+    let hash = hash.filter(|h| !h.is_empty())?;
+    set.strip_suffix(hash.as_str())?
+        .strip_suffix('-')
+        .filter(|d| !d.is_empty())
 }
 
 /// The controller `ownerReference` of an object, as (kind, name).
@@ -326,7 +338,18 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                             ObjectKind::from_kind(&r.kind).is_some_and(|k| {
                                 controllers.contains_key(&ckey(k, &pns, &r.name))
                                     || (k == ObjectKind::ReplicaSet
-                                        && managed_sets.contains(&format!("{pns}/{}", r.name)))
+                                        && (managed_sets.contains(&format!("{pns}/{}", r.name))
+                                            || deployment_set(
+                                                &r.name,
+                                                pod.metadata.labels.get("pod-template-hash"),
+                                            )
+                                            .is_some_and(|d| {
+                                                controllers.contains_key(&ckey(
+                                                    ObjectKind::Deployment,
+                                                    &pns,
+                                                    d,
+                                                ))
+                                            })))
                             })
                         });
                     if owned {
