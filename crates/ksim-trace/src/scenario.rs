@@ -598,6 +598,18 @@ impl Scenario {
         for f in &self.cluster.objects_files {
             load_objects_and_workloads(&resolve(f), &mut objects, &mut workloads)?;
         }
+        // Claims present at t=0 without `storageClassName` get the default class, as
+        // upstream's retroactive default assignment gives it to them (the engine admits
+        // claims created later the same way).
+        if let Some(class) =
+            ksim_engine::sim::default_storage_class(&objects.storage.storage_classes)
+        {
+            for pvc in objects.storage.persistent_volume_claims.values_mut() {
+                if pvc.spec.storage_class_name.is_none() {
+                    std::sync::Arc::make_mut(pvc).spec.storage_class_name = Some(class.clone());
+                }
+            }
+        }
 
         let mut sources: Vec<BoxedSource> = Vec::new();
         if !workloads.is_empty() {

@@ -55,6 +55,8 @@ mod pods;
 mod termination;
 mod volumes;
 
+pub use volumes::default_storage_class;
+
 pub use nodes::{amounts, node_change_kinds, pool_of};
 pub use pods::{PodId, PodPhase, PodSlot};
 

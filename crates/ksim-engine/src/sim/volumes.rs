@@ -411,6 +411,12 @@ impl Simulation {
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
         obj.apply_defaults();
+        if let ApiObject::PersistentVolumeClaim(pvc) = &mut obj {
+            if pvc.spec.storage_class_name.is_none() {
+                pvc.spec.storage_class_name =
+                    default_storage_class(&self.snapshot.objects.storage.storage_classes);
+            }
+        }
         let kind = obj.kind();
         if self
             .snapshot
@@ -478,4 +484,34 @@ impl Simulation {
         self.check_volume_waits(obs);
         Ok(())
     }
+}
+
+/// The DefaultStorageClass admission plugin: a claim created without `storageClassName` (not
+/// `""`, which asks for no class) gets the class annotated
+/// `storageclass.kubernetes.io/is-default-class: "true"` (or the beta annotation); among
+/// several, the newest by `creationTimestamp`, then the first by name, as upstream's
+/// `GetDefaultClass` picks. None when the cluster has no default class: the claim stays
+/// without one, as upstream's would until a default appears.
+pub fn default_storage_class(
+    classes: &std::collections::BTreeMap<String, std::sync::Arc<ksim_api::storage::StorageClass>>,
+) -> Option<String> {
+    const KEYS: [&str; 2] = [
+        "storageclass.kubernetes.io/is-default-class",
+        "storageclass.beta.kubernetes.io/is-default-class",
+    ];
+    classes
+        .values()
+        .filter(|c| {
+            KEYS.iter()
+                .any(|k| c.metadata.annotations.get(*k).map(String::as_str) == Some("true"))
+        })
+        // RFC 3339 timestamps in UTC order as text; `max_by` keeps the last of equals, so
+        // the names (iterated ascending) are compared reversed to keep the first.
+        .max_by(|a, b| {
+            a.metadata
+                .creation_timestamp
+                .cmp(&b.metadata.creation_timestamp)
+                .then_with(|| b.metadata.name.cmp(&a.metadata.name))
+        })
+        .map(|c| c.metadata.name.clone())
 }

@@ -15,6 +15,24 @@
 //! | nodes create | AddNode |
 //! | nodes (and nodes/status) update/patch | UpdateNode when labels, taints, unschedulable, capacity or allocatable changed; a node first seen this way existed before the log and joins the initial nodes |
 //! | nodes delete | RemoveNode |
+//! | deployments, replicasets, statefulsets, daemonsets (`apps`), jobs (`batch`), priorityclasses (`scheduling.k8s.io`) create | CreateObject |
+//! | the same update, patch | UpdateObject when `spec` (or a PriorityClass's value, globalDefault, preemptionPolicy) changed; patches need `responseObject` (level RequestResponse: at level Request the logged object is the patch, not the object) |
+//! | deployments/replicasets/statefulsets `scale` update or patch | UpdateObject of the last object seen, with the Scale's `spec.replicas` |
+//! | the same delete | DeleteObject (the engine deletes the controller's pods with it) |
+//!
+//! Controllers and their pods: ksim's controllers create, replace and delete their own pods
+//! (and a Deployment its own ReplicaSets), so replaying the pods the real controllers created
+//! as well would run every replica twice. Adoption cannot take them either: a controller adopts
+//! only at its first reconcile, and the log's pods come later. So a pod (or ReplicaSet) whose
+//! controller `ownerReference` names a controller imported from this log (for a ReplicaSet
+//! whose create has no object: a Deployment named by the ReplicaSet's name less the pod's
+//! `pod-template-hash`) is skipped — and its binding and deletion with it — counted under its
+//! own reason in the import table. A pod
+//! whose controller was not imported (created before the log, or logged at level Metadata) is
+//! kept as a plain pod, as before: that replays what the log shows. Likewise an update, scale
+//! or delete of a controller created before the log is skipped with that reason (its earlier
+//! state is unknown), and so is a ReplicaSet of a Deployment that was not imported.
+//! Controller `status` updates are skipped: the simulated controllers keep their own.
 //!
 //! Everything else (other resources, read verbs, pod updates, failed requests) is counted by
 //! reason, never an error. A line that is not JSON, or a timestamp that does not parse, is an
@@ -23,6 +41,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
+use ksim_api::object::ObjectKind;
 use ksim_api::{Node, Pod};
 use ksim_engine::InputEvent;
 use serde_json::Value;
@@ -31,7 +50,61 @@ use super::build;
 use super::ImportContext;
 use crate::error::TraceError;
 use crate::io::{display_name, open_input};
-use crate::native::{decode_node, decode_pod};
+use crate::native::{decode_node, decode_object, decode_pod};
+
+/// The controller kinds an audit log's `objectRef` names (`apiGroup`, `resource`); objectRefs
+/// without an `apiGroup` are matched by resource alone.
+fn controller_kind(group: Option<&str>, resource: &str) -> Option<ObjectKind> {
+    let (g, k) = match resource {
+        "deployments" => ("apps", ObjectKind::Deployment),
+        "replicasets" => ("apps", ObjectKind::ReplicaSet),
+        "statefulsets" => ("apps", ObjectKind::StatefulSet),
+        "daemonsets" => ("apps", ObjectKind::DaemonSet),
+        "jobs" => ("batch", ObjectKind::Job),
+        "priorityclasses" => ("scheduling.k8s.io", ObjectKind::PriorityClass),
+        _ => return None,
+    };
+    match group {
+        None => Some(k),
+        Some(x) if x == g => Some(k),
+        Some(_) => None,
+    }
+}
+
+/// The part of a controller object whose change is worth an UpdateObject: the spec (a
+/// PriorityClass has none; its fields are top-level).
+fn desired(v: &Value) -> Value {
+    match v.get("spec") {
+        Some(s) => s.clone(),
+        None => serde_json::json!([
+            v.get("value"),
+            v.get("globalDefault"),
+            v.get("preemptionPolicy")
+        ]),
+    }
+}
+
+/// The Deployment a ReplicaSet `<deployment>-<pod-template-hash>` belongs to, read from its
+/// pod's `pod-template-hash` label: how a pod is matched to an imported Deployment when the log
+/// has no object for the ReplicaSet's create (logged at level Metadata).
+fn deployment_set<'a>(set: &'a str, hash: Option<&String>) -> Option<&'a str> {
+    let hash = hash.filter(|h| !h.is_empty())?;
+    set.strip_suffix(hash.as_str())?
+        .strip_suffix('-')
+        .filter(|d| !d.is_empty())
+}
+
+/// The controller `ownerReference` of an object, as (kind, name).
+fn controller_owner(v: &Value) -> Option<(String, String)> {
+    v.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+        .map(|r| {
+            let s = |f: &str| r.get(f).and_then(Value::as_str).unwrap_or("").to_string();
+            (s("kind"), s("name"))
+        })
+}
 
 /// Parses an RFC 3339 timestamp (`2024-05-01T12:34:56.123456Z`, `...+02:00`) to microseconds
 /// since the Unix epoch.
@@ -131,6 +204,13 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
     let mut nodes: HashMap<String, Node> = HashMap::new();
     let mut min_t: Option<i64> = None;
     let mut bindings = 0u64;
+    // Controllers imported from the log (key: kind/namespace/name), with their last object.
+    let mut controllers: HashMap<String, Value> = HashMap::new();
+    // ReplicaSets the log shows created by an imported Deployment (namespace/name).
+    let mut managed_sets: std::collections::HashSet<String> = Default::default();
+    // Pods skipped because an imported controller creates its own (namespace/name).
+    let mut owned_pods: std::collections::HashSet<String> = Default::default();
+    let ckey = |k: ObjectKind, ns: &str, name: &str| format!("{}/{ns}/{name}", k.as_str());
     for path in inputs {
         let file = display_name(path);
         let mut src = open_input(path)?;
@@ -214,6 +294,10 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                 .and_then(Value::as_str)
                 .unwrap_or("");
             let ns = oref.get("namespace").and_then(Value::as_str).unwrap_or("");
+            let group = oref
+                .get("apiGroup")
+                .and_then(Value::as_str)
+                .filter(|g| !g.is_empty());
             let oname = oref.get("name").and_then(Value::as_str).unwrap_or("");
             let object = ev
                 .get("responseObject")
@@ -243,6 +327,37 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                     let mut pod = decode_pod(o, obj_field).map_err(|(f, m)| err(&f, m))?;
                     if !ns.is_empty() {
                         pod.metadata.namespace = ns.to_string();
+                    }
+                    let pns = pod.metadata.namespace.clone();
+                    let owned = pod
+                        .metadata
+                        .owner_references
+                        .iter()
+                        .find(|r| r.controller == Some(true))
+                        .is_some_and(|r| {
+                            ObjectKind::from_kind(&r.kind).is_some_and(|k| {
+                                controllers.contains_key(&ckey(k, &pns, &r.name))
+                                    || (k == ObjectKind::ReplicaSet
+                                        && (managed_sets.contains(&format!("{pns}/{}", r.name))
+                                            || deployment_set(
+                                                &r.name,
+                                                pod.metadata.labels.get("pod-template-hash"),
+                                            )
+                                            .is_some_and(|d| {
+                                                controllers.contains_key(&ckey(
+                                                    ObjectKind::Deployment,
+                                                    &pns,
+                                                    d,
+                                                ))
+                                            })))
+                            })
+                        });
+                    if owned {
+                        owned_pods.insert(pod.key());
+                        cx.summary.skip(
+                            "pod create by an imported controller (ksim's controller creates its own)",
+                        );
+                        continue;
                     }
                     pod.status = Default::default();
                     let key = pod.key();
@@ -280,6 +395,9 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                             );
                             build::create(cx, h.at, h.pod, None, |m| err("", m))?;
                         }
+                        None if owned_pods.contains(&key) => cx
+                            .summary
+                            .skip("binding of a pod of an imported controller"),
                         None => cx.summary.skip("binding of a pod not created in the log"),
                     }
                 }
@@ -296,6 +414,10 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                                 name: oname.to_string(),
                             },
                         )?;
+                    } else if owned_pods.remove(&key) {
+                        cx.summary.skip(
+                            "delete of a pod of an imported controller (ksim's controller manages its pods)",
+                        );
                     } else {
                         cx.summary
                             .skip("delete of a pod created before the log started");
@@ -370,6 +492,29 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                     }
                 }
                 ("nodes", _, _) => cx.summary.skip(format!("nodes {verb} (not replayed)")),
+                (r, _, _) if controller_kind(group, r).is_some() => {
+                    let Some(kind) = controller_kind(group, r) else {
+                        continue;
+                    };
+                    let cev = ControllerEvent {
+                        kind,
+                        resource: r,
+                        ns,
+                        name: oname,
+                        sub,
+                        verb,
+                        object,
+                        obj_field,
+                        has_response: ev.get("responseObject").is_some(),
+                    };
+                    let state = ControllerState {
+                        controllers: &mut controllers,
+                        managed_sets: &mut managed_sets,
+                    };
+                    if let Some(e) = controller_event(&cev, state, cx, &err)? {
+                        cx.sink.push(t, e)?;
+                    }
+                }
                 (r, _, _) => cx.summary.skip(format!(
                     "resource {:?} not replayed",
                     if r.is_empty() { "(none)" } else { r }
@@ -405,6 +550,246 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
     }
     cx.time_base = min_t.unwrap_or(0);
     Ok(())
+}
+
+/// One controller record of the log, as [`import`] read it.
+struct ControllerEvent<'a> {
+    kind: ObjectKind,
+    /// The objectRef's resource (`deployments`), as the import table names it.
+    resource: &'a str,
+    ns: &'a str,
+    name: &'a str,
+    sub: &'a str,
+    verb: &'a str,
+    object: Option<&'a Value>,
+    obj_field: &'a str,
+    has_response: bool,
+}
+
+/// What the import remembers of controllers across records.
+struct ControllerState<'a> {
+    controllers: &'a mut HashMap<String, Value>,
+    managed_sets: &'a mut std::collections::HashSet<String>,
+}
+
+/// The trace event for a controller record, or `None` when it is skipped (counted by reason).
+fn controller_event(
+    e: &ControllerEvent<'_>,
+    st: ControllerState<'_>,
+    cx: &mut ImportContext<'_>,
+    err: &dyn Fn(&str, String) -> TraceError,
+) -> Result<Option<InputEvent>, TraceError> {
+    let kind = e.kind;
+    let plural = e.resource;
+    let key_of = |ns: &str, name: &str| format!("{}/{ns}/{name}", kind.as_str());
+    let decode = |v: &Value| decode_object(v, e.obj_field).map_err(|(f, m)| err(&f, m));
+    // The object as a trace carries it: no status (the simulated controller keeps its own),
+    // no managedFields (bulk), the namespace of the request.
+    let clean = |o: &Value| {
+        let mut v = o.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.remove("status");
+        }
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("managedFields");
+            if kind.namespaced() && !e.ns.is_empty() {
+                m.insert("namespace".into(), Value::String(e.ns.to_string()));
+            }
+        }
+        v
+    };
+    match (e.sub, e.verb) {
+        ("", "create") => {
+            let Some(o) = e.object else {
+                cx.summary.skip(format!(
+                    "{plural} create without object (audit level Metadata)"
+                ));
+                return Ok(None);
+            };
+            let v = clean(o);
+            if kind == ObjectKind::ReplicaSet {
+                if let Some((ok, on)) = controller_owner(&v).filter(|(k, _)| k == "Deployment") {
+                    let ns = v
+                        .pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("default");
+                    let name = v
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or(e.name);
+                    if st.controllers.contains_key(&format!("{ok}/{ns}/{on}")) {
+                        st.managed_sets.insert(format!("{ns}/{name}"));
+                        cx.summary.skip(
+                            "ReplicaSet create by an imported Deployment (ksim's Deployment creates its own)",
+                        );
+                    } else {
+                        cx.summary
+                            .skip("ReplicaSet of a Deployment not imported from the log");
+                    }
+                    return Ok(None);
+                }
+            }
+            let obj = decode(&v)?;
+            st.controllers
+                .insert(key_of(&obj.metadata().namespace, obj.name()), v);
+            Ok(Some(InputEvent::CreateObject {
+                object: Box::new(obj),
+            }))
+        }
+        ("", "delete") => {
+            let ns = if kind.namespaced() {
+                if e.ns.is_empty() {
+                    "default"
+                } else {
+                    e.ns
+                }
+            } else {
+                ""
+            };
+            if st.controllers.remove(&key_of(ns, e.name)).is_none() {
+                skip_unknown(kind, e, &*st.managed_sets, cx);
+                return Ok(None);
+            }
+            Ok(Some(InputEvent::DeleteObject {
+                object_kind: kind,
+                namespace: ns.to_string(),
+                name: e.name.to_string(),
+            }))
+        }
+        ("", "update" | "patch") => {
+            let Some(o) = e.object.filter(|_| e.verb == "update" || e.has_response) else {
+                cx.summary.skip(format!(
+                    "{plural} {} without the object (audit level below {})",
+                    e.verb,
+                    if e.verb == "patch" {
+                        "RequestResponse"
+                    } else {
+                        "Request"
+                    }
+                ));
+                return Ok(None);
+            };
+            let v = clean(o);
+            let ns = if kind.namespaced() {
+                v.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default")
+            } else {
+                ""
+            };
+            let name = v
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or(e.name);
+            let key = key_of(ns, name);
+            let Some(old) = st.controllers.get(&key) else {
+                skip_unknown(kind, e, &*st.managed_sets, cx);
+                return Ok(None);
+            };
+            if desired(old) == desired(&v) {
+                cx.summary
+                    .skip(format!("{plural} {} without spec change", e.verb));
+                return Ok(None);
+            }
+            let obj = decode(&v)?;
+            st.controllers.insert(key, v);
+            Ok(Some(InputEvent::UpdateObject {
+                object: Box::new(obj),
+            }))
+        }
+        ("scale", "update" | "patch")
+            if matches!(
+                kind,
+                ObjectKind::Deployment | ObjectKind::ReplicaSet | ObjectKind::StatefulSet
+            ) =>
+        {
+            // A Scale object (responseObject, or an update's requestObject) and a merge patch
+            // `{"spec": {"replicas": n}}` (a patch's requestObject) both carry spec.replicas.
+            let replicas = e.object.and_then(|o| o.pointer("/spec/replicas"));
+            let Some(replicas) = replicas else {
+                cx.summary.skip(format!(
+                    "{plural}/scale {} without spec.replicas (audit level Metadata, or a JSON patch)",
+                    e.verb
+                ));
+                return Ok(None);
+            };
+            let n = match replicas.as_i64() {
+                Some(n) if (0..=i64::from(i32::MAX)).contains(&n) => n,
+                _ => {
+                    return Err(err(
+                        &format!("{}.spec.replicas", e.obj_field),
+                        format!(
+                            "expected a replica count from 0 to {}, got {replicas}",
+                            i32::MAX
+                        ),
+                    ))
+                }
+            };
+            let ns = if e.ns.is_empty() { "default" } else { e.ns };
+            let key = key_of(ns, e.name);
+            let Some(old) = st.controllers.get_mut(&key) else {
+                skip_unknown(kind, e, &*st.managed_sets, cx);
+                return Ok(None);
+            };
+            if old.pointer("/spec/replicas").and_then(Value::as_i64) == Some(n) {
+                cx.summary
+                    .skip(format!("{plural}/scale {} without change", e.verb));
+                return Ok(None);
+            }
+            if let Some(spec) = old.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("replicas".into(), Value::from(n));
+            }
+            let obj = decode(old)?;
+            Ok(Some(InputEvent::UpdateObject {
+                object: Box::new(obj),
+            }))
+        }
+        ("status", _) => {
+            cx.summary.skip(format!(
+                "{plural}/status {} (the simulated controller keeps its own status)",
+                e.verb
+            ));
+            Ok(None)
+        }
+        (sub, verb) => {
+            cx.summary.skip(if sub.is_empty() {
+                format!("{plural} {verb} (not replayed)")
+            } else {
+                format!("{plural}/{sub} {verb} (not replayed)")
+            });
+            Ok(None)
+        }
+    }
+}
+
+/// Counts an update, scale or delete of a controller the import does not hold.
+fn skip_unknown(
+    kind: ObjectKind,
+    e: &ControllerEvent<'_>,
+    managed_sets: &std::collections::HashSet<String>,
+    cx: &mut ImportContext<'_>,
+) {
+    let ns = if e.ns.is_empty() { "default" } else { e.ns };
+    if kind == ObjectKind::ReplicaSet && managed_sets.contains(&format!("{ns}/{}", e.name)) {
+        cx.summary.skip(format!(
+            "ReplicaSet {} by an imported Deployment (ksim's Deployment manages its own)",
+            if e.sub.is_empty() {
+                e.verb.to_string()
+            } else {
+                format!("{}/{}", e.sub, e.verb)
+            }
+        ));
+    } else {
+        cx.summary.skip(format!(
+            "{} of a {} created before the log (its earlier state is unknown)",
+            if e.sub.is_empty() {
+                e.verb.to_string()
+            } else {
+                format!("{}/{}", e.sub, e.verb)
+            },
+            kind.as_str()
+        ));
+    }
 }
 
 #[cfg(test)]
