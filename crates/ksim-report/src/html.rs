@@ -289,10 +289,103 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &st
         }
     }
     h.push_str("</section>\n");
+    controllers_section(&mut h, &rec.controllers);
     crate::explorer::section(&mut h, explorer);
     h.push_str("<p class=\"note\">Latency percentiles use the nearest-rank method. Utilization is requested ÷ allocatable over bound pods, time-weighted. Files: pods.csv, placements.csv, utilization.csv, summary.json.</p>");
     h.push_str("</body></html>\n");
     h
+}
+
+/// Whether a `Controller` record never reached its goal: a Job that did not complete, any
+/// other controller whose desired pods were never all running at once.
+fn never_fully_available(r: &ksim_engine::Record) -> bool {
+    match r {
+        ksim_engine::Record::Controller {
+            kind,
+            time_to_all_running,
+            completed_at,
+            ..
+        } => {
+            if kind == "Job" {
+                completed_at.is_none()
+            } else {
+                time_to_all_running.is_none()
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The workload controllers at the end of the run (the rows of `controllers.csv`), those that
+/// never became fully available first: the ones an incident or a plan is usually about.
+fn controllers_section(h: &mut String, records: &[ksim_engine::Record]) {
+    let mut rows: Vec<(usize, &ksim_engine::Record)> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r, ksim_engine::Record::Controller { .. }))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    // Stable: within each group, the order of controllers.csv.
+    rows.sort_by_key(|(i, r)| (!never_fully_available(r), *i));
+    let short = rows
+        .iter()
+        .filter(|(_, r)| never_fully_available(r))
+        .count();
+    h.push_str("<section id=\"controllers\"><h2>Controllers</h2>");
+    let _ = write!(
+        h,
+        "<p class=\"note\">{} of {} never became fully available (listed first): desired pods never all running at once, or a Job not completed.</p>",
+        short,
+        rows.len()
+    );
+    h.push_str("<table><tr><th>controller</th><th>desired</th><th>created</th><th>running at end</th><th>time to all running (s)</th><th>max unavailable</th><th>replaced</th><th>state</th></tr>");
+    for (_, r) in &rows {
+        if let ksim_engine::Record::Controller {
+            kind,
+            namespace,
+            name,
+            desired,
+            created,
+            running,
+            time_to_all_running,
+            max_unavailable,
+            replaced,
+            succeeded,
+            completed_at,
+            ..
+        } = r
+        {
+            let state = if kind == "Job" {
+                match completed_at {
+                    Some(t) => format!("completed at {} s", t.secs_string()),
+                    None => format!("not completed ({succeeded} of {desired} succeeded)"),
+                }
+            } else if time_to_all_running.is_some() {
+                "fully available".to_string()
+            } else {
+                format!("never fully available ({running} of {desired} running)")
+            };
+            let _ = write!(
+                h,
+                "<tr><td class=\"pod\">{} {}/{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                escape(kind),
+                escape(namespace),
+                escape(name),
+                desired,
+                created,
+                running,
+                time_to_all_running
+                    .map(|d| format!("{:.3}", d.as_secs_f64()))
+                    .unwrap_or_else(|| "—".into()),
+                max_unavailable,
+                replaced,
+                escape(&state)
+            );
+        }
+    }
+    h.push_str("</table></section>\n");
 }
 
 /// Failure messages grouped by their set of reasons with the node counts taken out, so
@@ -387,6 +480,57 @@ fn amount(res: &str, v: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn controller(
+        kind: &str,
+        name: &str,
+        all_running: Option<i64>,
+        completed: Option<i64>,
+    ) -> ksim_engine::Record {
+        ksim_engine::Record::Controller {
+            at: ksim_engine::SimTime::from_secs(100),
+            kind: kind.into(),
+            namespace: "default".into(),
+            name: name.into(),
+            desired: 4,
+            created: 4,
+            live: 4,
+            running: if all_running.is_some() { 4 } else { 2 },
+            time_to_all_running: all_running.map(ksim_engine::SimDuration::from_secs),
+            max_unavailable: 0,
+            replaced: 0,
+            succeeded: if completed.is_some() { 4 } else { 1 },
+            failed: 0,
+            completed_at: completed.map(ksim_engine::SimTime::from_secs),
+        }
+    }
+
+    #[test]
+    fn controllers_that_never_became_fully_available_come_first() {
+        let records = vec![
+            controller("Deployment", "web", Some(12), None),
+            controller("Job", "batch", None, Some(50)),
+            controller("StatefulSet", "db", None, None),
+            controller("Job", "stuck", None, None),
+        ];
+        let mut h = String::new();
+        controllers_section(&mut h, &records);
+        let pos = |needle: &str| {
+            h.find(needle)
+                .unwrap_or_else(|| panic!("{needle} missing in {h}"))
+        };
+        assert!(h.contains("2 of 4 never became fully available"), "{h}");
+        assert!(pos("StatefulSet default/db") < pos("Job default/stuck"));
+        assert!(pos("Job default/stuck") < pos("Deployment default/web"));
+        assert!(pos("Deployment default/web") < pos("Job default/batch"));
+        assert!(h.contains("never fully available (2 of 4 running)"));
+        assert!(h.contains("not completed (1 of 4 succeeded)"));
+        assert!(h.contains("completed at 50"));
+
+        let mut none = String::new();
+        controllers_section(&mut none, &[]);
+        assert!(none.is_empty(), "no controllers, no section");
+    }
 
     #[test]
     fn failure_messages_differing_only_in_counts_are_one_group() {
