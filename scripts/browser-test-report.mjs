@@ -52,6 +52,27 @@ try {
     if (verdicts < 1) fail('no per-node filter verdicts although the run has explain.jsonl');
     if (!/Insufficient|node\(s\)|Success/.test(detail)) fail('no filter reason in the detail');
   }
+  if (explained) {
+    // A pod scheduled among several feasible nodes: its score table, one row per node, each
+    // row's weighted plugin scores adding up to its total (explain.jsonl writes them
+    // column-wise; the page expands them).
+    const lines = readFileSync(resolve(dir, 'explain.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const scored = lines.find((r) => r.result === 'Scheduled' && r.feasible > 1);
+    if (scored) {
+      await page.fill('#px-q', scored.pod);
+      await page.click('#px-body tr:first-child');
+      await page.waitForSelector('#px-detail .px-scores');
+      const table = await page.$$eval('#px-detail .px-scores tr', (t) => t.slice(1).map((r) =>
+        [...r.querySelectorAll('td')].slice(1).map((c) => c.textContent)));
+      if (table.length < scored.feasible) fail(`${table.length} score rows for ${scored.feasible} feasible nodes`);
+      for (const row of table) {
+        const cells = row.map((c) => +c);
+        const total = cells.pop();
+        if (cells.some(Number.isNaN) || cells.reduce((a, b) => a + b, 0) !== total) fail(`score row ${row} does not add up`);
+      }
+      console.log(`score table of ${scored.pod}: ${table.length} nodes, rows add up`);
+    }
+  }
   // Sorting by attempts (twice: descending) puts the most-tried pod first.
   await page.fill('#px-q', '');
   await page.click('#px-head th:nth-child(5)');

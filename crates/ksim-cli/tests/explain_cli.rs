@@ -84,18 +84,32 @@ fn explain_changes_no_other_output_and_records_each_attempt() {
                     // The tainted node is rejected by TaintToleration whenever it was evaluated
                     // (a nominated node is tried alone first).
                     if r["evaluated"].as_u64().unwrap() == 3 {
+                        // Written grouped: each distinct status once with its nodes.
+                        let groups = r["filter"]["rejected"].as_array().unwrap();
+                        let g = groups
+                            .iter()
+                            .find(|g| g["nodes"].as_array().unwrap().contains(&"n2".into()))
+                            .unwrap_or_else(|| panic!("n2 not rejected in {r}"));
+                        assert_eq!(g["plugin"], "TaintToleration", "{r}");
                         assert_eq!(
-                            r["filter"]["nodes"]["n2"]["plugin"], "TaintToleration",
+                            r["filter"]["passed"].as_array().unwrap().len() as u64,
+                            r["feasible"].as_u64().unwrap(),
                             "{r}"
                         );
                     }
                     if r["feasible"].as_u64().unwrap() > 1 {
-                        for row in r["scores"].as_array().unwrap() {
-                            let sum: i64 = row["plugins"]
-                                .as_object()
+                        // Written column-wise: plugins and weights once, per node the
+                        // normalized scores in that order; their weighted sum is the total.
+                        let weights = r["scores"]["weights"].as_array().unwrap();
+                        let rows = r["scores"]["nodes"].as_array().unwrap();
+                        assert_eq!(rows.len() as u64, r["feasible"].as_u64().unwrap());
+                        for row in rows {
+                            let sum: i64 = row["normalized"]
+                                .as_array()
                                 .unwrap()
-                                .values()
-                                .map(|p| p["weighted"].as_i64().unwrap())
+                                .iter()
+                                .zip(weights)
+                                .map(|(n, w)| n.as_i64().unwrap() * w.as_i64().unwrap())
                                 .sum();
                             assert_eq!(sum, row["total"].as_i64().unwrap(), "{r}");
                         }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use ksim_engine::explain::{attempt_json, AttemptContext};
+use ksim_engine::explain::{attempt_json, expand_record, AttemptContext};
 use ksim_engine::SimTime;
 use ksim_scheduler::framework::CycleState;
 use ksim_scheduler::schedule::Algorithm;
@@ -63,7 +63,8 @@ fn compare(name: &str, case: &Value) -> (Vec<String>, usize, usize, bool) {
         start,
         now: SimTime(0),
     };
-    let rec = attempt_json(&cx, &res);
+    let mut rec = attempt_json(&cx, &res);
+    expand_record(&mut rec);
     let mut diffs = Vec::new();
     let mut filters_checked = 0;
     let mut scores_checked = 0;

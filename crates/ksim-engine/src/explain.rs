@@ -96,28 +96,49 @@ pub fn status_json(s: &Status) -> Value {
     })
 }
 
-/// The per-node filter results: rejected nodes with their status, feasible nodes as `Success`,
-/// and the status every unlisted node shares (a PreFilter rejection or restriction).
+/// The per-node filter results, grouped: each distinct rejection status once with the nodes
+/// that got it (`rejected`, groups in the order of their first node, nodes in the cycle's
+/// order), the feasible nodes (`passed`), and the status every unlisted node shares
+/// (`others`: a PreFilter rejection or restriction). Grouping keeps a record of a cluster of
+/// thousands of nodes small: most nodes share a handful of statuses. [`expand_record`] turns
+/// it back into one entry per node.
 pub fn filter_json(snapshot: &Snapshot, statuses: &NodeToStatus, feasible: &[usize]) -> Value {
-    let mut nodes = serde_json::Map::new();
+    let mut groups: Vec<(Value, Vec<&str>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, s) in statuses.iter() {
-        if let Some(n) = snapshot.nodes.get(i) {
-            nodes.insert(n.name().to_string(), status_json(s));
-        }
+        let Some(n) = snapshot.nodes.get(i) else {
+            continue;
+        };
+        let st = status_json(s);
+        let key = st.to_string();
+        let g = *index.entry(key).or_insert_with(|| {
+            groups.push((st, Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].1.push(n.name());
     }
-    for &i in feasible {
-        if let Some(n) = snapshot.nodes.get(i) {
-            nodes.insert(n.name().to_string(), json!({"code": "Success"}));
-        }
-    }
+    let rejected: Vec<Value> = groups
+        .into_iter()
+        .map(|(mut st, nodes)| {
+            st["nodes"] = json!(nodes);
+            st
+        })
+        .collect();
+    let passed: Vec<&str> = feasible
+        .iter()
+        .filter_map(|&i| snapshot.nodes.get(i).map(|n| n.name()))
+        .collect();
     json!({
-        "nodes": Value::Object(nodes),
+        "rejected": rejected,
+        "passed": passed,
         "others": statuses.absent.as_ref().map(status_json),
     })
 }
 
-/// The score table of a cycle with more than one feasible node: per node, per plugin raw,
-/// normalized, weighted, and the total; the best set and its size.
+/// The score table of a cycle with more than one feasible node, column-wise: the score
+/// plugins and their weights once, then per feasible node (the cycle's order) the raw and
+/// normalized score of each plugin (aligned with `plugins`; weighted = normalized × weight)
+/// and the total. Returns it with the best set (the nodes with the highest total).
 pub fn scores_json(
     snapshot: &Snapshot,
     table: &ScoreTable,
@@ -126,26 +147,116 @@ pub fn scores_json(
     let mut rows = Vec::new();
     let max = table.totals.iter().copied().max().unwrap_or(0);
     let mut best = Vec::new();
+    let normalized: Vec<_> = table.plugins.iter().map(|p| p.normalized()).collect();
     for (k, &i) in feasible.iter().enumerate() {
         let Some(n) = snapshot.nodes.get(i) else {
             continue;
         };
-        let mut plugins = serde_json::Map::new();
-        for p in &table.plugins {
-            if let (Some(raw), Some(norm)) = (p.raw.get(k), p.normalized().get(k)) {
-                plugins.insert(
-                    p.plugin.to_string(),
-                    json!({"raw": raw, "normalized": norm, "weight": p.weight, "weighted": norm * p.weight}),
-                );
-            }
-        }
+        let raw: Vec<Value> = table
+            .plugins
+            .iter()
+            .map(|p| p.raw.get(k).map_or(Value::Null, |v| json!(v)))
+            .collect();
+        let norm: Vec<Value> = normalized
+            .iter()
+            .map(|p| p.get(k).map_or(Value::Null, |v| json!(v)))
+            .collect();
         let total = table.totals.get(k).copied().unwrap_or(0);
         if total == max {
             best.push(n.name().to_string());
         }
-        rows.push(json!({"node": n.name(), "plugins": Value::Object(plugins), "total": total}));
+        rows.push(json!({"node": n.name(), "raw": raw, "normalized": norm, "total": total}));
     }
-    (Value::Array(rows), best)
+    let plugins: Vec<&str> = table.plugins.iter().map(|p| p.plugin).collect();
+    let weights: Vec<i64> = table.plugins.iter().map(|p| p.weight).collect();
+    (
+        json!({"plugins": plugins, "weights": weights, "nodes": rows}),
+        best,
+    )
+}
+
+/// Turns a record's grouped `filter` and column-wise `scores` (as written) into one entry per
+/// node: `filter.nodes` = `{node: {code, plugin, reasons}}` (feasible nodes `{"code":
+/// "Success"}`), and `scores` = `[{node, plugins: {Name: {raw, normalized, weight,
+/// weighted}}, total}]`, and `misses` one entry per `node`. A record already in that form is
+/// left as it is.
+pub fn expand_record(rec: &mut Value) {
+    if let Some(filter) = rec.get_mut("filter").and_then(Value::as_object_mut) {
+        if !filter.contains_key("nodes") {
+            let mut nodes = serde_json::Map::new();
+            if let Some(Value::Array(groups)) = filter.remove("rejected") {
+                for mut g in groups {
+                    let names = g
+                        .as_object_mut()
+                        .and_then(|o| o.remove("nodes"))
+                        .unwrap_or(Value::Null);
+                    for n in names.as_array().into_iter().flatten() {
+                        if let Some(n) = n.as_str() {
+                            nodes.insert(n.to_string(), g.clone());
+                        }
+                    }
+                }
+            }
+            if let Some(Value::Array(passed)) = filter.remove("passed") {
+                for n in passed {
+                    if let Some(n) = n.as_str() {
+                        nodes.insert(n.to_string(), json!({"code": "Success"}));
+                    }
+                }
+            }
+            filter.insert("nodes".into(), Value::Object(nodes));
+        }
+    }
+    if let Some(Value::Array(misses)) = rec.get_mut("misses") {
+        if misses.iter().any(|m| m.get("nodes").is_some()) {
+            let mut per_node = Vec::new();
+            for m in misses.drain(..) {
+                let Value::Object(mut m) = m else {
+                    continue;
+                };
+                match m.remove("nodes") {
+                    Some(Value::Array(nodes)) => {
+                        for n in nodes {
+                            let mut one = serde_json::Map::new();
+                            one.insert("node".into(), n);
+                            one.extend(m.clone());
+                            per_node.push(Value::Object(one));
+                        }
+                    }
+                    _ => per_node.push(Value::Object(m)),
+                }
+            }
+            *misses = per_node;
+        }
+    }
+    let Some(scores) = rec.get("scores").and_then(Value::as_object) else {
+        return;
+    };
+    let plugins: Vec<&str> = scores["plugins"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let weights: Vec<i64> = scores["weights"]
+        .as_array()
+        .map(|a| a.iter().map(|w| w.as_i64().unwrap_or(0)).collect())
+        .unwrap_or_default();
+    let mut rows = Vec::new();
+    for r in scores["nodes"].as_array().into_iter().flatten() {
+        let mut per = serde_json::Map::new();
+        for (j, p) in plugins.iter().enumerate() {
+            let (raw, norm) = (&r["raw"][j], &r["normalized"][j]);
+            let (Some(raw), Some(norm)) = (raw.as_i64(), norm.as_i64()) else {
+                continue;
+            };
+            let w = weights.get(j).copied().unwrap_or(0);
+            per.insert(
+                p.to_string(),
+                json!({"raw": raw, "normalized": norm, "weight": w, "weighted": norm * w}),
+            );
+        }
+        rows.push(json!({"node": r["node"], "plugins": Value::Object(per), "total": r["total"]}));
+    }
+    rec["scores"] = Value::Array(rows);
 }
 
 /// What one attempt's record is built from: the cycle's framework, algorithm (its kept
@@ -237,10 +348,14 @@ pub fn attempt_json(cx: &AttemptContext<'_>, res: &Result<ScheduleResult, Schedu
 /// is run alone. A node that one plugin alone rejects (a near miss) gets `plugin` and the
 /// `detail` of what the pod lacked there (and `code`/`reasons` when they differ from the
 /// node's recorded filter status); a node that several reject gets only their names
-/// (`plugins`), to keep the record small. Nodes rejected only by PreFilter (no explicit
+/// (`plugins`), to keep the record small. Entries equal but for their node are written once
+/// with their `nodes` (in the cycle's order). Nodes rejected only by PreFilter (no explicit
 /// status) are not listed: no Filter plugin ran on them.
 pub fn misses_json(cx: &AttemptContext<'_>, statuses: &NodeToStatus) -> Value {
-    let mut out = Vec::new();
+    // Nodes whose entries are equal but for the node (a pool behind one taint, nodes with the
+    // same usage) share one entry with their `nodes`.
+    let mut out: Vec<(Value, Vec<&str>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, s) in statuses.iter() {
         if s.plugin.is_empty() || !s.is_rejected() {
             continue;
@@ -251,8 +366,9 @@ pub fn misses_json(cx: &AttemptContext<'_>, statuses: &NodeToStatus) -> Value {
         let failed = failing_plugins(cx, node);
         match failed.as_slice() {
             [(name, st, on)] => {
-                let mut v = json!({"node": node.name(), "plugin": name});
-                if st.plugin != s.plugin || st.code != s.code || st.reasons != s.reasons {
+                let mut v = json!({"plugin": name});
+                // A plugin's own status does not carry its name (the framework sets it).
+                if *name != s.plugin || st.code != s.code || st.reasons != s.reasons {
                     v["code"] = json!(format!("{:?}", st.code));
                     v["reasons"] =
                         json!(st.reasons.iter().map(|r| r.as_ref()).collect::<Vec<&str>>());
@@ -261,15 +377,34 @@ pub fn misses_json(cx: &AttemptContext<'_>, statuses: &NodeToStatus) -> Value {
                 if let Some(d) = miss_detail(name, cx.pod, n) {
                     v["detail"] = d;
                 }
-                out.push(v);
+                group(&mut out, &mut index, v, node.name());
             }
             _ => {
                 let names: Vec<&str> = failed.iter().map(|f| f.0).collect();
-                out.push(json!({"node": node.name(), "plugins": names}));
+                group(&mut out, &mut index, json!({"plugins": names}), node.name());
             }
         }
     }
-    Value::Array(out)
+    fn group<'n>(
+        out: &mut Vec<(Value, Vec<&'n str>)>,
+        index: &mut std::collections::HashMap<String, usize>,
+        entry: Value,
+        node: &'n str,
+    ) {
+        let g = *index.entry(entry.to_string()).or_insert_with(|| {
+            out.push((entry, Vec::new()));
+            out.len() - 1
+        });
+        out[g].1.push(node);
+    }
+    Value::Array(
+        out.into_iter()
+            .map(|(mut v, nodes)| {
+                v["nodes"] = json!(nodes);
+                v
+            })
+            .collect(),
+    )
 }
 
 /// Runs each active Filter plugin alone on `node` — as `RunFilterPluginsWithNominatedPods`

@@ -92,7 +92,7 @@ pub struct Verdict {
     /// The plugin that gave it (empty for the rows that are not a plugin's).
     pub plugin: String,
     pub count: usize,
-    /// The first [`VERDICT_NODES_SHOWN`] nodes, in the record's order.
+    /// The first [`VERDICT_NODES_SHOWN`] nodes by name (numbers compared as numbers).
     pub nodes: Vec<String>,
 }
 
@@ -158,7 +158,8 @@ pub struct AttemptView {
     pub reserve_permit: Option<Value>,
 }
 
-/// Reads `RUN_DIR/explain.jsonl`.
+/// Reads `RUN_DIR/explain.jsonl`, each record expanded to one entry per node
+/// ([`ksim_engine::explain::expand_record`]).
 pub fn read_records(run_dir: &Path) -> Result<Vec<Value>, ExplainError> {
     let path = run_dir.join("explain.jsonl");
     if !path.is_file() {
@@ -173,7 +174,7 @@ pub fn read_records(run_dir: &Path) -> Result<Vec<Value>, ExplainError> {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| ExplainError::Parse {
+        let mut v: Value = serde_json::from_str(line).map_err(|e| ExplainError::Parse {
             path: path.clone(),
             line: i + 1,
             message: e.to_string(),
@@ -185,6 +186,8 @@ pub fn read_records(run_dir: &Path) -> Result<Vec<Value>, ExplainError> {
                 message: "record without a \"pod\" field".into(),
             });
         }
+        // Grouped filter verdicts and column-wise scores, as written, back to one entry per node.
+        ksim_engine::explain::expand_record(&mut v);
         out.push(v);
     }
     Ok(out)
@@ -282,6 +285,38 @@ fn ranges(n: &[u64]) -> String {
     out.join(", ")
 }
 
+/// Names compared with their runs of digits as numbers: `n2` before `n10`.
+fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let da = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let db = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (na, nb) = (&a[..da], &b[..db]);
+                // Without leading zeros, a longer run is the larger number.
+                let ta = &na[na.iter().take_while(|&&c| c == b'0').count()..];
+                let tb = &nb[nb.iter().take_while(|&&c| c == b'0').count()..];
+                let o = ta.len().cmp(&tb.len()).then(ta.cmp(tb)).then(da.cmp(&db));
+                if o != Ordering::Equal {
+                    return o;
+                }
+                (a, b) = (&a[da..], &b[db..]);
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(y);
+                }
+                (a, b) = (&a[1..], &b[1..]);
+            }
+        }
+    }
+}
+
 fn s(v: &Value) -> String {
     v.as_str().unwrap_or("").to_string()
 }
@@ -316,9 +351,7 @@ fn build(rec: &Value, recorded_attempts: Vec<u64>, top_k: usize) -> AttemptView 
                 {
                     Some(v) => {
                         v.count += 1;
-                        if v.nodes.len() < VERDICT_NODES_SHOWN {
-                            v.nodes.push(node.clone());
-                        }
+                        v.nodes.push(node.clone());
                     }
                     None => verdicts.push(Verdict {
                         reason,
@@ -330,8 +363,15 @@ fn build(rec: &Value, recorded_attempts: Vec<u64>, top_k: usize) -> AttemptView 
             }
         }
     }
-    // Most nodes first; equal counts keep the record's order (stable sort).
+    // Most nodes first; equal counts keep the record's order (stable sort). The nodes shown
+    // are the first by name (numbers in names compared as numbers), whatever order the record
+    // lists them in.
     verdicts.sort_by_key(|v| std::cmp::Reverse(v.count));
+    for v in &mut verdicts {
+        v.nodes.sort_by(|a, b| natural_order(a, b));
+        v.nodes.truncate(VERDICT_NODES_SHOWN);
+    }
+    feasible_nodes.sort_by(|a, b| natural_order(a, b));
     let unlisted = (nodes as usize).saturating_sub(listed);
     if let Some(o) = rec["filter"]["others"].as_object() {
         if unlisted > 0 {
@@ -800,6 +840,34 @@ pub fn render(v: &AttemptView) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn verdict_nodes_are_the_first_by_name_with_numbers_as_numbers() {
+        use std::cmp::Ordering::*;
+        assert_eq!(natural_order("n2", "n10"), Less);
+        assert_eq!(natural_order("general-100", "general-99"), Greater);
+        assert_eq!(natural_order("a-01", "a-1"), Greater);
+        assert_eq!(natural_order("a", "a-1"), Less);
+        assert_eq!(natural_order("zone-b-3", "zone-b-3"), Equal);
+        // Grouped or per node, in any order: the verdict shows the same first nodes.
+        let rec = json!({
+            "pod": "default/p", "attempt": 1, "result": "Unschedulable", "nodes": 12,
+            "evaluated": 12, "feasible": 0,
+            "filter": {"rejected": [
+                {"code": "Unschedulable", "plugin": "NodeResourcesFit", "reasons": ["Insufficient memory"],
+                 "nodes": ["n11", "n9", "n7", "n5", "n3", "n1"]},
+                {"code": "Unschedulable", "plugin": "NodeResourcesFit", "reasons": ["Insufficient cpu", "Insufficient memory"],
+                 "nodes": ["n10", "n8", "n6", "n4", "n2", "n0"]}],
+                "passed": [], "others": null}
+        });
+        let mut r = rec.clone();
+        ksim_engine::explain::expand_record(&mut r);
+        let v = build(&r, vec![1], 3);
+        assert_eq!(v.verdicts[0].reason, "Insufficient memory");
+        assert_eq!(v.verdicts[0].count, 12);
+        assert_eq!(v.verdicts[0].nodes, ["n0", "n1", "n2", "n3", "n4"]);
+        assert_eq!(v.verdicts[1].nodes, ["n0", "n2", "n4", "n6", "n8"]);
+    }
 
     #[test]
     fn quantities_read_as_in_a_pod_spec() {

@@ -291,7 +291,35 @@ const SCRIPT: &str = r#"
     return '<table><tr>' + headers.map(function (h) { return '<th>' + esc(h) + '</th>'; }).join('') + '</tr>' +
       rows.join('') + '</table>';
   }
+  // explain.jsonl groups filter verdicts (`rejected`: a status with its nodes, `passed`) and
+  // writes scores column-wise (`plugins`, `weights`, per node `normalized`); back to one entry
+  // per node, as ksim_engine::explain::expand_record does. Older records pass unchanged.
+  function expand(e) {
+    var f = e.filter;
+    if (f && !f.nodes) {
+      var nodes = {};
+      (f.rejected || []).forEach(function (g) {
+        (g.nodes || []).forEach(function (n) { nodes[n] = {code: g.code, plugin: g.plugin, reasons: g.reasons}; });
+      });
+      (f.passed || []).forEach(function (n) { nodes[n] = {code: 'Success'}; });
+      e.filter = {nodes: nodes, others: f.others};
+    }
+    var s = e.scores;
+    if (s && !Array.isArray(s)) {
+      var ps = s.plugins || [], ws = s.weights || [];
+      e.scores = (s.nodes || []).map(function (r) {
+        var per = {};
+        ps.forEach(function (p, j) {
+          var n = (r.normalized || [])[j];
+          if (n !== null && n !== undefined) per[p] = {raw: (r.raw || [])[j], normalized: n, weight: ws[j], weighted: n * ws[j]};
+        });
+        return {node: r.node, plugins: per, total: r.total};
+      });
+    }
+    return e;
+  }
   function explainHtml(e) {
+    e = expand(e);
     var out = '<h4>Attempt ' + e.attempt + ' at ' + esc(e.at) + ': ' + esc(e.result) +
       ' — ' + e.evaluated + ' of ' + e.nodes + ' nodes evaluated, ' + e.feasible + ' feasible' +
       (e.pick ? ', picked <b>' + esc(e.pick) + '</b>' + (e.ties > 1 ? ' (' + e.ties + ' tied)' : '') : '') + '</h4>';
