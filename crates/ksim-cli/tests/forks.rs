@@ -40,7 +40,10 @@ fn ok(o: &Output) {
 /// `ksim run SCENARIO -q --event-log --out OUT [--fork-at T --variant V...]`.
 fn run_scenario(scenario: &Path, out: &Path, fork: Option<(&str, &[PathBuf])>) -> Output {
     let mut c = ksim();
-    c.arg("run").arg(scenario).args(["-q", "--event-log", "--out"]).arg(out);
+    c.arg("run")
+        .arg(scenario)
+        .args(["-q", "--event-log", "--out"])
+        .arg(out);
     if let Some((t, variants)) = fork {
         c.args(["--fork-at", t]);
         for v in variants {
@@ -121,7 +124,11 @@ fn an_empty_variant_equals_the_uninterrupted_run_byte_for_byte() {
     // From the fork instant on, explicitly (and not vacuously).
     let t = 660.0;
     let after = rows_where(&read(&plain.join("placements.csv")), |s| s >= t);
-    assert!(after.len() > 10, "placements after the fork: {}", after.len());
+    assert!(
+        after.len() > 10,
+        "placements after the fork: {}",
+        after.len()
+    );
     assert_eq!(
         rows_where(&read(&branch.join("placements.csv")), |s| s >= t),
         after
@@ -136,8 +143,14 @@ fn an_empty_variant_equals_the_uninterrupted_run_byte_for_byte() {
     assert!(branch.join("ksim-complete.json").is_file());
     assert!(branch.join("variant.yaml").is_file());
     let cmp = read(&forked.join("compare/compare.csv"));
-    assert!(cmp.lines().nth(1).is_some_and(|l| l.starts_with("base,")), "{cmp}");
-    assert!(cmp.lines().nth(2).is_some_and(|l| l.starts_with("empty,")), "{cmp}");
+    assert!(
+        cmp.lines().nth(1).is_some_and(|l| l.starts_with("base,")),
+        "{cmp}"
+    );
+    assert!(
+        cmp.lines().nth(2).is_some_and(|l| l.starts_with("empty,")),
+        "{cmp}"
+    );
     ok(&run(&["compare"], &[&forked, &branch]));
     let meta = read(&forked.join("ksim-run.json"));
     assert!(meta.contains("\"forkAt\": \"11m\""), "{meta}");
@@ -158,10 +171,17 @@ fn a_scheduler_config_variant_changes_placements_only_after_the_fork() {
     let t = 660.0;
     let before = rows_where(&base, |s| s <= t);
     assert!(before.len() > 10);
-    assert_eq!(rows_where(&ma, |s| s <= t), before, "placements up to the fork");
+    assert_eq!(
+        rows_where(&ma, |s| s <= t),
+        before,
+        "placements up to the fork"
+    );
     let (a, b) = (rows_where(&base, |s| s > t), rows_where(&ma, |s| s > t));
     let differ = a.iter().zip(&b).filter(|(x, y)| x != y).count();
-    assert!(differ > 0, "MostAllocated placed every pod after the fork as LeastAllocated did");
+    assert!(
+        differ > 0,
+        "MostAllocated placed every pod after the fork as LeastAllocated did"
+    );
     let cfg = read(&forked.join("branches/most-allocated/variant-scheduler-config.yaml"));
     assert!(cfg.contains("MostAllocated"), "{cfg}");
 }
@@ -273,7 +293,11 @@ fn scale_and_add_pool_variants_create_and_place_pods() {
         root().join("scenarios/variants/web-x2.yaml"),
         root().join("scenarios/variants/zone-b-back.yaml"),
     ];
-    ok(&run_scenario(&incident(), &forked, Some(("13m", &variants))));
+    ok(&run_scenario(
+        &incident(),
+        &forked,
+        Some(("13m", &variants)),
+    ));
     let web = |p: &Path| {
         read(&p.join("pods.csv"))
             .lines()
@@ -283,12 +307,22 @@ fn scale_and_add_pool_variants_create_and_place_pods() {
     };
     let base = web(&forked);
     let x2 = web(&forked.join("branches/web-x2"));
-    assert!(x2.len() >= base.len() + 28, "{} vs {}", x2.len(), base.len());
+    assert!(
+        x2.len() >= base.len() + 28,
+        "{} vs {}",
+        x2.len(),
+        base.len()
+    );
     // The new pods are created after the fork (13m = 780 s, plus the controller's delay).
     let created_after = x2
         .iter()
         .filter(|l| !base.contains(l))
-        .filter(|l| l.split(',').nth(3).and_then(|c| c.parse::<f64>().ok()).is_some_and(|c| c > 780.0))
+        .filter(|l| {
+            l.split(',')
+                .nth(3)
+                .and_then(|c| c.parse::<f64>().ok())
+                .is_some_and(|c| c > 780.0)
+        })
         .count();
     assert!(created_after >= 28, "{created_after}");
     // Two zone-b nodes back: the payments pods pinned to zone b are placed there.
@@ -336,32 +370,54 @@ fn bad_variants_and_fork_times_exit_2_naming_file_line_and_field() {
         (
             "missing.yaml",
             "removeNodes:\n  names: [zone-c-0]\n",
-            &["missing.yaml:2", "removeNodes.names[0]", "no node \"zone-c-0\""],
+            &[
+                "missing.yaml:2",
+                "removeNodes.names[0]",
+                "no node \"zone-c-0\"",
+            ],
         ),
         (
             "noctl.yaml",
             "scale: {deployment/nope: 3}\n",
-            &["noctl.yaml:1", "scale.deployment/nope", "no Deployment default/nope"],
+            &[
+                "noctl.yaml:1",
+                "scale.deployment/nope",
+                "no Deployment default/nope",
+            ],
         ),
     ];
     for (file, text, want) in cases {
         let p = d.join(file);
         std::fs::write(&p, text).unwrap();
-        let o = run_scenario(&incident(), &d.join("out"), Some(("11m", std::slice::from_ref(&p))));
+        let o = run_scenario(
+            &incident(),
+            &d.join("out"),
+            Some(("11m", std::slice::from_ref(&p))),
+        );
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{file}: {err}");
         for w in want {
             assert!(err.contains(w), "{file}: {w:?} not in {err}");
         }
         assert!(!err.contains("panicked"), "{err}");
-        assert!(!d.join("out").exists(), "{file}: a failed fork left an output folder");
+        assert!(
+            !d.join("out").exists(),
+            "{file}: a failed fork left an output folder"
+        );
     }
     let empty = d.join("empty.yaml");
     std::fs::write(&empty, "").unwrap();
-    let o = run_scenario(&incident(), &d.join("out"), Some(("2h", std::slice::from_ref(&empty))));
+    let o = run_scenario(
+        &incident(),
+        &d.join("out"),
+        Some(("2h", std::slice::from_ref(&empty))),
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("--fork-at 2h: past the run's horizon"), "{err}");
+    assert!(
+        err.contains("--fork-at 2h: past the run's horizon"),
+        "{err}"
+    );
     // --variant needs --fork-at.
     let o = ksim()
         .arg("run")

@@ -98,7 +98,13 @@ fn whole_run() -> Vec<Record> {
 fn unchanged_copies_record_what_the_uninterrupted_run_records() {
     let whole = whole_run();
     assert!(
-        whole.iter().any(|r| matches!(r, Record::Attempt { result: AttemptResult::Unschedulable, .. })),
+        whole.iter().any(|r| matches!(
+            r,
+            Record::Attempt {
+                result: AttemptResult::Unschedulable,
+                ..
+            }
+        )),
         "the workload must make pods wait"
     );
     // Fork instants: t=0, arrivals, 1 µs into cycles (a cycle in flight), the node removal,
@@ -129,13 +135,20 @@ fn unchanged_copies_record_what_the_uninterrupted_run_records() {
             .run_to(t, &mut |r: &Record| prefix.push(r.clone()))
             .expect("run_to");
         assert!(running, "paused at {t}");
-        assert!(prefix.iter().all(|r| r.at() <= t), "nothing after {t} before the fork");
+        assert!(
+            prefix.iter().all(|r| r.at() <= t),
+            "nothing after {t} before the fork"
+        );
         let copies = s.fork(2).expect("fork");
         for (i, mut c) in copies.into_iter().enumerate() {
             let mut records = prefix.clone();
             c.run(&mut |r: &Record| records.push(r.clone()))
                 .expect("run");
-            assert_eq!(records.len(), whole.len(), "fork at {t}, copy {i}: record count");
+            assert_eq!(
+                records.len(),
+                whole.len(),
+                "fork at {t}, copy {i}: record count"
+            );
             for (k, (a, b)) in records.iter().zip(&whole).enumerate() {
                 assert_eq!(a, b, "fork at {t}, copy {i}: record {k} differs");
             }
@@ -149,7 +162,9 @@ fn a_changed_copy_does_not_change_its_sibling() {
     let t = secs(20.0);
     let mut s = sim();
     let mut prefix = Vec::new();
-    assert!(s.run_to(t, &mut |r: &Record| prefix.push(r.clone())).unwrap());
+    assert!(s
+        .run_to(t, &mut |r: &Record| prefix.push(r.clone()))
+        .unwrap());
     let mut copies = s.fork(2).expect("fork");
     let mut sibling = copies.pop().unwrap();
     let mut changed = copies.pop().unwrap();
@@ -172,7 +187,9 @@ fn a_changed_copy_does_not_change_its_sibling() {
     // The change shows from the fork instant on, not before.
     let first_diff = a.iter().zip(&whole).position(|(x, y)| x != y).unwrap();
     assert!(a[first_diff].at() >= t);
-    assert!(a.iter().any(|r| matches!(r, Record::NodeRemoved { node, at, .. } if node == "n1" && *at == t)));
+    assert!(a
+        .iter()
+        .any(|r| matches!(r, Record::NodeRemoved { node, at, .. } if node == "n1" && *at == t)));
 }
 
 #[test]

@@ -50,6 +50,7 @@ use ksim_engine::{InputEvent, Observer, Record, SimTime, Simulation};
 use ksim_scheduler::framework::Registry;
 use ksim_trace::scenario::{pool_nodes, NodePool};
 use ksim_trace::{ScenarioPlan, TraceError};
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::progress::VirtualTimeProgress;
@@ -624,25 +625,21 @@ pub fn run_forked(
     let branches = sim
         .fork(1 + f.variants.len())
         .map_err(|e| anyhow!("{}: {e}", plan.source))?;
-    let mut summaries = Vec::new();
-    let mut base_summary = None;
-    let mut dirs = vec![staged.path().to_path_buf()];
+    // Every variant is applied (and checked) before any branch runs.
+    let mut todo = Vec::with_capacity(branches.len());
     for (i, mut b) in branches.into_iter().enumerate() {
-        let (dir, name, variant) = if i == 0 {
-            (staged.path().to_path_buf(), "base".to_string(), None)
+        let (dir, name) = if i == 0 {
+            (staged.path().to_path_buf(), "base".to_string())
         } else {
             let v = &f.variants[i - 1];
             let d = staged.path().join("branches").join(&v.name);
             std::fs::create_dir_all(&d).with_context(|| d.display().to_string())?;
-            (d, v.name.clone(), Some(v))
-        };
-        if let Some(v) = variant {
             apply_variant(v, &mut b, f.at)?;
-            let p = dir.join("variant.yaml");
+            let p = d.join("variant.yaml");
             std::fs::write(&p, &v.text).with_context(|| p.display().to_string())?;
             if let Some(c) = &v.scheduler {
                 // What the branch ran from the fork on (scheduler-config.yaml: before it).
-                let p = dir.join("variant-scheduler-config.yaml");
+                let p = d.join("variant-scheduler-config.yaml");
                 let text = format!(
                     "# The effective KubeSchedulerConfiguration of this branch from the fork \
                      instant on, upstream's defaults applied.\n{}",
@@ -650,45 +647,31 @@ pub fn run_forked(
                 );
                 std::fs::write(&p, text).with_context(|| p.display().to_string())?;
             }
-        }
-        let mut o = BranchOut::create(&dir, f.event_log, f.extra)?;
-        for r in &prefix {
-            o.record(r);
-        }
-        let mut progress = VirtualTimeProgress::new(&format!("{label} [{name}]"), horizon);
-        {
-            let mut obs = |r: &Record| {
-                progress.update(r.at());
-                o.record(r);
-            };
-            b.run(&mut obs)
-                .map_err(|e| anyhow!("{} (branch {name}): {e}", plan.source))?;
-        }
-        progress.finish();
-        if let Some(l) = o.log.take() {
-            l.finish()?;
-        }
-        if f.explain.is_some() {
-            let path = dir.join("explain.jsonl");
-            let mut text = String::new();
-            for line in b.take_explain() {
-                text.push_str(&line);
-                text.push('\n');
-            }
-            std::fs::write(&path, text).with_context(|| path.display().to_string())?;
-        }
-        if let Some(dump) = b.take_dump() {
-            let path = dir.join("cluster-dump.json");
-            let text = serde_json::to_string_pretty(&dump).unwrap_or_default() + "\n";
-            std::fs::write(&path, text).with_context(|| path.display().to_string())?;
-        }
-        let s = o.recorder.write_outputs(&dir)?;
-        if i == 0 {
-            base_summary = Some(s);
-        } else {
-            dirs.push(dir);
-            summaries.push((name, s));
-        }
+            (d, v.name.clone())
+        };
+        todo.push((dir, name, b));
+    }
+    // The branches run in parallel (one simulation per thread, each writing its own folder:
+    // nothing in any output depends on it); one bar counts the finished branches.
+    let bar = crate::progress::RunsProgress::new(&format!("{label} branches"), todo.len() as u64);
+    let source = plan.source.clone();
+    let results: Vec<anyhow::Result<ksim_report::Summary>> = todo
+        .into_par_iter()
+        .map(|(dir, name, b)| {
+            let s = run_branch(b, &dir, &prefix, f)
+                .map_err(|e| anyhow!("{source} (branch {name}): {e:#}"));
+            ksim_sweep::SweepProgress::run_done(&bar, &name);
+            s
+        })
+        .collect();
+    bar.finish();
+    let mut results = results.into_iter();
+    let base_summary = results.next().ok_or_else(|| anyhow!("no base branch"))??;
+    let mut summaries = Vec::new();
+    let mut dirs = vec![staged.path().to_path_buf()];
+    for (v, r) in f.variants.iter().zip(results) {
+        summaries.push((v.name.clone(), r?));
+        dirs.push(staged.path().join("branches").join(&v.name));
     }
     // The comparison of the branches, base first, as `ksim compare` makes it.
     let mut table = ksim_sweep::RunTable::from_dirs(&dirs)?;
@@ -707,6 +690,38 @@ pub fn run_forked(
     ksim_sweep::plots::write_table_plots(&table, &cmp)?;
     println!("{}", table.terminal(true));
     staged.commit()?;
-    let base = base_summary.ok_or_else(|| anyhow!("no base branch"))?;
-    Ok((base, summaries))
+    Ok((base_summary, summaries))
+}
+
+/// Continues one branch to its end and writes its outputs into `dir`: the shared prefix's
+/// records first, then its own.
+fn run_branch(
+    mut b: Simulation,
+    dir: &Path,
+    prefix: &[Record],
+    f: &ForkRun<'_>,
+) -> anyhow::Result<ksim_report::Summary> {
+    let mut o = BranchOut::create(dir, f.event_log, f.extra)?;
+    for r in prefix {
+        o.record(r);
+    }
+    b.run(&mut |r: &Record| o.record(r))?;
+    if let Some(l) = o.log.take() {
+        l.finish()?;
+    }
+    if f.explain.is_some() {
+        let path = dir.join("explain.jsonl");
+        let mut text = String::new();
+        for line in b.take_explain() {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        std::fs::write(&path, text).with_context(|| path.display().to_string())?;
+    }
+    if let Some(dump) = b.take_dump() {
+        let path = dir.join("cluster-dump.json");
+        let text = serde_json::to_string_pretty(&dump).unwrap_or_default() + "\n";
+        std::fs::write(&path, text).with_context(|| path.display().to_string())?;
+    }
+    Ok(o.recorder.write_outputs(dir)?)
 }
