@@ -9,6 +9,9 @@
 //! multi-point set, the args of the in-tree plugins that take args), and `ksim-run.json`
 //! (ksim's version, the seed, the horizon, the `--explain` selector). `ksim run
 //! DIR/scenario.yaml` re-runs it: same outputs, byte for byte.
+//!
+//! `--fork-at TIME --variant FILE...` runs to TIME, then continues the same in-memory state once
+//! unchanged and once per variant (`fork.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

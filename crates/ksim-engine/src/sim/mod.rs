@@ -20,6 +20,7 @@
 //! - `volumes` — volume binding (PreBind, provisioning) and storage objects;
 //! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
 //! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
+//! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
 //! (`schedule`); only this loop pops the heap and moves the clock.
