@@ -343,6 +343,54 @@ fn scale_and_add_pool_variants_create_and_place_pods() {
 }
 
 #[test]
+fn volume_binding_state_is_forked_too() {
+    // cache-0 is scheduled at 70 s and binds at 85 s (its claim is provisioned meanwhile),
+    // cache-1 at 80 s / 95 s; db-4 binds at 300 s to the disk added then; db-1 is re-created at
+    // 481 s. Fork inside those windows: the empty branch is still the uninterrupted run.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let scenario = root().join("scenarios/stateful-local-pv.yaml");
+    let empty = d.join("empty.yaml");
+    std::fs::write(&empty, "").unwrap();
+    let plain = d.join("plain");
+    ok(&run_scenario(&scenario, &plain, None));
+    for t in ["75s", "82s", "90s", "300.02s", "481s"] {
+        let out = d.join(format!("fork-{t}"));
+        ok(&run_scenario(
+            &scenario,
+            &out,
+            Some((t, std::slice::from_ref(&empty))),
+        ));
+        for f in ["pods.csv", "placements.csv", "events.jsonl", "summary.json"] {
+            assert!(
+                read(&out.join("branches/empty").join(f)) == read(&plain.join(f)),
+                "fork at {t}: {f} differs"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_config_variant_must_keep_the_profiles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = tmp.path().join("renamed.yaml");
+    std::fs::write(
+        &v,
+        "schedulerConfig:\n  apiVersion: kubescheduler.config.k8s.io/v1\n  kind: KubeSchedulerConfiguration\n  profiles: [{schedulerName: other}]\n",
+    )
+    .unwrap();
+    let o = run_scenario(
+        &incident(),
+        &tmp.path().join("out"),
+        Some(("11m", std::slice::from_ref(&v))),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("renamed.yaml:1: schedulerConfig"), "{err}");
+    assert!(err.contains("no profile \"default-scheduler\""), "{err}");
+}
+
+#[test]
 fn bad_variants_and_fork_times_exit_2_naming_file_line_and_field() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

@@ -262,13 +262,28 @@ impl Simulation {
     }
 
     /// Replaces the scheduler configuration from now on: profiles (plugins, weights, args),
-    /// `percentageOfNodesToScore` and extenders. Pods keep their place in the queue; the
+    /// `percentageOfNodesToScore` and extenders. Every profile of the running configuration
+    /// must still be there (more may be added). Pods keep their place in the queue; the
     /// queue's backoff durations stay those of the first configuration.
     pub fn set_scheduler_config(
         &mut self,
         cfg: &KubeSchedulerConfiguration,
     ) -> Result<(), SimError> {
         let frameworks = self.rebuild_frameworks(cfg)?;
+        // Pods already created name their profile; one that vanished would leave them to no
+        // scheduler (or worse, to another profile's).
+        for old in &self.frameworks {
+            if !frameworks
+                .iter()
+                .any(|f| f.profile_name == old.profile_name)
+            {
+                return Err(SimError::Config(format!(
+                    "the new configuration has no profile {:?}, which the running one has: \
+                     keep every schedulerName (change its plugins, weights and args)",
+                    old.profile_name
+                )));
+            }
+        }
         self.frameworks = frameworks;
         self.alg.percentage_of_nodes_to_score = cfg.percentage_of_nodes_to_score.unwrap_or(0);
         self.alg.set_extenders(
