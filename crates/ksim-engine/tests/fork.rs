@@ -220,3 +220,21 @@ fn a_fork_after_the_run_ended_says_so() {
     assert!(!s.run_to(secs(3600.0), &mut |_: &Record| n += 1).unwrap());
     assert!(n > 0);
 }
+
+#[test]
+fn the_same_configuration_set_again_changes_nothing() {
+    // Frameworks and extenders rebuilt from an equal configuration (what a schedulerConfig
+    // variant does) schedule exactly as the ones they replace.
+    let whole = whole_run();
+    for t in [secs(13.0), secs(30.000_001)] {
+        let mut s = sim();
+        let mut records = Vec::new();
+        assert!(s
+            .run_to(t, &mut |r: &Record| records.push(r.clone()))
+            .unwrap());
+        let mut c = s.fork(1).unwrap().pop().unwrap();
+        c.set_scheduler_config(&Default::default()).unwrap();
+        c.run(&mut |r: &Record| records.push(r.clone())).unwrap();
+        assert_eq!(records, whole, "fork at {t}");
+    }
+}
