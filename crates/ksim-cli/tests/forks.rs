@@ -394,7 +394,12 @@ fn a_config_variant_must_keep_the_profiles() {
 fn bad_variants_and_fork_times_exit_2_naming_file_line_and_field() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let cases: [(&str, &str, &[&str]); 6] = [
+    let cases: [(&str, &str, &[&str]); 7] = [
+        (
+            "json.json",
+            "{\n  \"name\": \"j\",\n  \"scale\": {\"deployment/web\": \"lots\"}\n}\n",
+            &["json.json:3", "scale.deployment/web"],
+        ),
         (
             "unknown.yaml",
             "name: x\naddNode: []\n",

@@ -92,11 +92,18 @@ fn line_of(text: &str, field: &str) -> Option<u64> {
     let top_end = field.find(['.', '[']).unwrap_or(field.len());
     let top = &field[..top_end];
     let lines: Vec<&str> = text.lines().collect();
-    let start = lines.iter().position(|l| {
-        let t = l.trim_start_matches('"');
-        !l.starts_with([' ', '\t', '#'])
-            && (t.starts_with(&format!("{top}:")) || t.starts_with(&format!("{top}\":")))
-    })?;
+    let is_key = |l: &str| {
+        let t = l
+            .trim_start()
+            .trim_start_matches(['{', ' '])
+            .trim_start_matches('"');
+        t.starts_with(&format!("{top}:")) || t.starts_with(&format!("{top}\":"))
+    };
+    // A top-level key is unindented in YAML; in JSON (or flow style) take the first match.
+    let start = lines
+        .iter()
+        .position(|l| !l.starts_with([' ', '\t', '#']) && is_key(l))
+        .or_else(|| lines.iter().position(|l| is_key(l)))?;
     let rest = &field[top_end..];
     let mut line = start;
     if let Some(idx) = rest
