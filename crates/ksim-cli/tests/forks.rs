@@ -371,6 +371,43 @@ fn volume_binding_state_is_forked_too() {
 }
 
 #[test]
+fn autoscaler_controllers_and_generators_are_forked_too() {
+    // quickstart-autoscale: generators and the node-group autoscaler (scans, nodes being
+    // provisioned); controllers: every workload controller with its reconciles in flight.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let empty = d.join("empty.yaml");
+    std::fs::write(&empty, "").unwrap();
+    for (scenario, until) in [("quickstart-autoscale", "40m"), ("controllers", "1h")] {
+        let sc = root().join(format!("scenarios/{scenario}.yaml"));
+        let run_until = |out: &Path, fork: Option<&str>| {
+            let mut c = ksim();
+            c.arg("run")
+                .arg(&sc)
+                .args(["-q", "--event-log", "--until", until, "--out"])
+                .arg(out);
+            if let Some(t) = fork {
+                c.args(["--fork-at", t, "--variant"]).arg(&empty);
+            }
+            ok(&c.output().unwrap());
+        };
+        let plain = d.join(format!("{scenario}-plain"));
+        run_until(&plain, None);
+        for t in ["17m", "31m"] {
+            let out = d.join(format!("{scenario}-{t}"));
+            run_until(&out, Some(t));
+            for f in OUTPUTS {
+                assert!(
+                    std::fs::read(out.join("branches/empty").join(f)).unwrap()
+                        == std::fs::read(plain.join(f)).unwrap(),
+                    "{scenario}, fork at {t}: {f} differs"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_config_variant_must_keep_the_profiles() {
     let tmp = tempfile::tempdir().unwrap();
     let v = tmp.path().join("renamed.yaml");

@@ -319,3 +319,57 @@ impl Simulation {
         self.controllers.ctls.get(&key).map(|c| c.obj.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(n: i64) -> Box<dyn EventSource + Send> {
+        let events = (0..n)
+            .map(|i| TimedEvent {
+                at: SimTime(i),
+                event: InputEvent::RemoveNode {
+                    name: format!("n{i}"),
+                },
+            })
+            .collect();
+        Box::new(VecSource::new(events))
+    }
+
+    fn buffered(t: &TeeSource) -> usize {
+        lock(&t.shared).buf.len()
+    }
+
+    #[test]
+    fn handles_read_the_same_events_and_the_buffer_keeps_only_what_one_has_not_read() {
+        let first = TeeSource::wrap(source(100));
+        let mut a = first.split();
+        let mut b = first.split();
+        drop(first);
+        let mut from_a = Vec::new();
+        while let Some(e) = a.next_event().unwrap() {
+            from_a.push(e);
+        }
+        assert_eq!(from_a.len(), 100);
+        // The end is buffered too (the source is read once).
+        assert_eq!(buffered(&b), 101);
+        let mut from_b = Vec::new();
+        for _ in 0..50 {
+            from_b.push(b.next_event().unwrap().unwrap());
+        }
+        assert_eq!(buffered(&b), 51);
+        let c = b.split();
+        drop(b);
+        assert_eq!(
+            buffered(&c),
+            51,
+            "a split handle keeps its parent's position"
+        );
+        drop(a);
+        drop(c);
+        let mut d = TeeSource::wrap(source(3));
+        assert!(d.next_event().unwrap().is_some());
+        assert_eq!(buffered(&d), 0, "a lone handle buffers nothing");
+        assert_eq!(from_b[..], from_a[..50]);
+    }
+}
