@@ -533,6 +533,8 @@ pub struct ForkRun<'a> {
     pub dump_at: Option<SimTime>,
     /// Files written into every branch's folder (the recorded scenario and configuration).
     pub extra: &'a [(&'a str, &'a str)],
+    /// Do not print the comparison table.
+    pub quiet: bool,
 }
 
 /// The outputs of one branch: the shared prefix's records, then the branch's own.
@@ -695,7 +697,9 @@ pub fn run_forked(
     let txt = cmp.join("compare.txt");
     std::fs::write(&txt, table.terminal(true) + "\n").with_context(|| txt.display().to_string())?;
     ksim_sweep::plots::write_table_plots(&table, &cmp)?;
-    println!("{}", table.terminal(true));
+    if !f.quiet {
+        println!("{}", table.terminal(true));
+    }
     staged.commit()?;
     Ok((base_summary, summaries))
 }

@@ -70,7 +70,7 @@ pub struct RunArgs {
     /// added or removed, controllers scaled from the fork instant (see the README).
     #[arg(long = "variant", value_name = "FILE", requires = "fork_at")]
     pub variants: Vec<PathBuf>,
-    /// Do not print the summary table.
+    /// Do not print the summary table (nor, with `--fork-at`, the comparison of the branches).
     #[arg(long, short)]
     pub quiet: bool,
     /// SLO conditions, as `ksim plan --slo` takes them (e.g. "within(30s)>=99%", "p99<=30s"):
@@ -245,6 +245,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
                 explain,
                 dump_at,
                 extra: &extra,
+                quiet: a.quiet,
             };
             let (base, branches) = super::fork::run_forked(plan, &out, &f)?;
             for (name, s) in &branches {
