@@ -5,6 +5,7 @@ pub mod compare;
 pub mod conformance;
 pub mod explain;
 pub mod fgd;
+pub mod fork;
 pub mod gen;
 pub mod import;
 pub mod merge;

@@ -9,6 +9,9 @@
 //! multi-point set, the args of the in-tree plugins that take args), and `ksim-run.json`
 //! (ksim's version, the seed, the horizon, the `--explain` selector). `ksim run
 //! DIR/scenario.yaml` re-runs it: same outputs, byte for byte.
+//!
+//! `--fork-at TIME --variant FILE...` runs to TIME, then continues the same in-memory state once
+//! unchanged and once per variant (`fork.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,7 +61,16 @@ pub struct RunArgs {
     /// `ksim import kube-dump` reads back.
     #[arg(long, value_name = "TIME")]
     pub dump_at: Option<String>,
-    /// Do not print the summary table.
+    /// What-if forks: run to this virtual time, then continue the same in-memory state once
+    /// unchanged (the base branch, written to the output directory) and once per `--variant`
+    /// (written to OUT/branches/<name>/), and compare them (OUT/compare/).
+    #[arg(long, value_name = "TIME", requires = "variants")]
+    pub fork_at: Option<String>,
+    /// A variant file for `--fork-at` (repeatable): scheduler configuration, nodes or pools
+    /// added or removed, controllers scaled from the fork instant (see the README).
+    #[arg(long = "variant", value_name = "FILE", requires = "fork_at")]
+    pub variants: Vec<PathBuf>,
+    /// Do not print the summary table (nor, with `--fork-at`, the comparison of the branches).
     #[arg(long, short)]
     pub quiet: bool,
     /// SLO conditions, as `ksim plan --slo` takes them (e.g. "within(30s)>=99%", "p99<=30s"):
@@ -200,6 +212,22 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let fork_at = match &a.fork_at {
+        Some(t) => {
+            let d = SimDuration::parse(t).map_err(|e| anyhow::anyhow!("--fork-at: {e}"))?;
+            let at = SimTime(d.micros());
+            if let Some(h) = horizon.filter(|h| at > *h) {
+                bail!("--fork-at {t}: past the run's horizon ({h}); give a time up to it");
+            }
+            Some(at)
+        }
+        None => None,
+    };
+    let variants = a
+        .variants
+        .iter()
+        .map(|p| super::fork::load_variant(p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let recorded = recorded_files(&a, &plan)?;
     let slo_json = slo
         .as_deref()
@@ -208,7 +236,27 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(t) = slo_json.as_deref() {
         extra.push((ksim_report::SLO_FILE, t));
     }
-    let summary = run_plan_explain(plan, &out, a.event_log, explain, dump_at, &extra)?;
+    let summary = match fork_at {
+        Some(at) => {
+            let f = super::fork::ForkRun {
+                at,
+                variants: &variants,
+                event_log: a.event_log,
+                explain,
+                dump_at,
+                extra: &extra,
+                quiet: a.quiet,
+            };
+            let (base, branches) = super::fork::run_forked(plan, &out, &f)?;
+            for (name, s) in &branches {
+                if let Some(why) = &s.stalled {
+                    eprintln!("note: branch {name}: {why}");
+                }
+            }
+            base
+        }
+        None => run_plan_explain(plan, &out, a.event_log, explain, dump_at, &extra)?,
+    };
     let wall = started.elapsed();
     if let Some(why) = &summary.stalled {
         eprintln!("note: {why}");
@@ -284,6 +332,16 @@ fn recorded_files(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<Vec<(&'sta
         "eventLog": a.event_log,
         "dumpAt": a.dump_at,
     });
+    let mut run = run;
+    if let Some(t) = &a.fork_at {
+        // A forked run: this file sits in the base branch and in every branch's folder.
+        run["forkAt"] = serde_json::json!(t);
+        run["variants"] = serde_json::json!(a
+            .variants
+            .iter()
+            .map(|p| absolute(Path::new("."), &p.to_string_lossy()))
+            .collect::<Vec<_>>());
+    }
     Ok(vec![
         ("scenario.yaml", scenario_yaml),
         ("scheduler-config.yaml", config_yaml),

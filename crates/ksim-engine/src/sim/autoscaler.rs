@@ -31,6 +31,7 @@ pub(super) enum Timer {
 }
 
 /// What the autoscaler remembers between scans.
+#[derive(Clone)]
 pub(super) struct State {
     cfg: AutoscalerConfig,
     /// Pods seen unschedulable, with the first scan that saw them so.

@@ -19,6 +19,7 @@ use super::{Ev, PodId, PodPhase, Simulation};
 use crate::record::{AttemptResult, Observer, Record};
 use crate::time::SimTime;
 /// The outcome of a cycle, applied when the cycle ends.
+#[derive(Clone)]
 pub(super) enum CycleOutcome {
     Scheduled {
         pod: PodId,

@@ -16,6 +16,7 @@ use ksim_scheduler::queue::{in_flight_strategy, requeue_strategy, QueueingStrate
 
 use super::{PodId, Simulation};
 /// A cluster event as it happened, kept while a cycle is in flight.
+#[derive(Clone)]
 pub(super) enum OwnedEvent {
     Node {
         kinds: Vec<ClusterEventKind>,

@@ -20,6 +20,7 @@
 //! - `volumes` — volume binding (PreBind, provisioning) and storage objects;
 //! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
 //! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
+//! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
 //! (`schedule`); only this loop pops the heap and moves the clock.
@@ -49,6 +50,7 @@ mod autoscaler;
 mod binding;
 mod controllers;
 mod cycle;
+mod fork;
 mod hints;
 mod nodes;
 mod pods;
@@ -120,6 +122,7 @@ enum Ev {
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
 type Key = (SimTime, u8, u64);
 
+#[derive(Clone)]
 struct Entry {
     key: Key,
     ev: Ev,
@@ -218,6 +221,12 @@ pub struct Simulation {
     dump: Option<serde_json::Value>,
     /// The workload controllers (`sim/controllers`).
     controllers: controllers::State,
+    /// The event loop is over (the run ended); see [`Simulation::run_to`].
+    loop_ended: bool,
+    /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
+    /// variants (`sim/fork.rs`).
+    registry: Registry,
+    sched_cfg: KubeSchedulerConfiguration,
 }
 
 /// Derives an independent ChaCha stream for one purpose from the scenario seed.
@@ -299,6 +308,9 @@ impl Simulation {
             input_origin: None,
             created_keys: Default::default(),
             controllers: controllers::State::new(cfg_seed),
+            loop_ended: false,
+            registry: registry.clone(),
+            sched_cfg: sched_cfg.clone(),
         };
         sim.alg.set_extenders(
             crate::extender::HttpExtender::all(&sched_cfg.extenders).map_err(SimError::Config)?,
@@ -408,7 +420,6 @@ impl Simulation {
         self.frameworks[0].clone()
     }
 
-    /// Runs until the horizon (inclusive) or until nothing is left to do.
     /// Records the scheduling detail of the selected pods' attempts (`--explain`).
     pub fn set_explain(&mut self, sel: crate::explain::ExplainSelector) {
         self.explain = Some(sel);
@@ -450,7 +461,35 @@ impl Simulation {
         }
     }
 
+    /// Runs until the horizon (inclusive) or until nothing is left to do, then records the
+    /// end of the run. After [`Simulation::run_to`] it continues from where that paused.
     pub fn run(&mut self, obs: &mut dyn Observer) -> Result<(), SimError> {
+        self.begin(obs);
+        if !self.loop_ended {
+            self.event_loop(None, obs)?;
+        }
+        self.finish_run(obs);
+        Ok(())
+    }
+
+    /// Runs every event and cycle of the instants up to `at` (as `--dump-at` sees the cluster)
+    /// and pauses before anything later; [`Simulation::run`] continues exactly as if it had
+    /// never paused. `Ok(false)` when the run ended before `at` (it stalled, or a run without a
+    /// horizon had nothing left that could change): nothing is left to continue.
+    pub fn run_to(&mut self, at: SimTime, obs: &mut dyn Observer) -> Result<bool, SimError> {
+        self.begin(obs);
+        if self.loop_ended {
+            return Ok(false);
+        }
+        self.event_loop(Some(at), obs)?;
+        Ok(!self.loop_ended)
+    }
+
+    /// The start of a run: the initial nodes' records and the periodic flushes (once).
+    fn begin(&mut self, obs: &mut dyn Observer) {
+        if self.flushes_started {
+            return;
+        }
         for n in &self.snapshot.nodes {
             obs.record(&Record::NodeAdded {
                 at: SimTime::ZERO,
@@ -459,18 +498,25 @@ impl Simulation {
                 allocatable: amounts(&n.allocatable),
             });
         }
-        if !self.flushes_started {
-            self.flushes_started = true;
-            self.start_autoscaler();
-            self.leftover_flush_armed = true;
-            self.backoff_flush_armed = true;
-            self.schedule(SimTime::ZERO, 1, Ev::FlushLeftover);
-            self.schedule(
-                SimTime::ZERO + self.cfg.backoff_flush_period,
-                1,
-                Ev::FlushBackoff,
-            );
-        }
+        self.flushes_started = true;
+        self.start_autoscaler();
+        self.leftover_flush_armed = true;
+        self.backoff_flush_armed = true;
+        self.schedule(SimTime::ZERO, 1, Ev::FlushLeftover);
+        self.schedule(
+            SimTime::ZERO + self.cfg.backoff_flush_period,
+            1,
+            Ev::FlushBackoff,
+        );
+    }
+
+    /// The event loop; with `pause`, returns (without ending the run) when the next thing to
+    /// do is an event after `pause`. Sets `loop_ended` when the run is over.
+    fn event_loop(
+        &mut self,
+        pause: Option<SimTime>,
+        obs: &mut dyn Observer,
+    ) -> Result<(), SimError> {
         let horizon = self.cfg.horizon.unwrap_or(SimTime::MAX);
         loop {
             self.rearm_flushes();
@@ -482,6 +528,9 @@ impl Simulation {
                 }
                 self.start_cycle(obs);
                 continue;
+            }
+            if pause.is_some_and(|p| next.is_none_or(|t| t > p)) {
+                return Ok(());
             }
             let Some(Reverse(entry)) = self.heap.pop() else {
                 break;
@@ -525,6 +574,13 @@ impl Simulation {
                 return Err(e);
             }
         }
+        self.loop_ended = true;
+        Ok(())
+    }
+
+    /// The end of a run: the last dump, unserved pods, controllers, `RunEnded`.
+    fn finish_run(&mut self, obs: &mut dyn Observer) {
+        let horizon = self.cfg.horizon.unwrap_or(SimTime::MAX);
         self.dump_if_passing(SimTime::MAX);
         let end = if self.cfg.horizon.is_some() {
             horizon
@@ -538,7 +594,6 @@ impl Simulation {
             stalled: self.stall_reason.clone(),
             unserved,
         });
-        Ok(())
     }
 
     /// Wakes a sleeping flush chain when its queues have pods again, at the next instant of

@@ -50,6 +50,7 @@ use crate::time::SimDuration;
 pub const VOLUME_BIND_TIMEOUT: SimDuration = SimDuration(600_000_000);
 
 /// A pod assumed on its node whose PreBind waits for dynamically provisioned claims.
+#[derive(Clone)]
 pub(super) struct VolumeWait {
     /// The pod's generation when the wait began (a changed one means the wait is stale).
     generation: u32,

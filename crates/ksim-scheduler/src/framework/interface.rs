@@ -58,6 +58,12 @@ pub trait Plugin: Send + Sync {
     fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
         None
     }
+    /// The plugin as `Any`, for plugins that keep state between cycles (VolumeBinding's assume
+    /// cache), so that a forked simulation (`ksim run --fork-at`) can copy that state into
+    /// fresh instances. `None` for stateless plugins.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 pub type PluginRef = Arc<dyn Plugin>;

@@ -75,6 +75,11 @@ impl VolumeBinding {
         }
     }
 
+    /// Replaces the assume cache (a forked simulation continues with a copy of its trunk's).
+    pub fn restore_assume_cache(&self, cache: AssumeCache) {
+        self.with_cache(|c| *c = cache);
+    }
+
     fn with_cache<R>(&self, f: impl FnOnce(&mut AssumeCache) -> R) -> R {
         // A poisoned lock only means another thread panicked mid-update; the cache holds plain
         // data, so keep using it.
@@ -146,6 +151,9 @@ struct StateInner {
 impl Plugin for VolumeBinding {
     fn name(&self) -> &'static str {
         NAME
+    }
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
     fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
         Some(self)

@@ -108,7 +108,7 @@ pub(crate) struct Controller {
 }
 
 /// The controllers' state (`Simulation::controllers`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct State {
     /// Controllers by `Kind/namespace/name`.
     pub ctls: BTreeMap<String, Controller>,
