@@ -37,9 +37,11 @@ use crate::time::{SimDuration, SimTime};
 mod adopt;
 mod daemonset;
 mod deployment;
+mod dump;
 mod job;
 mod priorityclass;
 mod replicaset;
+mod scale;
 mod statefulset;
 
 /// Upstream's `utilrand` alphabet (no vowels, no confusable digits).
@@ -105,6 +107,9 @@ pub(crate) struct Controller {
     pub finished_at: Option<SimTime>,
     /// Whether its first reconcile adopted the orphans naming it (`adopt`).
     pub adopted: bool,
+    /// Its replica factor (`ControllerScale`), fixed at creation; applied to every spec it
+    /// is given.
+    pub scale: f64,
 }
 
 /// The controllers' state (`Simulation::controllers`).
@@ -209,6 +214,8 @@ impl Simulation {
             )));
         }
         self.admit_template(&format!("CreateObject: {kind}"), &w)?;
+        let scale = self.scale_of(kind, &mut w)?;
+        scale::apply(kind, &mut w.spec, scale);
         if w.metadata.uid.is_empty() {
             w.metadata.uid = format!("{}-{}-uid", kind.as_str().to_lowercase(), key.len());
         }
@@ -232,6 +239,7 @@ impl Simulation {
                 max_unavailable: 0,
                 finished_at: None,
                 adopted: false,
+                scale,
             },
         );
         self.queue_reconcile(&key);
@@ -257,6 +265,11 @@ impl Simulation {
             )));
         };
         w.metadata.uid = c.obj.metadata.uid.clone();
+        // The factor chosen at creation; the update's own annotation does not change it.
+        w.metadata
+            .annotations
+            .remove(crate::config::SCALE_ANNOTATION);
+        scale::apply(kind, &mut w.spec, c.scale);
         c.hash = template_hash(&w.spec.template);
         if c.obj.spec != w.spec {
             c.changed_at = now;
