@@ -798,6 +798,7 @@ mod tests {
             ("scenario: base.yaml\naxes: [{poolCount: {pool: gpu, counts: [1]}}]\n", "s.yaml: axes[0].poolCount.pool: the scenario has no pool \"gpu\""),
             ("scenario: base.yaml\naxes: [{workloadScale: [0]}]\n", "s.yaml: axes[0].workloadScale[0]: scale factor 0 is not in (0, 1000]"),
             ("scenario: base.yaml\naxes: [{seed: [1, 1]}]\n", "s.yaml: axes[0]: the value \"1\" appears twice"),
+            ("scenario: base.yaml\naxes: [{controllerScale: [-1]}]\n", "s.yaml: axes[0].controllerScale[0]: scale factor -1 is not in [0, 1000]"),
             ("scenario: base.yaml\naxes: [{seed: [1]}, {seed: [2]}]\n", "s.yaml: axes[1]: the column \"seed\" is already an axis"),
             ("scenario: base.yaml\naxes: [{scoringStrategy: [Packed]}]\n", "s.yaml: axes[0].scoringStrategy[0]: unknown scoring strategy \"Packed\""),
             ("scenario: base.yaml\naxes: [{pluginWeight: {plugin: Nope, weights: [1]}}]\n", "s.yaml: axes[0].pluginWeight.plugin: \"Nope\" is not an in-tree plugin"),
@@ -829,6 +830,8 @@ mod tests {
         assert_eq!(rs.scenario.seed, 9);
         assert_eq!(rs.scenario.cluster.pools[0].count, 5);
         assert_eq!(rs.scenario.workload.generators[0].count, Some(20));
+        // workloadScale multiplies the controllers' replicas too.
+        assert_eq!(rs.controller_scale, 2.0);
         let rs = s.scenario_for(&pts[0]);
         assert_eq!(rs.scenario.workload.generators[0].count, Some(5));
     }

@@ -428,8 +428,7 @@ pub fn load_controllers(
             ));
         }
         if matches!(kind, "ReplicaSet" | "StatefulSet")
-            && v
-                .pointer("/spec/template/spec/containers")
+            && v.pointer("/spec/template/spec/containers")
                 .and_then(Value::as_array)
                 .is_none_or(|c| c.is_empty())
         {
