@@ -264,3 +264,34 @@ impl Default for EngineConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_count_rounds_up_with_tolerance() {
+        assert_eq!(scale_count(10, 1.1), 11, "10 × 1.1 is 11, not 12");
+        assert_eq!(scale_count(3, 1.5), 5);
+        assert_eq!(scale_count(4, 1.1), 5);
+        assert_eq!(scale_count(1, 0.5), 1);
+        assert_eq!(scale_count(7, 0.0), 0);
+        assert_eq!(scale_count(0, 2.0), 0);
+        assert_eq!(scale_count(i32::MAX, 1000.0), i32::MAX);
+        let s = ControllerScale {
+            all: 1.5,
+            by_name: [
+                ("web".to_string(), 2.0),
+                ("Job/batch/nightly".to_string(), 3.0),
+            ]
+            .into_iter()
+            .collect(),
+            multiplier: 2.0,
+        };
+        assert_eq!(s.factor_of("Deployment", "default", "web", Some(5.0)), 4.0);
+        assert_eq!(s.factor_of("Job", "batch", "nightly", None), 6.0);
+        assert_eq!(s.factor_of("Job", "default", "nightly", Some(5.0)), 10.0);
+        assert_eq!(s.factor_of("Job", "default", "other", None), 3.0);
+        assert!(check_scale(-1.0).is_err() && check_scale(f64::NAN).is_err());
+    }
+}

@@ -11,18 +11,28 @@
 //!   `Complete` (or `Failed`), which the importer reads (a finished Job is skipped, a running
 //!   one runs only its remaining completions).
 //! - Specs are as the controllers run them: with a `controllerScale` already applied.
-//! - A controller's pod that is running with a run time (`ksim.io/run-for`) is dumped with the
-//!   annotation set to what is left of it, so the replay ends it when the original run would.
+//! - A controller's pod that is bound with a run time (`ksim.io/run-for`) is dumped with the
+//!   annotation set to what is left of it (less `podStartup`, which the replay charges a pod
+//!   created bound), so a replay with the same costs ends it when the original run would.
 
 use ksim_api::object::ObjectKind;
 use serde_json::{json, Value};
 
 use super::{Simulation, RUN_FOR_ANNOTATION};
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 
 impl Simulation {
+    /// The instant a dump shows: the `--dump-at` time (the dump is taken when the run is about
+    /// to pass it, so the last event may be earlier), else the horizon the run stopped at.
+    fn dump_instant(&self) -> SimTime {
+        self.dump_at
+            .or(self.cfg.horizon)
+            .map_or(self.now, |t| t.max(self.now))
+    }
+
     /// The live controller objects and PriorityClasses as kubectl would dump them.
     pub(crate) fn controller_dump_items(&self) -> Vec<Value> {
+        let now = self.dump_instant();
         let mut items = Vec::new();
         for pc in self.controllers.classes.values() {
             let mut v = serde_json::to_value(pc).unwrap_or(Value::Null);
@@ -38,7 +48,7 @@ impl Simulation {
             let ready = c
                 .pods
                 .values()
-                .filter(|o| o.ready_at.is_some_and(|t| t <= self.now))
+                .filter(|o| o.ready_at.is_some_and(|t| t <= now))
                 .count() as i64;
             match c.kind {
                 ObjectKind::Job => {
@@ -112,8 +122,11 @@ impl Simulation {
         let ready = o.ready_at?;
         let id = *self.live.get(key)?;
         let run_for = self.pods[id as usize].run_for?;
+        // The replay creates the pod bound at t=0 and charges `podStartup` before its run
+        // starts (as for any pod created bound): that much less is left to run.
+        let now = self.dump_instant() + self.cfg.costs.pod_startup;
         Some(SimDuration(
-            (ready + run_for).0.saturating_sub(self.now.0).max(0),
+            (ready + run_for).0.saturating_sub(now.0).max(0),
         ))
     }
 }
