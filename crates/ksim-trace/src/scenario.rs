@@ -17,6 +17,10 @@
 //! workload:
 //!   traces: [trace.jsonl, big.csv.gz]   # native JSON Lines or compact CSV (by name)
 //!   generators: [...]                    # see crate::generator
+//!   controllers:                         # Lists of controller objects (Deployment, ReplicaSet,
+//!     - apps.yaml                        # StatefulSet, DaemonSet, Job, PriorityClass), at t=0
+//!     - {file: batch.yaml, at: 15m, scale: 2}   # or at `at`, replicas x2 (annotation ksim.io/scale)
+//!   controllerScale: {"*": 1.5, web: 2}  # or one number: ksim_engine::config::ControllerScale
 //! scheduler:                    # optional; default: the default profile
 //!   configFile: sched.yaml      # a KubeSchedulerConfiguration file, or
 //!   config: {profiles: [...]}   # the same inline (not both)
@@ -42,7 +46,9 @@
 //! (as a kubelet sets it). Node names must be unique across pools and files.
 //!
 //! The events of all traces and generators are merged by [`MergedSource`] on (time, source
-//! index, sequence): traces first in the order listed, then generators in the order listed.
+//! index, sequence): the controller objects of `cluster.objectsFiles` and
+//! `workload.controllers` first (one source, by creation time), then traces in the order
+//! listed, then generators in the order listed.
 
 use std::path::{Path, PathBuf};
 
