@@ -394,12 +394,13 @@ pub fn load_objects_and_workloads(
 }
 
 /// The kinds a `workload.controllers` file may list.
-pub const CONTROLLER_KINDS: [&str; 6] = [
+pub const CONTROLLER_KINDS: [&str; 7] = [
     "Deployment",
     "ReplicaSet",
     "StatefulSet",
     "DaemonSet",
     "Job",
+    "CronJob",
     "PriorityClass",
 ];
 

@@ -209,3 +209,94 @@ fn bad_controllers_entries_name_file_item_and_field() {
         plan.warnings
     );
 }
+
+/// A CronJob every 5 minutes whose Jobs run 7 minutes: `Allow` starts one at every scheduled
+/// time, `Forbid` skips the times when the last one still runs, `Replace` deletes it and starts
+/// the new one. Jobs are named `<cronjob>-<minutes since the Unix epoch>` (virtual t=0 is
+/// 2024-01-01T00:00:00Z, 28401120 minutes); `suspend` stops the runs.
+/// Pod creations (time, owner) and (created, succeeded) per controller.
+type CronOutcome = (Vec<(SimTime, String)>, BTreeMap<String, (u64, u64)>);
+
+#[test]
+fn cronjob_runs_on_schedule_with_its_concurrency_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |policy: &str, suspend: bool| -> CronOutcome {
+        std::fs::write(
+            d.join("cron.yaml"),
+            format!(
+                "kind: List\nitems:
+- apiVersion: batch/v1
+  kind: CronJob
+  metadata: {{name: report}}
+  spec:
+    schedule: '*/5 * * * *'
+    concurrencyPolicy: {policy}
+    suspend: {suspend}
+    jobTemplate:
+      spec:
+        template:
+          metadata: {{annotations: {{ksim.io/run-for: 7m}}}}
+          spec: {{restartPolicy: Never, containers: [{{name: c, resources: {{requests: {{cpu: 100m}}}}}}]}}
+"
+            ),
+        )
+        .unwrap();
+        let path = d.join("s.yaml");
+        std::fs::write(
+            &path,
+            "name: s\nhorizon: 27m\ncluster:\n  pools: [{name: p, count: 2, template: {status: {capacity: {cpu: '8', memory: 8Gi, pods: '110'}}}}]\nworkload: {controllers: [cron.yaml]}\n",
+        )
+        .unwrap();
+        let plan = ksim_trace::load_scenario(&path).unwrap();
+        let mut sim = Simulation::new(
+            plan.engine,
+            &plan.scheduler,
+            &Registry::in_tree(),
+            plan.nodes,
+            plan.objects,
+        )
+        .unwrap();
+        sim.add_source(Box::new(plan.events)).unwrap();
+        let mut created = Vec::new();
+        let mut ctl = BTreeMap::new();
+        sim.run(&mut |r: &Record| match r {
+            Record::PodCreated { at, owner_name, .. } => created.push((*at, owner_name.clone())),
+            Record::Controller {
+                kind,
+                name,
+                created,
+                succeeded,
+                ..
+            } => {
+                ctl.insert(format!("{kind}/{name}"), (*created, *succeeded));
+            }
+            _ => {}
+        })
+        .unwrap();
+        (created, ctl)
+    };
+    let minute = |m: i64| format!("report-{}", 28_401_120 + m);
+    let (pods, ctl) = run("Allow", false);
+    let owners: Vec<String> = pods.iter().map(|(_, o)| o.clone()).collect();
+    assert_eq!(
+        owners,
+        [minute(5), minute(10), minute(15), minute(20), minute(25)]
+    );
+    // The Job is created at the scheduled instant; its controller reacts a delay later.
+    assert_eq!(pods[0].0, SimTime::from_secs(301));
+    assert_eq!(ctl["CronJob/report"].0, 5);
+    assert_eq!(ctl[&format!("Job/{}", minute(5))], (1, 1), "{ctl:?}");
+    let (pods, ctl) = run("Forbid", false);
+    let owners: Vec<String> = pods.iter().map(|(_, o)| o.clone()).collect();
+    assert_eq!(owners, [minute(5), minute(15), minute(25)]);
+    assert_eq!(ctl[&format!("Job/{}", minute(15))], (1, 1), "{ctl:?}");
+    let (pods, ctl) = run("Replace", false);
+    assert_eq!(pods.len(), 5);
+    // Each Job was replaced before its pod finished (5 min < 7 min); the last still runs.
+    assert!(!ctl.contains_key(&format!("Job/{}", minute(5))), "{ctl:?}");
+    assert_eq!(ctl[&format!("Job/{}", minute(25))], (1, 0), "{ctl:?}");
+    let (pods, ctl) = run("Allow", true);
+    assert!(pods.is_empty(), "{pods:?}");
+    assert_eq!(ctl["CronJob/report"].0, 0);
+}

@@ -35,6 +35,7 @@ use crate::record::{Observer, Outcome, Record};
 use crate::time::{SimDuration, SimTime};
 
 mod adopt;
+mod cronjob;
 mod daemonset;
 mod deployment;
 mod dump;
@@ -125,6 +126,8 @@ pub(crate) struct State {
     pub seq: u64,
     /// PriorityClass objects by name (the built-ins are not stored: see `priorityclass`).
     pub classes: BTreeMap<String, ksim_api::PriorityClass>,
+    /// CronJobs' schedule state, by controller key.
+    pub cron: BTreeMap<String, cronjob::CronState>,
 }
 
 impl State {
@@ -136,6 +139,7 @@ impl State {
             rng: super::rng_stream(seed, 7),
             seq: 0,
             classes: BTreeMap::new(),
+            cron: BTreeMap::new(),
         }
     }
 
@@ -177,6 +181,7 @@ pub(crate) fn as_workload(obj: Box<ApiObject>) -> Result<(ObjectKind, Workload),
         ApiObject::StatefulSet(w) => Ok((ObjectKind::StatefulSet, w)),
         ApiObject::DaemonSet(w) => Ok((ObjectKind::DaemonSet, w)),
         ApiObject::Job(w) => Ok((ObjectKind::Job, w)),
+        ApiObject::CronJob(w) => Ok((ObjectKind::CronJob, w)),
         other => Err(Box::new(other)),
     }
 }
@@ -201,7 +206,18 @@ impl Simulation {
     pub(super) fn create_workload(
         &mut self,
         kind: ObjectKind,
+        w: Workload,
+    ) -> Result<(), SimError> {
+        self.insert_workload(kind, w, None)
+    }
+
+    /// Creates a workload's controller; `fixed_scale` replaces the configured factor (a
+    /// CronJob's Jobs, whose template is already scaled).
+    fn insert_workload(
+        &mut self,
+        kind: ObjectKind,
         mut w: Workload,
+        fixed_scale: Option<f64>,
     ) -> Result<(), SimError> {
         if w.metadata.namespace.is_empty() {
             w.metadata.namespace = "default".into();
@@ -213,9 +229,40 @@ impl Simulation {
                 w.metadata.namespace, w.metadata.name
             )));
         }
-        self.admit_template(&format!("CreateObject: {kind}"), &w)?;
-        let scale = self.scale_of(kind, &mut w)?;
+        if kind == ObjectKind::CronJob {
+            if self.cfg.horizon.is_none() {
+                return Err(self.input_err(format!(
+                    "CreateObject: CronJob {}/{}: a CronJob fires forever: give the scenario a \
+                     horizon",
+                    w.metadata.namespace, w.metadata.name
+                )));
+            }
+            self.admit_template(
+                "CreateObject: CronJob (spec.jobTemplate)",
+                &cronjob::job_of(&w),
+            )?;
+        } else {
+            self.admit_template(&format!("CreateObject: {kind}"), &w)?;
+        }
+        let scale = match fixed_scale {
+            Some(f) => {
+                w.metadata
+                    .annotations
+                    .remove(crate::config::SCALE_ANNOTATION);
+                f
+            }
+            None => self.scale_of(kind, &mut w)?,
+        };
         scale::apply(kind, &mut w.spec, scale);
+        if kind == ObjectKind::CronJob {
+            self.controllers.cron.insert(
+                key.clone(),
+                cronjob::CronState {
+                    created: self.now,
+                    ..Default::default()
+                },
+            );
+        }
         if w.metadata.uid.is_empty() {
             w.metadata.uid = format!("{}-{}-uid", kind.as_str().to_lowercase(), key.len());
         }
@@ -256,7 +303,14 @@ impl Simulation {
             w.metadata.namespace = "default".into();
         }
         let key = ctl_key(kind, &w.metadata.namespace, &w.metadata.name);
-        self.admit_template(&format!("UpdateObject: {kind}"), &w)?;
+        if kind == ObjectKind::CronJob {
+            self.admit_template(
+                "UpdateObject: CronJob (spec.jobTemplate)",
+                &cronjob::job_of(&w),
+            )?;
+        } else {
+            self.admit_template(&format!("UpdateObject: {kind}"), &w)?;
+        }
         let now = self.now;
         let Some(c) = self.controllers.ctls.get_mut(&key) else {
             return Err(self.input_err(format!(
@@ -300,6 +354,19 @@ impl Simulation {
         };
         for p in c.pods.keys() {
             self.delete_owned_pod(p, obs);
+        }
+        // A CronJob's Jobs go with it (upstream's garbage collector).
+        if let Some(st) = self.controllers.cron.remove(&key) {
+            for j in st.jobs {
+                if let Some(name) = self
+                    .controllers
+                    .ctls
+                    .get(&j)
+                    .map(|c| c.obj.metadata.name.clone())
+                {
+                    self.delete_workload(ObjectKind::Job, ns, &name, obs)?;
+                }
+            }
         }
         Ok(())
     }
@@ -385,7 +452,9 @@ impl Simulation {
         let Some(c) = self.controllers.ctls.get_mut(key) else {
             return;
         };
-        if c.all_ready_at.is_some() || c.kind == ObjectKind::Job || c.pods.len() as i64 != c.desired
+        if c.all_ready_at.is_some()
+            || matches!(c.kind, ObjectKind::Job | ObjectKind::CronJob)
+            || c.pods.len() as i64 != c.desired
         {
             return;
         }
@@ -407,7 +476,9 @@ impl Simulation {
         let Some(c) = self.controllers.ctls.get_mut(key) else {
             return;
         };
-        if c.all_ready_at.is_none_or(|t| t > now) || c.kind == ObjectKind::Job {
+        if c.all_ready_at.is_none_or(|t| t > now)
+            || matches!(c.kind, ObjectKind::Job | ObjectKind::CronJob)
+        {
             return;
         }
         let running = c
@@ -452,6 +523,7 @@ impl Simulation {
             ObjectKind::StatefulSet => self.reconcile_statefulset(key, obs),
             ObjectKind::Job => self.reconcile_job(key, obs),
             ObjectKind::DaemonSet => self.reconcile_daemonset(key, obs),
+            ObjectKind::CronJob => self.reconcile_cronjob(key, obs),
             _ => {}
         }
         self.note_unavailable(key);

@@ -1,7 +1,8 @@
 //! What-if replica factors (`EngineConfig::controller_scale`, see
 //! [`crate::config::ControllerScale`]): a controller's factor is chosen when it is created and
 //! multiplies `spec.replicas` (Deployment, ReplicaSet, StatefulSet) or `spec.parallelism` and
-//! `spec.completions` (Job) of its object and of every `UpdateObject` it gets, rounded up.
+//! `spec.completions` (Job; a CronJob's `jobTemplate`) of its object and of every
+//! `UpdateObject` it gets, rounded up.
 //! DaemonSets and PriorityClasses are not scaled.
 
 use ksim_api::object::ObjectKind;
@@ -23,6 +24,11 @@ pub(super) fn apply(kind: ObjectKind, spec: &mut WorkloadSpec, f: f64) {
         ObjectKind::Job => {
             spec.parallelism = Some(scale_count(spec.parallelism.unwrap_or(1), f));
             spec.completions = spec.completions.map(|n| scale_count(n, f));
+        }
+        ObjectKind::CronJob => {
+            if let Some(jt) = spec.job_template.as_mut() {
+                apply(ObjectKind::Job, &mut jt.spec, f);
+            }
         }
         _ => {}
     }
