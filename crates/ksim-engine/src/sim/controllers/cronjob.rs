@@ -23,7 +23,8 @@
 //! `mostRecentScheduleTime`, and a `Forbid` run skipped is not retried; finished Jobs are kept
 //! (no `successfulJobsHistoryLimit` / `failedJobsHistoryLimit` clean-up: each stays a row of
 //! controllers.csv); the CronJob's own row counts the Jobs it created; a replay of a dump
-//! restarts the clock at the epoch.
+//! restarts the clock at the epoch (the dumped Jobs that name the CronJob as their controller
+//! count as its Jobs for `Forbid` / `Replace`).
 
 use std::collections::BTreeSet;
 
@@ -83,7 +84,24 @@ impl Simulation {
             return;
         };
         let cj = c.obj.clone();
+        // Its Jobs include those that name it as their controller (a dump's, created at t=0).
+        let owned: Vec<String> = self
+            .controllers
+            .ctls
+            .iter()
+            .filter(|(_, j)| {
+                j.kind == ObjectKind::Job
+                    && j.obj.metadata.namespace == cj.metadata.namespace
+                    && j.obj.metadata.owner_references.iter().any(|o| {
+                        o.controller == Some(true)
+                            && o.kind == "CronJob"
+                            && o.name == cj.metadata.name
+                    })
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
         let st = self.controllers.cron.entry(key.to_string()).or_default();
+        st.jobs.extend(owned);
         let since = st.last.unwrap_or(st.created);
         // The most recent scheduled time in (since, now].
         let mut latest = None;

@@ -64,6 +64,7 @@ impl Simulation {
                     }
                     v["status"] = status;
                 }
+                ObjectKind::CronJob => v["status"] = json!({}),
                 ObjectKind::DaemonSet => {
                     v["status"] = json!({"desiredNumberScheduled": c.desired,
                         "currentNumberScheduled": live, "numberReady": ready});
