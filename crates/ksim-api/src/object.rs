@@ -3,7 +3,7 @@
 //! reads (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
 //! CSIStorageCapacity, VolumeAttachment), PodDisruptionBudgets (preemption) and Services
 //! (PodTopologySpread's default constraints), and the workloads the engine's controllers run
-//! (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job; see [`crate::workloads`]), and
+//! (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob; see [`crate::workloads`]), and
 //! PriorityClasses (the engine resolves a new pod's priority against them, as the Priority
 //! admission plugin does).
 //!
@@ -40,12 +40,13 @@ pub enum ObjectKind {
     StatefulSet,
     DaemonSet,
     Job,
+    CronJob,
     PriorityClass,
 }
 
 impl ObjectKind {
     /// Every kind, in the order the documentation lists them.
-    pub const ALL: [ObjectKind; 15] = [
+    pub const ALL: [ObjectKind; 16] = [
         ObjectKind::PersistentVolume,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::StorageClass,
@@ -60,6 +61,7 @@ impl ObjectKind {
         ObjectKind::StatefulSet,
         ObjectKind::DaemonSet,
         ObjectKind::Job,
+        ObjectKind::CronJob,
         ObjectKind::PriorityClass,
     ];
 
@@ -72,6 +74,7 @@ impl ObjectKind {
                 | ObjectKind::StatefulSet
                 | ObjectKind::DaemonSet
                 | ObjectKind::Job
+                | ObjectKind::CronJob
         )
     }
 
@@ -92,6 +95,7 @@ impl ObjectKind {
             ObjectKind::StatefulSet => "StatefulSet",
             ObjectKind::DaemonSet => "DaemonSet",
             ObjectKind::Job => "Job",
+            ObjectKind::CronJob => "CronJob",
             ObjectKind::PriorityClass => "PriorityClass",
         }
     }
@@ -112,7 +116,7 @@ impl ObjectKind {
             | ObjectKind::ReplicaSet
             | ObjectKind::StatefulSet
             | ObjectKind::DaemonSet => "apps/v1",
-            ObjectKind::Job => "batch/v1",
+            ObjectKind::Job | ObjectKind::CronJob => "batch/v1",
             ObjectKind::PriorityClass => "scheduling.k8s.io/v1",
             _ => "storage.k8s.io/v1",
         }
@@ -193,6 +197,7 @@ pub enum ApiObject {
     StatefulSet(Workload),
     DaemonSet(Workload),
     Job(Workload),
+    CronJob(Workload),
     PriorityClass(PriorityClass),
 }
 
@@ -213,6 +218,7 @@ impl ApiObject {
             ApiObject::StatefulSet(_) => ObjectKind::StatefulSet,
             ApiObject::DaemonSet(_) => ObjectKind::DaemonSet,
             ApiObject::Job(_) => ObjectKind::Job,
+            ApiObject::CronJob(_) => ObjectKind::CronJob,
             ApiObject::PriorityClass(_) => ObjectKind::PriorityClass,
         }
     }
@@ -232,7 +238,8 @@ impl ApiObject {
             | ApiObject::ReplicaSet(o)
             | ApiObject::StatefulSet(o)
             | ApiObject::DaemonSet(o)
-            | ApiObject::Job(o) => &o.metadata,
+            | ApiObject::Job(o)
+            | ApiObject::CronJob(o) => &o.metadata,
             ApiObject::PriorityClass(o) => &o.metadata,
         }
     }
@@ -252,7 +259,8 @@ impl ApiObject {
             | ApiObject::ReplicaSet(o)
             | ApiObject::StatefulSet(o)
             | ApiObject::DaemonSet(o)
-            | ApiObject::Job(o) => &mut o.metadata,
+            | ApiObject::Job(o)
+            | ApiObject::CronJob(o) => &mut o.metadata,
             ApiObject::PriorityClass(o) => &mut o.metadata,
         }
     }
@@ -277,7 +285,8 @@ impl ApiObject {
             | ApiObject::ReplicaSet(o)
             | ApiObject::StatefulSet(o)
             | ApiObject::DaemonSet(o)
-            | ApiObject::Job(o) => (&mut o.api_version, &mut o.kind),
+            | ApiObject::Job(o)
+            | ApiObject::CronJob(o) => (&mut o.api_version, &mut o.kind),
             // PDB, Service and PriorityClass types carry no type meta.
             ApiObject::PodDisruptionBudget(_)
             | ApiObject::Service(_)
@@ -392,7 +401,8 @@ impl ApiObject {
             | ObjectKind::ReplicaSet
             | ObjectKind::StatefulSet
             | ObjectKind::DaemonSet
-            | ObjectKind::Job => {
+            | ObjectKind::Job
+            | ObjectKind::CronJob => {
                 let w: Workload = decode(source_name, v)?;
                 crate::workloads::validate(kind, &w)
                     .map_err(|(path, message)| field(&path, message))?;
@@ -401,6 +411,7 @@ impl ApiObject {
                     ObjectKind::ReplicaSet => ApiObject::ReplicaSet(w),
                     ObjectKind::StatefulSet => ApiObject::StatefulSet(w),
                     ObjectKind::DaemonSet => ApiObject::DaemonSet(w),
+                    ObjectKind::CronJob => ApiObject::CronJob(w),
                     _ => ApiObject::Job(w),
                 }
             }
@@ -436,7 +447,8 @@ impl ApiObject {
             | ApiObject::ReplicaSet(o)
             | ApiObject::StatefulSet(o)
             | ApiObject::DaemonSet(o)
-            | ApiObject::Job(o) => serde_json::to_value(o),
+            | ApiObject::Job(o)
+            | ApiObject::CronJob(o) => serde_json::to_value(o),
             ApiObject::PriorityClass(o) => serde_json::to_value(o),
         };
         let mut m = match v {

@@ -120,6 +120,90 @@ pub struct EngineConfig {
     /// updated, one of its pods gone, a node added); default 1 s. See `sim/controllers`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub controller_delay: Option<SimDuration>,
+    /// What-if replica factors of the workload controllers (scenario `workload.controllerScale`,
+    /// the sweep's `controllerScale` / `workloadScale` axes); identity by default.
+    #[serde(skip_serializing_if = "ControllerScale::is_identity")]
+    pub controller_scale: ControllerScale,
+}
+
+/// Replica factors of the workload controllers: `spec.replicas` of Deployments, ReplicaSets and
+/// StatefulSets and `spec.parallelism` / `spec.completions` of Jobs are multiplied when the
+/// object is created and when an `UpdateObject` changes it, rounded up (`ceil`, so a planner
+/// never gets fewer pods than the factor asks for; a product within 1e-9 of an integer is that
+/// integer, so `10 × 1.1` is 11). DaemonSets (one pod per node) and PriorityClasses are not
+/// scaled.
+///
+/// A controller's factor is fixed when it is created: the entry of `by_name` that names it
+/// (`Kind/namespace/name`, `namespace/name` or `name`, the most specific first), else its
+/// annotation `ksim.io/scale` (which a scenario's `workload.controllers[].scale` sets), else
+/// `all`; that factor is then multiplied by `multiplier` (the sweep's axes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ControllerScale {
+    pub all: f64,
+    pub by_name: std::collections::BTreeMap<String, f64>,
+    pub multiplier: f64,
+}
+
+impl Default for ControllerScale {
+    fn default() -> Self {
+        ControllerScale {
+            all: 1.0,
+            by_name: std::collections::BTreeMap::new(),
+            multiplier: 1.0,
+        }
+    }
+}
+
+/// The annotation that gives one controller object its replica factor (see [`ControllerScale`]).
+pub const SCALE_ANNOTATION: &str = "ksim.io/scale";
+
+/// The largest factor accepted (a typo guard: 1000 × a Deployment of 1000 is a million pods).
+pub const MAX_SCALE: f64 = 1000.0;
+
+/// Checks one factor: finite, in `[0, MAX_SCALE]`.
+pub fn check_scale(f: f64) -> Result<(), String> {
+    if f.is_finite() && (0.0..=MAX_SCALE).contains(&f) {
+        Ok(())
+    } else {
+        Err(format!("scale factor {f} is not in [0, {MAX_SCALE}]"))
+    }
+}
+
+impl ControllerScale {
+    pub fn is_identity(&self) -> bool {
+        self.all == 1.0 && self.by_name.is_empty() && self.multiplier == 1.0
+    }
+
+    /// The factor of controller `kind namespace/name` whose own annotation gives `annotated`.
+    pub fn factor_of(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        annotated: Option<f64>,
+    ) -> f64 {
+        let keys = [
+            format!("{kind}/{namespace}/{name}"),
+            format!("{namespace}/{name}"),
+            name.to_string(),
+        ];
+        let own = keys
+            .iter()
+            .find_map(|k| self.by_name.get(k).copied())
+            .or(annotated)
+            .unwrap_or(self.all);
+        own * self.multiplier
+    }
+}
+
+/// `ceil(n × f)` with a 1e-9 tolerance (so `10 × 1.1` stays 11), clamped to `0..=i32::MAX`.
+pub fn scale_count(n: i32, f: f64) -> i32 {
+    if f == 1.0 {
+        return n;
+    }
+    let x = (f64::from(n) * f - 1e-9).ceil();
+    x.clamp(0.0, f64::from(i32::MAX)) as i32
 }
 
 impl EngineConfig {
@@ -176,6 +260,38 @@ impl Default for EngineConfig {
             autoscaler: None,
             limits: RunLimits::default(),
             controller_delay: None,
+            controller_scale: ControllerScale::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_count_rounds_up_with_tolerance() {
+        assert_eq!(scale_count(10, 1.1), 11, "10 × 1.1 is 11, not 12");
+        assert_eq!(scale_count(3, 1.5), 5);
+        assert_eq!(scale_count(4, 1.1), 5);
+        assert_eq!(scale_count(1, 0.5), 1);
+        assert_eq!(scale_count(7, 0.0), 0);
+        assert_eq!(scale_count(0, 2.0), 0);
+        assert_eq!(scale_count(i32::MAX, 1000.0), i32::MAX);
+        let s = ControllerScale {
+            all: 1.5,
+            by_name: [
+                ("web".to_string(), 2.0),
+                ("Job/batch/nightly".to_string(), 3.0),
+            ]
+            .into_iter()
+            .collect(),
+            multiplier: 2.0,
+        };
+        assert_eq!(s.factor_of("Deployment", "default", "web", Some(5.0)), 4.0);
+        assert_eq!(s.factor_of("Job", "batch", "nightly", None), 6.0);
+        assert_eq!(s.factor_of("Job", "default", "nightly", Some(5.0)), 10.0);
+        assert_eq!(s.factor_of("Job", "default", "other", None), 3.0);
+        assert!(check_scale(-1.0).is_err() && check_scale(f64::NAN).is_err());
     }
 }

@@ -1,11 +1,16 @@
 //! A kubectl-style dump of the cluster as the API server would hold it at the current virtual
 //! time: `kubectl get nodes,pods,pdb,namespaces,services,pv,pvc,storageclass,csinode,csidriver,csistoragecapacity,
-//! volumeattachment -A -o json`. Bound pods carry `spec.nodeName`, pending pods
-//! do not (a nominated pod keeps `status.nominatedNodeName`). Importing it with `ksim import
-//! kube-dump` replays an incident from that moment.
+//! volumeattachment,priorityclass,deploy,rs,sts,ds,job -A -o json`. Bound pods carry
+//! `spec.nodeName`, pending pods do not (a nominated pod keeps `status.nominatedNodeName`);
+//! controllers' pods keep their `ownerReferences`, and the controllers are written with their
+//! status (a Deployment with its ReplicaSets; see the engine's `sim/controllers/dump.rs`), so
+//! the replay's controllers adopt the pods. Importing it with `ksim import kube-dump` replays an
+//! incident from that moment.
 //!
 //! What a dump cannot carry, as a real one cannot: queue timers (backoff, time in the
-//! unschedulable pool) and pods' remaining run times.
+//! unschedulable pool) and the remaining run times of pods without a controller. A running
+//! controller pod with a run time (`ksim.io/run-for`) is written with that annotation set to
+//! what is left of its run, which the importer reads.
 
 use serde_json::{json, Value};
 
@@ -40,11 +45,15 @@ pub fn cluster_dump(sim: &Simulation) -> Value {
             p.spec.node_name = slot.node.clone();
             p.status.phase = "Running".into();
         }
+        if let Some((k, left)) = sim.controller_pod_run_left(&slot.info.key) {
+            p.metadata.annotations.insert(k.to_string(), left);
+        }
         let mut v = serde_json::to_value(&p).unwrap_or(Value::Null);
         v["apiVersion"] = json!("v1");
         v["kind"] = json!("Pod");
         items.push(v);
     }
+    items.extend(sim.controller_dump_items());
     for pdb in &snapshot.objects.pdbs {
         let mut v = serde_json::to_value(pdb).unwrap_or(Value::Null);
         v["apiVersion"] = json!("policy/v1");

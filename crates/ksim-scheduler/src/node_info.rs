@@ -291,6 +291,7 @@ impl ClusterObjects {
             | ObjectKind::StatefulSet
             | ObjectKind::DaemonSet
             | ObjectKind::Job
+            | ObjectKind::CronJob
             | ObjectKind::PriorityClass => return None,
         })
     }
@@ -350,6 +351,7 @@ impl ClusterObjects {
             | ApiObject::StatefulSet(_)
             | ApiObject::DaemonSet(_)
             | ApiObject::Job(_)
+            | ApiObject::CronJob(_)
             | ApiObject::PriorityClass(_) => {}
         }
         old
@@ -398,6 +400,7 @@ impl ClusterObjects {
             | ObjectKind::StatefulSet
             | ObjectKind::DaemonSet
             | ObjectKind::Job
+            | ObjectKind::CronJob
             | ObjectKind::PriorityClass => {}
         }
         Some(old)

@@ -15,12 +15,14 @@
 //!   - poolCount: {pool: general, counts: [200, 240, 280]}
 //!   - poolShape: {pool: general, shapes: [{label: 16cpu, template: {...}}, ...]}
 //!   - workloadScale: [0.8, 1.0, 1.2]
+//!   - controllerScale: [1.0, 1.5, 2.0]
 //!   - seed: [1, 2, 3]
 //! columns: ["within(30s)", p95]   # optional: SLO figures as extra sweep.csv columns
 //! ```
 //!
 //! Each axis is one column of `sweep.csv`, named `scheduler`, `scoring_strategy`,
-//! `weight.<plugin>`, `count.<pool>`, `shape.<pool>`, `scale` and `seed`; a column may appear
+//! `weight.<plugin>`, `count.<pool>`, `shape.<pool>`, `scale`, `controller_scale` and `seed`; a
+//! column may appear
 //! once. A run applies its point to a copy of the parsed base scenario before planning it, so
 //! every run is an ordinary scenario run:
 //!
@@ -30,7 +32,12 @@
 //!   disables the plugin at Score (kube-scheduler reads 0 as "default weight", which is never
 //!   what a sweep means).
 //! - `poolCount` and `poolShape` set a pool's `count` and `template` (the pool must exist).
-//! - `workloadScale` multiplies the load: see [`crate::scale`].
+//! - `workloadScale` multiplies the load: see [`crate::scale`]; it multiplies the workload
+//!   controllers' replicas too (as `controllerScale` does).
+//! - `controllerScale` multiplies the replicas of the workload controllers only (Deployments,
+//!   ReplicaSets, StatefulSets: `replicas`; Jobs: `parallelism` and `completions`; rounded up),
+//!   on top of the scenario's own `workload.controllerScale` (see
+//!   `ksim_engine::config::ControllerScale`).
 //! - `seed` replaces the scenario seed.
 
 use std::path::{Path, PathBuf};
@@ -78,6 +85,7 @@ pub enum AxisSpec {
         shapes: Vec<ShapeChoice>,
     },
     WorkloadScale(Vec<f64>),
+    ControllerScale(Vec<f64>),
     Seed(Vec<u64>),
 }
 
@@ -109,6 +117,7 @@ pub enum Setting {
     PoolCount(usize, u32),
     PoolShape(usize, Value),
     Scale(f64),
+    ControllerScale(f64),
     Seed(u64),
 }
 
@@ -466,6 +475,22 @@ fn build_axis(
                 values,
             }
         }
+        AxisSpec::ControllerScale(fs) => {
+            let mut values = Vec::new();
+            for (j, f) in fs.iter().enumerate() {
+                ksim_engine::config::check_scale(*f)
+                    .map_err(|m| SweepError::input(format!("{at}.controllerScale[{j}]"), m))?;
+                values.push(AxisValue {
+                    label: fmt_num(*f),
+                    number: Some(*f),
+                    setting: Setting::ControllerScale(*f),
+                });
+            }
+            Axis {
+                name: "controller_scale".into(),
+                values,
+            }
+        }
         AxisSpec::Seed(seeds) => Axis {
             name: "seed".into(),
             values: seeds
@@ -560,6 +585,7 @@ impl Sweep {
         let mut scheduler: Option<KubeSchedulerConfiguration> = None;
         let mut edits: Vec<&Setting> = Vec::new();
         let mut scale = 1.0;
+        let mut controller_scale = 1.0;
         for (a, &c) in self.axes.iter().zip(&p.choice) {
             match &a.values[c].setting {
                 Setting::Seed(s) => scenario.seed = *s,
@@ -574,6 +600,7 @@ impl Sweep {
                     }
                 }
                 Setting::Scale(f) => scale *= *f,
+                Setting::ControllerScale(f) => controller_scale *= *f,
                 Setting::Scheduler(cfg) => scheduler = cfg.as_deref().cloned(),
                 s @ (Setting::ScoringStrategy(_) | Setting::PluginWeight(..)) => edits.push(s),
             }
@@ -584,6 +611,7 @@ impl Sweep {
             scheduler,
             edits: edits.into_iter().cloned().collect(),
             scale,
+            controller_scale: controller_scale * scale,
         }
     }
 }
@@ -598,6 +626,8 @@ pub struct RunScenario {
     pub edits: Vec<Setting>,
     /// The workload scale factor (generators are already scaled; traces are scaled as read).
     pub scale: f64,
+    /// The multiplier of the workload controllers' replicas: `controllerScale` × `workloadScale`.
+    pub controller_scale: f64,
 }
 
 impl RunScenario {
@@ -622,6 +652,7 @@ impl RunScenario {
         if let Some(cfg) = &self.scheduler {
             plan.scheduler = cfg.clone();
         }
+        plan.engine.controller_scale.multiplier *= self.controller_scale;
         for e in &self.edits {
             apply_edit(&mut plan.scheduler, e);
         }
@@ -767,6 +798,7 @@ mod tests {
             ("scenario: base.yaml\naxes: [{poolCount: {pool: gpu, counts: [1]}}]\n", "s.yaml: axes[0].poolCount.pool: the scenario has no pool \"gpu\""),
             ("scenario: base.yaml\naxes: [{workloadScale: [0]}]\n", "s.yaml: axes[0].workloadScale[0]: scale factor 0 is not in (0, 1000]"),
             ("scenario: base.yaml\naxes: [{seed: [1, 1]}]\n", "s.yaml: axes[0]: the value \"1\" appears twice"),
+            ("scenario: base.yaml\naxes: [{controllerScale: [-1]}]\n", "s.yaml: axes[0].controllerScale[0]: scale factor -1 is not in [0, 1000]"),
             ("scenario: base.yaml\naxes: [{seed: [1]}, {seed: [2]}]\n", "s.yaml: axes[1]: the column \"seed\" is already an axis"),
             ("scenario: base.yaml\naxes: [{scoringStrategy: [Packed]}]\n", "s.yaml: axes[0].scoringStrategy[0]: unknown scoring strategy \"Packed\""),
             ("scenario: base.yaml\naxes: [{pluginWeight: {plugin: Nope, weights: [1]}}]\n", "s.yaml: axes[0].pluginWeight.plugin: \"Nope\" is not an in-tree plugin"),
@@ -798,6 +830,8 @@ mod tests {
         assert_eq!(rs.scenario.seed, 9);
         assert_eq!(rs.scenario.cluster.pools[0].count, 5);
         assert_eq!(rs.scenario.workload.generators[0].count, Some(20));
+        // workloadScale multiplies the controllers' replicas too.
+        assert_eq!(rs.controller_scale, 2.0);
         let rs = s.scenario_for(&pts[0]);
         assert_eq!(rs.scenario.workload.generators[0].count, Some(5));
     }

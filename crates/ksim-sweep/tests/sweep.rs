@@ -378,3 +378,56 @@ fn slo_forms_and_their_errors() {
         assert!(e.starts_with(want), "{s}: {e}");
     }
 }
+
+/// `controllerScale` sweeps the workload controllers' replicas: the shipped controllers
+/// scenario at ×1, ×1.5 and ×2 creates more pods at each step, and at ×2 the `web`
+/// Deployment's desired count is twice the scenario's (its own ×1.5 of the trace's 120: 180 →
+/// 360).
+#[test]
+fn a_controller_scale_sweep_gives_more_pods() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sweep_file = tmp.path().join("cs.yaml");
+    std::fs::write(
+        &sweep_file,
+        format!(
+            "name: cs\nscenario: {:?}\naxes:\n  - controllerScale: [1.0, 1.5, 2.0]\n",
+            root().join("scenarios/controllers-scaled.yaml")
+        ),
+    )
+    .unwrap();
+    let sweep = load_sweep(&sweep_file).unwrap();
+    assert_eq!(sweep.axes[0].name, "controller_scale");
+    let out = tmp.path().join("out");
+    let csv = sweep_csv(&sweep, &out, 2);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (scale, pods) = (col("controller_scale"), col("pods"));
+    let rows: Vec<(String, u64)> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[scale].to_string(), f[pods].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    assert_eq!(
+        rows.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(),
+        ["1", "1.5", "2"]
+    );
+    assert!(
+        rows[0].1 < rows[1].1 && rows[1].1 < rows[2].1,
+        "pods do not grow with the scale: {rows:?}"
+    );
+    // Each run's controllers.csv: web's desired count at the end.
+    let web_desired = |run: &str| -> i64 {
+        let text =
+            std::fs::read_to_string(out.join("runs").join(run).join("controllers.csv")).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Deployment,default,web,"))
+            .unwrap();
+        line.split(',').nth(3).unwrap().parse().unwrap()
+    };
+    assert_eq!(web_desired("000-1"), 180);
+    assert_eq!(web_desired("002-2"), 360);
+}

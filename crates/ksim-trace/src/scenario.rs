@@ -17,6 +17,10 @@
 //! workload:
 //!   traces: [trace.jsonl, big.csv.gz]   # native JSON Lines or compact CSV (by name)
 //!   generators: [...]                    # see crate::generator
+//!   controllers:                         # Lists of controller objects (Deployment, ReplicaSet,
+//!     - apps.yaml                        # StatefulSet, DaemonSet, Job, PriorityClass), at t=0
+//!     - {file: batch.yaml, at: 15m, scale: 2}   # or at `at`, replicas x2 (annotation ksim.io/scale)
+//!   controllerScale: {"*": 1.5, web: 2}  # or one number: ksim_engine::config::ControllerScale
 //! scheduler:                    # optional; default: the default profile
 //!   configFile: sched.yaml      # a KubeSchedulerConfiguration file, or
 //!   config: {profiles: [...]}   # the same inline (not both)
@@ -42,7 +46,9 @@
 //! (as a kubelet sets it). Node names must be unique across pools and files.
 //!
 //! The events of all traces and generators are merged by [`MergedSource`] on (time, source
-//! index, sequence): traces first in the order listed, then generators in the order listed.
+//! index, sequence): the controller objects of `cluster.objectsFiles` and
+//! `workload.controllers` first (one source, by creation time), then traces in the order
+//! listed, then generators in the order listed.
 
 use std::path::{Path, PathBuf};
 
@@ -134,6 +140,130 @@ pub struct WorkloadSpec {
     pub traces: Vec<String>,
     #[serde(default)]
     pub generators: Vec<GeneratorSpec>,
+    /// Lists of controller objects (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
+    /// PriorityClasses), each created at its `at` (default t=0).
+    #[serde(default)]
+    pub controllers: Vec<ControllersEntry>,
+    /// What-if replica factors of the controllers (see [`ControllerScaleSpec`]).
+    #[serde(default)]
+    pub controller_scale: Option<ControllerScaleSpec>,
+}
+
+/// One `workload.controllers` entry: a file name, or `{file, at, scale}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllersEntry {
+    pub file: String,
+    /// When its objects are created (default t=0).
+    pub at: Option<SimDuration>,
+    /// The replica factor of its controllers (their `ksim.io/scale` annotation).
+    pub scale: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ControllersEntryFull {
+    file: String,
+    #[serde(default)]
+    at: Option<SimDuration>,
+    #[serde(default)]
+    scale: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for ControllersEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match Value::deserialize(d)? {
+            Value::String(file) => Ok(ControllersEntry {
+                file,
+                at: None,
+                scale: None,
+            }),
+            v @ Value::Object(_) => {
+                let e: ControllersEntryFull =
+                    serde_path_to_error::deserialize(&v).map_err(|e| {
+                        let path = e.path().to_string();
+                        if path == "." {
+                            D::Error::custom(e.inner())
+                        } else {
+                            D::Error::custom(format!("{path}: {}", e.inner()))
+                        }
+                    })?;
+                if let Some(f) = e.scale {
+                    ksim_engine::config::check_scale(f)
+                        .map_err(|m| D::Error::custom(format!("scale: {m}")))?;
+                }
+                Ok(ControllersEntry {
+                    file: e.file,
+                    at: e.at,
+                    scale: e.scale,
+                })
+            }
+            other => Err(D::Error::custom(format!(
+                "expected a file name or {{file, at, scale}}, got {other}"
+            ))),
+        }
+    }
+}
+
+/// `workload.controllerScale`: one factor for every controller (`1.5`), or factors by
+/// controller (`{web: 2, default/db: 1, Job/default/batch: 3, "*": 1.5}`; keys
+/// `Kind/namespace/name`, `namespace/name` or `name`, the most specific wins; `"*"` for the
+/// others). See `ksim_engine::config::ControllerScale`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerScaleSpec {
+    pub all: f64,
+    pub by_name: std::collections::BTreeMap<String, f64>,
+}
+
+impl<'de> Deserialize<'de> for ControllerScaleSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let check = |what: &str, f: f64| {
+            ksim_engine::config::check_scale(f).map_err(|m| {
+                D::Error::custom(if what.is_empty() {
+                    m
+                } else {
+                    format!("{what}: {m}")
+                })
+            })
+        };
+        match Value::deserialize(d)? {
+            Value::Number(n) => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                check("", f)?;
+                Ok(ControllerScaleSpec {
+                    all: f,
+                    by_name: Default::default(),
+                })
+            }
+            Value::Object(m) => {
+                let mut out = ControllerScaleSpec {
+                    all: 1.0,
+                    by_name: Default::default(),
+                };
+                for (k, v) in m {
+                    let f = v.as_f64().ok_or_else(|| {
+                        D::Error::custom(format!("{k}: expected a number, got {v}"))
+                    })?;
+                    check(&k, f)?;
+                    if k.is_empty() || k.split('/').count() > 3 {
+                        return Err(D::Error::custom(format!(
+                            "{k:?}: expected name, namespace/name, Kind/namespace/name or \"*\""
+                        )));
+                    }
+                    if k == "*" {
+                        out.all = f;
+                    } else {
+                        out.by_name.insert(k, f);
+                    }
+                }
+                Ok(out)
+            }
+            other => Err(D::Error::custom(format!(
+                "expected a factor (1.5) or factors by controller ({{web: 1.5, \"*\": 1}}), got {other}"
+            ))),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -260,6 +390,103 @@ pub fn load_objects_and_workloads(
     let name = display_name(path);
     let text = read_text(path)?;
     let items = flatten_items(parse_documents(&name, &text)?);
+    add_items(&name, &items, into, workloads)
+}
+
+/// The kinds a `workload.controllers` file may list.
+pub const CONTROLLER_KINDS: [&str; 7] = [
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CronJob",
+    "PriorityClass",
+];
+
+/// Reads a `workload.controllers` file: a List of controller objects only (see
+/// [`CONTROLLER_KINDS`]; a ReplicaSet or StatefulSet needs pod template containers). `scale`
+/// sets each workload's `ksim.io/scale` annotation. ReplicaSets and StatefulSets are also put
+/// into `into` (as selectors for spreading) when given, as `objectsFiles` does at t=0.
+pub fn load_controllers(
+    path: &Path,
+    scale: Option<f64>,
+    into: &mut ClusterObjects,
+    workloads: &mut Vec<ksim_api::object::ApiObject>,
+) -> Result<(), TraceError> {
+    let name = display_name(path);
+    let text = read_text(path)?;
+    let mut items = flatten_items(parse_documents(&name, &text)?);
+    for (i, v) in items.iter_mut().enumerate() {
+        let kind = ksim_api::load::kind_of(v);
+        if !CONTROLLER_KINDS.contains(&kind) {
+            let what = if kind.is_empty() {
+                "missing kind".to_string()
+            } else {
+                format!("{kind:?} is not a controller")
+            };
+            return Err(TraceError::at_field(
+                &name,
+                format!("items[{i}]: kind"),
+                format!(
+                    "{what}: a controllers file lists {} (other objects go in cluster.objectsFiles)",
+                    CONTROLLER_KINDS.join(", ")
+                ),
+            ));
+        }
+        if matches!(kind, "ReplicaSet" | "StatefulSet")
+            && v.pointer("/spec/template/spec/containers")
+                .and_then(Value::as_array)
+                .is_none_or(|c| c.is_empty())
+        {
+            return Err(TraceError::at_field(
+                &name,
+                format!("items[{i}]: spec.template.spec.containers"),
+                format!(
+                    "a {kind} in a controllers file needs a pod template with containers (one \
+                     without is only a selector for spreading: list it in cluster.objectsFiles)"
+                ),
+            ));
+        }
+        if let (Some(f), true) = (scale, kind != "PriorityClass") {
+            set_annotation(v, ksim_engine::config::SCALE_ANNOTATION, &f.to_string());
+        }
+    }
+    add_items(&name, &items, into, workloads)
+}
+
+/// Sets `metadata.annotations[key]` of an object as written (creating the maps it needs).
+fn set_annotation(v: &mut Value, key: &str, value: &str) {
+    let Some(obj) = v.as_object_mut() else {
+        return;
+    };
+    let meta = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if !meta.is_object() {
+        *meta = Value::Object(Default::default());
+    }
+    if let Some(meta) = meta.as_object_mut() {
+        let ann = meta
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if !ann.is_object() {
+            *ann = Value::Object(Default::default());
+        }
+        if let Some(ann) = ann.as_object_mut() {
+            ann.insert(key.to_string(), Value::String(value.to_string()));
+        }
+    }
+}
+
+/// Adds the items of one List (file `name`) to `into` and `workloads`.
+fn add_items(
+    name: &str,
+    items: &[Value],
+    into: &mut ClusterObjects,
+    workloads: &mut Vec<ksim_api::object::ApiObject>,
+) -> Result<(), TraceError> {
+    let name = name.to_string();
     for (i, v) in items.iter().enumerate() {
         let field = |f: String| format!("items[{i}]: {f}");
         let err = |e: ksim_api::load::LoadError| match e {
@@ -594,10 +821,60 @@ impl Scenario {
         }
 
         let mut objects = ClusterObjects::default();
-        let mut workloads = Vec::new();
+        // Controller objects by creation time: objectsFiles and controllers entries without
+        // `at` at t=0 (one group, so PriorityClasses come first and duplicates are caught
+        // across files), later entries each at theirs.
+        let mut timed: Vec<(SimTime, Vec<ksim_api::object::ApiObject>)> =
+            vec![(SimTime::ZERO, Vec::new())];
         for f in &self.cluster.objects_files {
-            load_objects_and_workloads(&resolve(f), &mut objects, &mut workloads)?;
+            load_objects_and_workloads(&resolve(f), &mut objects, &mut timed[0].1)?;
         }
+        for e in &self.workload.controllers {
+            let at = SimTime(e.at.map_or(0, |d| d.0));
+            let i = match timed.iter().position(|(t, _)| *t == at) {
+                Some(i) => i,
+                None => {
+                    timed.push((at, Vec::new()));
+                    timed.len() - 1
+                }
+            };
+            if at == SimTime::ZERO {
+                load_controllers(&resolve(&e.file), e.scale, &mut objects, &mut timed[i].1)?;
+            } else {
+                // Created later: not a spreading selector from t=0.
+                let mut later = ClusterObjects::default();
+                load_controllers(&resolve(&e.file), e.scale, &mut later, &mut timed[i].1)?;
+            }
+        }
+        let mut warnings = Vec::new();
+        if let Some(sc) = &self.workload.controller_scale {
+            engine.controller_scale.all = sc.all;
+            engine.controller_scale.by_name = sc.by_name.clone();
+            for k in sc.by_name.keys() {
+                let named = timed.iter().flat_map(|(_, w)| w).any(|o| {
+                    let ns = if o.namespace().is_empty() {
+                        "default"
+                    } else {
+                        o.namespace()
+                    };
+                    let kind = o.kind();
+                    kind.is_workload()
+                        && [
+                            format!("{kind}/{ns}/{}", o.name()),
+                            format!("{ns}/{}", o.name()),
+                            o.name().to_string(),
+                        ]
+                        .contains(k)
+                });
+                if !named {
+                    warnings.push(format!(
+                        "{source}: workload.controllerScale: no controller of cluster.objectsFiles \
+                         or workload.controllers is named {k:?} (only one a trace creates can use it)"
+                    ));
+                }
+            }
+        }
+        timed.sort_by_key(|(t, _)| *t);
         // Claims present at t=0 without `storageClassName` get the default class, as
         // upstream's retroactive default assignment gives it to them (the engine admits
         // claims created later the same way).
@@ -612,20 +889,21 @@ impl Scenario {
         }
 
         let mut sources: Vec<BoxedSource> = Vec::new();
-        if !workloads.is_empty() {
-            // The objects files' workloads are created at t=0, before any trace event of t=0.
-            let events = workloads
-                .into_iter()
-                .map(|o| ksim_engine::TimedEvent {
-                    at: ksim_engine::SimTime::ZERO,
+        // The workloads are created at their time, before any trace event of that time.
+        let events: Vec<ksim_engine::TimedEvent> = timed
+            .into_iter()
+            .flat_map(|(at, w)| {
+                w.into_iter().map(move |o| ksim_engine::TimedEvent {
+                    at,
                     event: ksim_engine::InputEvent::CreateObject {
                         object: Box::new(o),
                     },
                 })
-                .collect();
+            })
+            .collect();
+        if !events.is_empty() {
             sources.push(Box::new(ksim_engine::VecSource::new(events)));
         }
-        let mut warnings = Vec::new();
         for t in &self.workload.traces {
             let path = resolve(t);
             if !crate::io::trace_has_events(&path)? {

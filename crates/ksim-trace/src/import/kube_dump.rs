@@ -24,13 +24,20 @@
 //!   controller `ownerReferences` name them and create only what is missing. A ReplicaSet owned
 //!   by a Deployment loses its template's containers (it stays a selector for spreading: its
 //!   Deployment runs it); a finished Job (condition Complete or Failed) is skipped; a running Job's
-//!   `completions` is reduced by its `status.succeeded`, so it does not run them again.
+//!   `completions` is reduced by its `status.succeeded` and its `backoffLimit` by its
+//!   `status.failed`, so it does not run them again.
+//! - When the dump has workloads, its PriorityClasses (but the built-ins) go to `objects.yaml`
+//!   too: the controllers' new pods are admitted against them. (A dump of pods alone needs no
+//!   classes: its pods get their priorities here.)
+//! - A pod with the annotation `ksim.io/run-for` (a Go duration; `ksim run --dump-at` writes
+//!   what is left of a controller pod's run there) runs for that long from t=0.
 //! - Other kinds are counted as skipped.
 
 use std::path::{Path, PathBuf};
 
 use ksim_api::load::{flatten_items, kind_of};
 use ksim_api::{Pod, PriorityClass};
+use ksim_engine::SimDuration;
 use serde_json::Value;
 
 use super::build;
@@ -39,6 +46,9 @@ use crate::error::TraceError;
 use crate::io::{display_name, read_text};
 use crate::native::{decode_node_to_add, decode_object_to_create, decode_pod};
 use crate::nodes::parse_documents;
+
+/// The annotation giving a pod its run time (as the engine's controllers read it).
+const RUN_FOR_ANNOTATION: &str = "ksim.io/run-for";
 
 /// The kinds written to `objects.yaml`.
 pub const OBJECT_KINDS: [&str; 13] = [
@@ -82,6 +92,7 @@ pub fn import(
             .map(|(n, v)| (n.to_string(), *v))
             .collect();
     let mut global_default: Option<i32> = None;
+    let mut class_objects = Vec::new();
     for (file, i, v) in &items {
         if kind_of(v) == "PriorityClass" {
             let pc: PriorityClass = ksim_api::load::decode(file, v)
@@ -90,10 +101,17 @@ pub fn import(
                 global_default = Some(pc.value);
             }
             classes.insert(pc.metadata.name.clone(), pc.value);
+            if !ksim_api::defaults::BUILTIN_PRIORITY_CLASSES
+                .iter()
+                .any(|(n, _)| *n == pc.metadata.name)
+            {
+                class_objects.push(v.clone());
+            }
         }
     }
-    let mut bound = Vec::new();
-    let mut pending: Vec<(String, usize, Pod)> = Vec::new();
+    let mut bound: Vec<(Pod, Option<SimDuration>)> = Vec::new();
+    let mut pending: Vec<(String, usize, Pod, Option<SimDuration>)> = Vec::new();
+    let mut workloads = 0;
     let mut objects = Vec::new();
     let mut missing_class = 0;
     for (file, i, mut v) in items {
@@ -135,14 +153,25 @@ pub fn import(
                         missing_class += 1;
                     }
                 }
+                let run_for = match pod.metadata.annotations.get(RUN_FOR_ANNOTATION) {
+                    None => None,
+                    Some(t) => Some(SimDuration::parse(t).map_err(|e| {
+                        TraceError::at_field(
+                            &file,
+                            at(format!("metadata.annotations[{RUN_FOR_ANNOTATION}]")),
+                            e,
+                        )
+                    })?),
+                };
                 if pod.spec.node_name.is_empty() {
                     pending.push((
                         pod.metadata.creation_timestamp.clone().unwrap_or_default(),
                         pending.len(),
                         pod,
+                        run_for,
                     ));
                 } else {
-                    bound.push(pod);
+                    bound.push((pod, run_for));
                 }
             }
             "PriorityClass" => {}
@@ -150,8 +179,11 @@ pub fn import(
             k if ksim_api::object::ObjectKind::from_kind(k).is_some() => {
                 // Read (and checked) now, written as kubectl wrote it.
                 // generateName kept: the run creates it at t=0 and names it from its seed.
-                decode_object_to_create(&v, "")
+                let o = decode_object_to_create(&v, "")
                     .map_err(|(f, m)| TraceError::at_field(&file, at(f), m))?;
+                if o.kind().is_workload() {
+                    workloads += 1;
+                }
                 objects.push(v);
             }
             k if OBJECT_KINDS.contains(&k) => objects.push(v),
@@ -172,14 +204,18 @@ pub fn import(
     }
     // RFC 3339 timestamps in UTC sort as text.
     pending.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-    for pod in bound
+    for (pod, run_for) in bound
         .into_iter()
-        .chain(pending.into_iter().map(|(_, _, p)| p))
+        .chain(pending.into_iter().map(|(_, _, p, r)| (p, r)))
     {
         let key = pod.key();
-        build::create(cx, 0, pod, None, |m| {
+        build::create(cx, 0, pod, run_for, |m| {
             TraceError::at_field("kube-dump", key.clone(), m)
         })?;
+    }
+    if workloads > 0 && !class_objects.is_empty() {
+        // Classes first in the List (the scenario creates them before the workloads anyway).
+        objects.splice(0..0, class_objects);
     }
     if !objects.is_empty() {
         let path = out_dir.join("objects.yaml");
@@ -245,6 +281,20 @@ fn controller_skips(v: &mut Value, cx: &mut ImportContext<'_>) -> bool {
                     if let Some(n) = c.as_i64() {
                         *c = Value::from((n - done).max(0));
                     }
+                }
+            }
+            let failed = v
+                .pointer("/status/failed")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            if failed > 0 {
+                // Upstream's default backoffLimit is 6.
+                let limit = v
+                    .pointer("/spec/backoffLimit")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(6);
+                if let Some(spec) = v.pointer_mut("/spec").and_then(Value::as_object_mut) {
+                    spec.insert("backoffLimit".into(), Value::from((limit - failed).max(0)));
                 }
             }
             false

@@ -35,11 +35,14 @@ use crate::record::{Observer, Outcome, Record};
 use crate::time::{SimDuration, SimTime};
 
 mod adopt;
+mod cronjob;
 mod daemonset;
 mod deployment;
+mod dump;
 mod job;
 mod priorityclass;
 mod replicaset;
+mod scale;
 mod statefulset;
 
 /// Upstream's `utilrand` alphabet (no vowels, no confusable digits).
@@ -105,6 +108,9 @@ pub(crate) struct Controller {
     pub finished_at: Option<SimTime>,
     /// Whether its first reconcile adopted the orphans naming it (`adopt`).
     pub adopted: bool,
+    /// Its replica factor (`ControllerScale`), fixed at creation; applied to every spec it
+    /// is given.
+    pub scale: f64,
 }
 
 /// The controllers' state (`Simulation::controllers`).
@@ -120,6 +126,8 @@ pub(crate) struct State {
     pub seq: u64,
     /// PriorityClass objects by name (the built-ins are not stored: see `priorityclass`).
     pub classes: BTreeMap<String, ksim_api::PriorityClass>,
+    /// CronJobs' schedule state, by controller key.
+    pub cron: BTreeMap<String, cronjob::CronState>,
 }
 
 impl State {
@@ -131,6 +139,7 @@ impl State {
             rng: super::rng_stream(seed, 7),
             seq: 0,
             classes: BTreeMap::new(),
+            cron: BTreeMap::new(),
         }
     }
 
@@ -172,6 +181,7 @@ pub(crate) fn as_workload(obj: Box<ApiObject>) -> Result<(ObjectKind, Workload),
         ApiObject::StatefulSet(w) => Ok((ObjectKind::StatefulSet, w)),
         ApiObject::DaemonSet(w) => Ok((ObjectKind::DaemonSet, w)),
         ApiObject::Job(w) => Ok((ObjectKind::Job, w)),
+        ApiObject::CronJob(w) => Ok((ObjectKind::CronJob, w)),
         other => Err(Box::new(other)),
     }
 }
@@ -196,7 +206,18 @@ impl Simulation {
     pub(super) fn create_workload(
         &mut self,
         kind: ObjectKind,
+        w: Workload,
+    ) -> Result<(), SimError> {
+        self.insert_workload(kind, w, None)
+    }
+
+    /// Creates a workload's controller; `fixed_scale` replaces the configured factor (a
+    /// CronJob's Jobs, whose template is already scaled).
+    fn insert_workload(
+        &mut self,
+        kind: ObjectKind,
         mut w: Workload,
+        fixed_scale: Option<f64>,
     ) -> Result<(), SimError> {
         if w.metadata.namespace.is_empty() {
             w.metadata.namespace = "default".into();
@@ -208,7 +229,40 @@ impl Simulation {
                 w.metadata.namespace, w.metadata.name
             )));
         }
-        self.admit_template(&format!("CreateObject: {kind}"), &w)?;
+        if kind == ObjectKind::CronJob {
+            if self.cfg.horizon.is_none() {
+                return Err(self.input_err(format!(
+                    "CreateObject: CronJob {}/{}: a CronJob fires forever: give the scenario a \
+                     horizon",
+                    w.metadata.namespace, w.metadata.name
+                )));
+            }
+            self.admit_template(
+                "CreateObject: CronJob (spec.jobTemplate)",
+                &cronjob::job_of(&w),
+            )?;
+        } else {
+            self.admit_template(&format!("CreateObject: {kind}"), &w)?;
+        }
+        let scale = match fixed_scale {
+            Some(f) => {
+                w.metadata
+                    .annotations
+                    .remove(crate::config::SCALE_ANNOTATION);
+                f
+            }
+            None => self.scale_of(kind, &mut w)?,
+        };
+        scale::apply(kind, &mut w.spec, scale);
+        if kind == ObjectKind::CronJob {
+            self.controllers.cron.insert(
+                key.clone(),
+                cronjob::CronState {
+                    created: self.now,
+                    ..Default::default()
+                },
+            );
+        }
         if w.metadata.uid.is_empty() {
             w.metadata.uid = format!("{}-{}-uid", kind.as_str().to_lowercase(), key.len());
         }
@@ -232,6 +286,7 @@ impl Simulation {
                 max_unavailable: 0,
                 finished_at: None,
                 adopted: false,
+                scale,
             },
         );
         self.queue_reconcile(&key);
@@ -248,7 +303,14 @@ impl Simulation {
             w.metadata.namespace = "default".into();
         }
         let key = ctl_key(kind, &w.metadata.namespace, &w.metadata.name);
-        self.admit_template(&format!("UpdateObject: {kind}"), &w)?;
+        if kind == ObjectKind::CronJob {
+            self.admit_template(
+                "UpdateObject: CronJob (spec.jobTemplate)",
+                &cronjob::job_of(&w),
+            )?;
+        } else {
+            self.admit_template(&format!("UpdateObject: {kind}"), &w)?;
+        }
         let now = self.now;
         let Some(c) = self.controllers.ctls.get_mut(&key) else {
             return Err(self.input_err(format!(
@@ -257,6 +319,11 @@ impl Simulation {
             )));
         };
         w.metadata.uid = c.obj.metadata.uid.clone();
+        // The factor chosen at creation; the update's own annotation does not change it.
+        w.metadata
+            .annotations
+            .remove(crate::config::SCALE_ANNOTATION);
+        scale::apply(kind, &mut w.spec, c.scale);
         c.hash = template_hash(&w.spec.template);
         if c.obj.spec != w.spec {
             c.changed_at = now;
@@ -287,6 +354,19 @@ impl Simulation {
         };
         for p in c.pods.keys() {
             self.delete_owned_pod(p, obs);
+        }
+        // A CronJob's Jobs go with it (upstream's garbage collector).
+        if let Some(st) = self.controllers.cron.remove(&key) {
+            for j in st.jobs {
+                if let Some(name) = self
+                    .controllers
+                    .ctls
+                    .get(&j)
+                    .map(|c| c.obj.metadata.name.clone())
+                {
+                    self.delete_workload(ObjectKind::Job, ns, &name, obs)?;
+                }
+            }
         }
         Ok(())
     }
@@ -372,7 +452,9 @@ impl Simulation {
         let Some(c) = self.controllers.ctls.get_mut(key) else {
             return;
         };
-        if c.all_ready_at.is_some() || c.kind == ObjectKind::Job || c.pods.len() as i64 != c.desired
+        if c.all_ready_at.is_some()
+            || matches!(c.kind, ObjectKind::Job | ObjectKind::CronJob)
+            || c.pods.len() as i64 != c.desired
         {
             return;
         }
@@ -394,7 +476,9 @@ impl Simulation {
         let Some(c) = self.controllers.ctls.get_mut(key) else {
             return;
         };
-        if c.all_ready_at.is_none_or(|t| t > now) || c.kind == ObjectKind::Job {
+        if c.all_ready_at.is_none_or(|t| t > now)
+            || matches!(c.kind, ObjectKind::Job | ObjectKind::CronJob)
+        {
             return;
         }
         let running = c
@@ -439,6 +523,7 @@ impl Simulation {
             ObjectKind::StatefulSet => self.reconcile_statefulset(key, obs),
             ObjectKind::Job => self.reconcile_job(key, obs),
             ObjectKind::DaemonSet => self.reconcile_daemonset(key, obs),
+            ObjectKind::CronJob => self.reconcile_cronjob(key, obs),
             _ => {}
         }
         self.note_unavailable(key);
