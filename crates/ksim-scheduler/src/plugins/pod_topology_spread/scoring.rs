@@ -4,14 +4,15 @@
 use ksim_api::Node;
 use rustc_hash::FxHashMap;
 
-use super::common::{
-    count_pods_match_selector, matching_pods_per_node, node_labels_match, Constraint,
-};
+use std::sync::Arc;
+
+use super::common::{count_pods_match_selector, node_labels_match, Constraint};
 use super::{PodTopologySpread, LABEL_HOSTNAME, PRE_SCORE_STATE_KEY, SCHEDULE_ANYWAY};
 use crate::framework::{CycleState, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE};
-use crate::node_info::{NodeInfo, Snapshot};
+use crate::node_info::{LabelColumn, NodeInfo, Snapshot};
 use crate::plugins::helper::RequiredNodeAffinity;
 use crate::pod_info::PodInfo;
+use crate::spread_index::SpreadQuery;
 
 /// upstream `preScoreState`.
 #[derive(Clone)]
@@ -95,38 +96,88 @@ impl PreScorePlugin for PodTopologySpread {
 
         let required = RequiredNodeAffinity::of_pod(&pod.pod);
         let ns = pod.namespace();
-        // Upstream adds countPodsMatchSelector of every eligible node to its value's count; the
-        // same sum is taken over the matching pods (from the pod index) whose node is eligible.
-        for (i, c) in constraints.iter().enumerate() {
-            // Only values of candidate nodes are counted; hostname counts are per node.
-            if counts[i].is_empty() {
-                continue;
-            }
-            // In node order, though the sum does not depend on it.
-            let mut per_node: Vec<(usize, i64)> = matching_pods_per_node(snapshot, &c.selector, ns)
-                .into_iter()
+        // Upstream adds countPodsMatchSelector of every eligible node to its value's count;
+        // the snapshot's pod index keeps those counts per node and per topology value. Only
+        // values of candidate nodes are counted; hostname counts are per node (Score).
+        let wanted: Vec<usize> = (0..constraints.len())
+            .filter(|&i| !counts[i].is_empty())
+            .collect();
+        if !wanted.is_empty() {
+            let columns: Vec<Arc<LabelColumn>> = wanted
+                .iter()
+                .map(|&i| snapshot.label_column(&constraints[i].topology_key))
                 .collect();
-            per_node.sort_unstable();
-            for (k, matched) in per_node {
-                let Some(n) = snapshot.nodes.get(k) else {
-                    continue;
-                };
-                let node = &n.node;
-                if require_all && !node_labels_match(&node.metadata.labels, &constraints) {
-                    continue;
-                }
-                if !c.match_node_inclusion_policies(pod, node, &required) {
-                    continue;
-                }
-                let value = node
-                    .metadata
-                    .labels
-                    .get(&c.topology_key)
-                    .map_or("", String::as_str);
-                if let Some(cnt) = counts[i].get_mut(value) {
-                    *cnt += matched;
-                }
-            }
+            let queries: Vec<SpreadQuery<'_>> = wanted
+                .iter()
+                .zip(&columns)
+                .map(|(&i, col)| SpreadQuery {
+                    namespace: ns,
+                    selector: &constraints[i].selector,
+                    key: Some((constraints[i].topology_key.as_str(), col)),
+                })
+                .collect();
+            // Whether a node may lack a constraint's key and still count (for another key's
+            // sum): only without `require_all`, or when every node carries every key.
+            let every_node_has_every_key = || {
+                constraints.iter().all(|c| {
+                    snapshot
+                        .label_column(&c.topology_key)
+                        .ids
+                        .iter()
+                        .all(|&v| v != LabelColumn::ABSENT)
+                })
+            };
+            let key_sums_count =
+                !require_all || constraints.len() == 1 || every_node_has_every_key();
+            snapshot
+                .pod_index
+                .with_spread_groups(&queries, snapshot.nodes.len(), |views| {
+                    for (&i, view) in wanted.iter().zip(views) {
+                        let c = &constraints[i];
+                        let admits_all =
+                            !c.node_taints_honor && (!c.node_affinity_honor || required.is_empty());
+                        match view.key {
+                            Some(kc) if admits_all && key_sums_count => {
+                                // Nodes without the key read as "" (Go map semantics) and count
+                                // there unless they are ignored (`require_all`).
+                                for (value, cnt) in counts[i].iter_mut() {
+                                    *cnt += kc.get(value);
+                                    if value.is_empty() && !require_all {
+                                        *cnt += kc.absent;
+                                    }
+                                }
+                            }
+                            _ => {
+                                // Node by node, in node order (the sum does not depend on it).
+                                for (k, &matched) in view.group.per_node.iter().enumerate() {
+                                    if matched == 0 {
+                                        continue;
+                                    }
+                                    let Some(n) = snapshot.nodes.get(k) else {
+                                        continue;
+                                    };
+                                    let node = &n.node;
+                                    if require_all
+                                        && !node_labels_match(&node.metadata.labels, &constraints)
+                                    {
+                                        continue;
+                                    }
+                                    if !c.match_node_inclusion_policies(pod, node, &required) {
+                                        continue;
+                                    }
+                                    let value = node
+                                        .metadata
+                                        .labels
+                                        .get(&c.topology_key)
+                                        .map_or("", String::as_str);
+                                    if let Some(cnt) = counts[i].get_mut(value) {
+                                        *cnt += matched;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                });
         }
         state.write(
             PRE_SCORE_STATE_KEY,
