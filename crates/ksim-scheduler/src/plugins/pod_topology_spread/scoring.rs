@@ -262,12 +262,12 @@ impl ScorePlugin for PodTopologySpread {
 }
 
 /// `topologyNormalizingWeight`: `log(size + 2)`.
-fn topology_normalizing_weight(size: usize) -> f64 {
+pub(super) fn topology_normalizing_weight(size: usize) -> f64 {
     go_log((size + 2) as f64)
 }
 
 /// `scoreForCount`: `cnt * weight + (maxSkew - 1)`.
-fn score_for_count(cnt: i64, max_skew: i32, weight: f64) -> f64 {
+pub(super) fn score_for_count(cnt: i64, max_skew: i32, weight: f64) -> f64 {
     cnt as f64 * weight + f64::from(max_skew - 1)
 }
 
