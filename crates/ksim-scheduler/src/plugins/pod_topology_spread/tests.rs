@@ -766,7 +766,10 @@ mod against_walk {
         if app < 2 {
             labels.insert("app".into(), json!(["web", "db"][app as usize]));
         }
-        labels.insert("rev".into(), json!(if i % 2 == 0 { "1" } else { "2" }));
+        labels.insert(
+            "rev".into(),
+            json!(if i.is_multiple_of(2) { "1" } else { "2" }),
+        );
         let mut p = pod(json!({
             "metadata": {"name": format!("b{i}"), "labels": labels},
             "spec": {"nodeName": node},
@@ -951,12 +954,11 @@ mod against_walk {
         )
     }
 
-    fn run_plugin(
-        pl: &PluginRef,
-        p: &PodInfo,
-        feasible: &[bool],
-        snap: &Snapshot,
-    ) -> (Option<Vec<(String, String)>>, Option<Vec<i64>>) {
+    /// Filter verdicts by node name (`None`: PreFilter skipped) and scores of the feasible
+    /// nodes (`None`: PreScore skipped).
+    type Outcome = (Option<Vec<(String, String)>>, Option<Vec<i64>>);
+
+    fn run_plugin(pl: &PluginRef, p: &PodInfo, feasible: &[bool], snap: &Snapshot) -> Outcome {
         let (code, verdicts) = filter_all(pl, p, snap);
         let filtered = (code != crate::framework::Code::Skip).then_some(verdicts);
         let nodes: Vec<&NodeInfo> = snap
