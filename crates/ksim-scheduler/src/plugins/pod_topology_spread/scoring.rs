@@ -63,9 +63,14 @@ impl PreScorePlugin for PodTopologySpread {
         let mut counts: Vec<FxHashMap<String, i64>> = vec![FxHashMap::default(); constraints.len()];
         let mut ignored = vec![false; nodes.len()];
         let mut num_ignored = 0usize;
+        // The node's value of every constraint's key, looked up once per node.
+        let mut values: Vec<Option<&String>> = Vec::with_capacity(constraints.len());
         for (k, n) in nodes.iter().enumerate() {
             let labels = n.labels();
-            if require_all && !node_labels_match(labels, &constraints) {
+            values.clear();
+            values.extend(constraints.iter().map(|c| labels.get(&c.topology_key)));
+            // `nodeLabelsMatchSpreadConstraints`.
+            if require_all && values.iter().any(Option::is_none) {
                 ignored[k] = true;
                 num_ignored += 1;
                 continue;
@@ -75,7 +80,7 @@ impl PreScorePlugin for PodTopologySpread {
                     continue;
                 }
                 // A missing key reads as "" (Go map semantics) and forms a domain of its own.
-                let value = labels.get(&c.topology_key).map_or("", String::as_str);
+                let value = values[i].map_or("", String::as_str);
                 if !counts[i].contains_key(value) {
                     counts[i].insert(value.to_string(), 0);
                 }
@@ -193,6 +198,32 @@ impl PreScorePlugin for PodTopologySpread {
     }
 }
 
+/// A node's score: 0 for an ignored node (without one of the keys when every key is
+/// required), else the sum of `scoreForCount` over the constraints whose key the node has.
+fn node_score(s: &PreScoreState, pod: &PodInfo, node: &NodeInfo) -> i64 {
+    let labels = node.labels();
+    let mut score = 0f64;
+    for (i, c) in s.constraints.iter().enumerate() {
+        let Some(value) = labels.get(&c.topology_key) else {
+            if s.require_all_topologies {
+                return 0;
+            }
+            continue;
+        };
+        let cnt = if c.topology_key == LABEL_HOSTNAME {
+            count_pods_match_selector(&node.pods, &c.selector, pod.namespace())
+        } else {
+            s.topology_value_to_pod_counts[i]
+                .get(value.as_str())
+                .copied()
+                .unwrap_or(0)
+        };
+        score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
+    }
+    // Go's math.Round rounds half away from zero, as f64::round does.
+    score.round() as i64
+}
+
 fn pre_score_state_missing() -> Status {
     Status::error(format!(
         "error reading {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
@@ -207,24 +238,23 @@ impl ScorePlugin for PodTopologySpread {
         if s.is_ignored(&node.node) {
             return Ok(0);
         }
-        let labels = node.labels();
-        let mut score = 0f64;
-        for (i, c) in s.constraints.iter().enumerate() {
-            let Some(value) = labels.get(&c.topology_key) else {
-                continue;
-            };
-            let cnt = if c.topology_key == LABEL_HOSTNAME {
-                count_pods_match_selector(&node.pods, &c.selector, pod.namespace())
-            } else {
-                s.topology_value_to_pod_counts[i]
-                    .get(value.as_str())
-                    .copied()
-                    .unwrap_or(0)
-            };
-            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
-        }
-        // Go's math.Round rounds half away from zero, as f64::round does.
-        Ok(score.round() as i64)
+        Ok(node_score(s, pod, node))
+    }
+
+    /// The cycle state read once; a node's value of each key looked up once (the ignored
+    /// test and the score share it). Same scores as [`score`](ScorePlugin::score).
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) else {
+            return Err(pre_score_state_missing());
+        };
+        out.extend(nodes.iter().map(|node| node_score(s, pod, node)));
+        Ok(())
     }
 
     fn has_normalize(&self) -> bool {

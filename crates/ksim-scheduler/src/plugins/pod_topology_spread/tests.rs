@@ -483,6 +483,10 @@ fn scores(pl: &PluginRef, pod: &PodInfo, snap: &Snapshot) -> Option<(Vec<i64>, V
         .iter()
         .map(|n| sp.score(&state, pod, n).unwrap())
         .collect();
+    // The batch form gives the same scores.
+    let mut batch = Vec::new();
+    sp.score_nodes(&state, pod, &nodes, &mut batch).unwrap();
+    assert_eq!(batch, raw);
     let mut norm = raw.clone();
     assert!(sp.normalize(&state, pod, &mut norm).is_success());
     Some((raw, norm))
@@ -975,10 +979,14 @@ mod against_walk {
             .pre_score(&mut state, p, &nodes, snap);
         let scored = (!s.is_skip()).then(|| {
             let sp = pl.as_score().unwrap();
-            nodes
+            let each: Vec<i64> = nodes
                 .iter()
                 .map(|n| sp.score(&state, p, n).unwrap())
-                .collect()
+                .collect();
+            let mut batch = Vec::new();
+            sp.score_nodes(&state, p, &nodes, &mut batch).unwrap();
+            assert_eq!(batch, each, "score_nodes and score disagree");
+            each
         });
         (filtered, scored)
     }
