@@ -21,6 +21,7 @@ pub mod preemption;
 pub mod queue;
 pub mod resource;
 pub mod schedule;
+pub mod spread_index;
 pub mod volume;
 
 pub use framework::{Framework, Registry, Status};

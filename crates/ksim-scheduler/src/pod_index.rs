@@ -34,6 +34,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::node_info::NodeInfo;
 use crate::pod_info::{AffinityTerm, PodInfo};
+use crate::spread_index::{SpreadCache, SpreadQuery, SpreadView};
 
 /// Bound pods keyed by the address of their `PodInfo` (UIDs need not be unique in hand-written
 /// inputs; an `Arc` in the snapshot is), with their node index, in insertion order.
@@ -277,6 +278,8 @@ pub struct PodIndex {
     /// Every bound pod.
     all: PodSet,
     groups: TermGroups,
+    /// PodTopologySpread's per-selector counts ([`crate::spread_index`]).
+    pub(crate) spread: SpreadCache,
 }
 
 /// The labels of node `i` of `nodes`.
@@ -306,6 +309,7 @@ impl PodIndex {
             }
         }
         self.all.insert(uid, (node, pod.clone()));
+        self.spread.get_mut().update(node as usize, pod, 1);
         // The groups that select the pod count it (before the pod's own terms may create
         // groups, which count it among the pods already bound).
         self.update_targets(pod, node_labels, 1);
@@ -366,6 +370,7 @@ impl PodIndex {
             }
         }
         self.update_targets(pod, node_labels, -1);
+        self.spread.get_mut().update(node as usize, pod, -1);
         for (k, v) in pod.labels() {
             if let Some(by_value) = self.pods_by_label.get_mut(k) {
                 if let Some(set) = by_value.get_mut(v) {
@@ -460,6 +465,23 @@ impl PodIndex {
                 }
             }
         });
+    }
+
+    /// PodTopologySpread's counts of the bound pods each query's selector matches in its
+    /// namespace, per node and per value of its topology key ([`crate::spread_index`]), handed
+    /// to `f` in query order. `nodes` is the snapshot's node count.
+    pub fn with_spread_groups<R>(
+        &self,
+        queries: &[SpreadQuery<'_>],
+        nodes: usize,
+        f: impl FnOnce(&[SpreadView<'_>]) -> R,
+    ) -> R {
+        self.spread.with(
+            queries,
+            nodes,
+            |sel, visit| self.for_each_candidate(sel, |n, p| visit(n, p)),
+            f,
+        )
     }
 
     /// The group of bound pods' terms equal to (`kind`, `weight`, `t`), if a pod carries it.

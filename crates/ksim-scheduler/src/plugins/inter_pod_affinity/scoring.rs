@@ -115,6 +115,18 @@ impl PreScorePlugin for InterPodAffinity {
     }
 }
 
+/// A node's score: `weight * count` of every source at the node's value of its key.
+fn node_score(score: &TopologyScore, node: &NodeInfo) -> i64 {
+    let labels = node.labels();
+    let mut total = 0i64;
+    for (key, counts, weight) in &score.0 {
+        if let Some(c) = labels.get(key).and_then(|v| counts.get(v)) {
+            total = total.wrapping_add(c.wrapping_mul(*weight));
+        }
+    }
+    total
+}
+
 fn pre_score_state(state: &CycleState) -> Result<&PreScoreState, Status> {
     state
         .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
@@ -128,14 +140,40 @@ fn pre_score_state(state: &CycleState) -> Result<&PreScoreState, Status> {
 impl ScorePlugin for InterPodAffinity {
     fn score(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
         let s = pre_score_state(state)?;
-        let labels = node.labels();
-        let mut score = 0i64;
-        for (key, counts, weight) in &s.topology_score.0 {
-            if let Some(c) = labels.get(key).and_then(|v| counts.get(v)) {
-                score = score.wrapping_add(c.wrapping_mul(*weight));
+        Ok(node_score(&s.topology_score, node))
+    }
+
+    /// The cycle state read once; when every source has the same topology key (the common
+    /// case: the incoming pod's term and the existing pods' group of one Deployment), the
+    /// node's value of the key is looked up once for all of them. Same sums in the same order
+    /// as [`score`](ScorePlugin::score).
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        let s = pre_score_state(state)?;
+        let sources = &s.topology_score.0;
+        match sources.split_first() {
+            Some(((key, _, _), rest)) if rest.iter().all(|(k, _, _)| k == key) => {
+                out.extend(nodes.iter().map(|n| {
+                    let Some(v) = n.labels().get(key) else {
+                        return 0;
+                    };
+                    let mut score = 0i64;
+                    for (_, counts, weight) in sources {
+                        if let Some(c) = counts.get(v) {
+                            score = score.wrapping_add(c.wrapping_mul(*weight));
+                        }
+                    }
+                    score
+                }));
             }
+            _ => out.extend(nodes.iter().map(|n| node_score(&s.topology_score, n))),
         }
-        Ok(score)
+        Ok(())
     }
 
     fn has_normalize(&self) -> bool {

@@ -410,6 +410,10 @@ fn run_score(pl: &InterPodAffinity, pod: &PodInfo, s: &Snapshot) -> Option<(Vec<
         .iter()
         .map(|n| pl.score(&state, pod, n).unwrap())
         .collect();
+    // The batch form gives the same scores.
+    let mut batch = Vec::new();
+    pl.score_nodes(&state, pod, &nodes, &mut batch).unwrap();
+    assert_eq!(batch, raw);
     let mut norm = raw.clone();
     assert!(pl.normalize(&state, pod, &mut norm).is_success());
     Some((raw, norm))

@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use ksim_api::meta::{Requirement, SelectorOp};
 use ksim_api::{LabelSelector, Labels, Node, Selector, TopologySpreadConstraint};
-use rustc_hash::FxHashMap;
 
 use super::{PodTopologySpread, DO_NOT_SCHEDULE, HONOR};
-use crate::node_info::{ClusterObjects, Snapshot};
+use crate::node_info::ClusterObjects;
 use crate::plugins::helper::{find_untolerated_taint, RequiredNodeAffinity};
 use crate::pod_info::PodInfo;
 
@@ -78,28 +77,6 @@ pub(super) fn count_pods_match_selector(
                 && selector.matches(p.labels())
         })
         .count() as i64
-}
-
-/// `countPodsMatchSelector` for every node at once: node index → matching pods, for the nodes
-/// with at least one. The snapshot's pod index hands out only the pods the selector can match.
-pub(super) fn matching_pods_per_node(
-    snapshot: &Snapshot,
-    selector: &Selector,
-    ns: &str,
-) -> FxHashMap<usize, i64> {
-    let mut counts: FxHashMap<usize, i64> = FxHashMap::default();
-    if selector.is_empty() {
-        return counts;
-    }
-    snapshot.pod_index.for_each_candidate(selector, |node, p| {
-        if p.pod.metadata.deletion_timestamp.is_none()
-            && p.namespace() == ns
-            && selector.matches(p.labels())
-        {
-            *counts.entry(node).or_insert(0) += 1;
-        }
-    });
-    counts
 }
 
 /// `filterTopologySpreadConstraints`: the constraints with the given `whenUnsatisfiable`, their

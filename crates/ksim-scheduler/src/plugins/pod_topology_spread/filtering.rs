@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ksim_api::Node;
 use rustc_hash::FxHashMap;
 
-use super::common::{matching_pods_per_node, node_labels_match, Constraint};
+use super::common::{node_labels_match, Constraint};
 use super::{
     PodTopologySpread, DO_NOT_SCHEDULE, ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH, MAX_INT32, PRE_FILTER_STATE_KEY,
@@ -17,6 +17,7 @@ use crate::framework::{
 use crate::node_info::{LabelColumn, NodeInfo, Snapshot};
 use crate::plugins::helper::RequiredNodeAffinity;
 use crate::pod_info::PodInfo;
+use crate::spread_index::{KeyCounts, SpreadQuery, SpreadView};
 
 /// One of the two smallest-count domains of a constraint. `domain == None` is upstream's initial
 /// entry, whose topology value is the empty string.
@@ -77,27 +78,61 @@ impl CriticalPaths {
     }
 }
 
-/// Matching-pod counts per topology value of one constraint, in first-seen order.
-#[derive(Debug, Clone, Default)]
+/// Matching-pod counts per topology value of one constraint, in first-seen order. Values are
+/// found through the ids of the snapshot's label column of the topology key (`ids`, shared
+/// across cycles), so a cycle builds no map of values.
+#[derive(Debug, Clone)]
 struct Domains {
-    /// Topology value → index into `counts`; shared between clones until a value is added.
-    index: Arc<FxHashMap<String, usize>>,
+    /// Value → id in the key's label column.
+    ids: Arc<FxHashMap<String, u32>>,
+    /// Column id → domain (`u32::MAX`: not a domain); `None` when every column value is a
+    /// domain, numbered as the column numbers them.
+    slot_of: Option<Arc<Vec<u32>>>,
+    /// Values outside the column that became domains (by AddPod), with their domain.
+    extra: Vec<(String, usize)>,
     counts: Vec<i64>,
 }
 
 impl Domains {
+    fn slot(&self, value: &str) -> Option<usize> {
+        match self.ids.get(value) {
+            Some(&id) => match &self.slot_of {
+                None => Some(id as usize),
+                Some(s) => s
+                    .get(id as usize)
+                    .copied()
+                    .filter(|&d| d != u32::MAX)
+                    .map(|d| d as usize),
+            },
+            None => self.extra.iter().find(|(v, _)| v == value).map(|&(_, d)| d),
+        }
+    }
+
     fn get(&self, value: &str) -> i64 {
-        self.index.get(value).map_or(0, |&i| self.counts[i])
+        self.slot(value).map_or(0, |d| self.counts[d])
     }
 
     fn index_of(&mut self, value: &str) -> usize {
-        if let Some(&i) = self.index.get(value) {
-            return i;
+        if let Some(d) = self.slot(value) {
+            return d;
         }
-        let i = self.counts.len();
-        Arc::make_mut(&mut self.index).insert(value.to_string(), i);
+        let d = self.counts.len();
         self.counts.push(0);
-        i
+        match self.ids.get(value) {
+            Some(&id) => {
+                let n = self.ids.len();
+                let slot_of = self
+                    .slot_of
+                    .get_or_insert_with(|| Arc::new((0..n as u32).collect()));
+                let s = Arc::make_mut(slot_of);
+                if s.len() <= id as usize {
+                    s.resize(id as usize + 1, u32::MAX);
+                }
+                s[id as usize] = d as u32;
+            }
+            None => self.extra.push((value.to_string(), d)),
+        }
+        d
     }
 
     /// Number of domains (`len(TpValueToMatchNum[i])`).
@@ -155,6 +190,69 @@ impl PreFilterState {
     }
 }
 
+/// The domains of every constraint node by node, as upstream's PreFilter walks them: a node
+/// lacking a constraint's key is skipped (`nodeLabelsMatchSpreadConstraints`), the inclusion
+/// policies are checked per node, and domains are numbered in order of first appearance.
+#[allow(clippy::too_many_arguments)]
+fn domains_by_node(
+    snapshot: &Snapshot,
+    pod: &PodInfo,
+    constraints: &[Constraint],
+    required: &RequiredNodeAffinity,
+    columns: &[Arc<LabelColumn>],
+    admits_all: &[bool],
+    views: &[SpreadView<'_>],
+    keys: Option<Vec<&KeyCounts>>,
+) -> Vec<Domains> {
+    let mut domain_of: Vec<Vec<u32>> = columns
+        .iter()
+        .map(|col| vec![u32::MAX; col.values.len()])
+        .collect();
+    let mut counts: Vec<Vec<i64>> = vec![Vec::new(); constraints.len()];
+    for (k, n) in snapshot.nodes.iter().enumerate() {
+        if columns
+            .iter()
+            .any(|col| col.ids.get(k).is_none_or(|&v| v == LabelColumn::ABSENT))
+        {
+            continue;
+        }
+        for (i, c) in constraints.iter().enumerate() {
+            if !admits_all[i] && !c.match_node_inclusion_policies(pod, &n.node, required) {
+                continue;
+            }
+            let v = columns[i].ids[k] as usize;
+            let d = match domain_of[i][v] {
+                u32::MAX => {
+                    let d = counts[i].len();
+                    domain_of[i][v] = d as u32;
+                    counts[i].push(0);
+                    d
+                }
+                d => d as usize,
+            };
+            counts[i][d] += views[i].group.per_node.get(k).copied().unwrap_or(0);
+        }
+    }
+    (0..constraints.len())
+        .map(|i| Domains {
+            ids: match &keys {
+                Some(keys) => keys[i].ids.clone(),
+                None => Arc::new(
+                    columns[i]
+                        .values
+                        .iter()
+                        .enumerate()
+                        .map(|(id, v)| (v.clone(), id as u32))
+                        .collect(),
+                ),
+            },
+            slot_of: Some(Arc::new(std::mem::take(&mut domain_of[i]))),
+            extra: Vec::new(),
+            counts: std::mem::take(&mut counts[i]),
+        })
+        .collect()
+}
+
 fn pre_filter_state_missing() -> Status {
     Status::error(format!(
         "reading {PRE_FILTER_STATE_KEY:?} from cycleState: not found"
@@ -183,13 +281,6 @@ impl PreFilterPlugin for PodTopologySpread {
         }
         let required = RequiredNodeAffinity::of_pod(&pod.pod);
         let ns = pod.namespace();
-        let node_counts: Vec<FxHashMap<usize, i64>> = constraints
-            .iter()
-            .map(|c| matching_pods_per_node(snapshot, &c.selector, ns))
-            .collect();
-        // Every node is visited, in order, through the snapshot's label columns: a node
-        // lacking a constraint's key is skipped (`nodeLabelsMatchSpreadConstraints`), and
-        // domains are numbered in order of first appearance, as `Domains::index_of` would.
         let columns: Vec<Arc<LabelColumn>> = constraints
             .iter()
             .map(|c| snapshot.label_column(&c.topology_key))
@@ -199,59 +290,76 @@ impl PreFilterPlugin for PodTopologySpread {
             .iter()
             .map(|c| !c.node_taints_honor && (!c.node_affinity_honor || required.is_empty()))
             .collect();
-        let mut domain_of: Vec<Vec<u32>> = columns
+        // The matching pods per node and per topology value, from the snapshot's pod index
+        // (`countPodsMatchSelector` of every node, kept on bind and unbind).
+        let queries: Vec<SpreadQuery<'_>> = constraints
             .iter()
-            .map(|col| vec![u32::MAX; col.values.len()])
-            .collect();
-        let mut domain_values: Vec<Vec<u32>> = vec![Vec::new(); constraints.len()];
-        let mut counts: Vec<Vec<i64>> = vec![Vec::new(); constraints.len()];
-        for (k, n) in snapshot.nodes.iter().enumerate() {
-            if columns
-                .iter()
-                .any(|col| col.ids.get(k).is_none_or(|&v| v == LabelColumn::ABSENT))
-            {
-                continue;
-            }
-            for (i, c) in constraints.iter().enumerate() {
-                if !admits_all[i] && !c.match_node_inclusion_policies(pod, &n.node, &required) {
-                    continue;
-                }
-                let v = columns[i].ids[k] as usize;
-                let d = match domain_of[i][v] {
-                    u32::MAX => {
-                        let d = domain_values[i].len();
-                        domain_of[i][v] = d as u32;
-                        domain_values[i].push(v as u32);
-                        counts[i].push(0);
-                        d
-                    }
-                    d => d as usize,
-                };
-                counts[i][d] += node_counts[i].get(&k).copied().unwrap_or(0);
-            }
-        }
-        let domains: Vec<Domains> = (0..constraints.len())
-            .map(|i| Domains {
-                index: Arc::new(
-                    domain_values[i]
-                        .iter()
-                        .enumerate()
-                        .map(|(d, &v)| (columns[i].values[v as usize].clone(), d))
-                        .collect(),
-                ),
-                counts: std::mem::take(&mut counts[i]),
+            .zip(&columns)
+            .map(|(c, col)| SpreadQuery {
+                namespace: ns,
+                selector: &c.selector,
+                key: Some((c.topology_key.as_str(), col)),
             })
             .collect();
+        let domains: Vec<Domains> =
+            snapshot
+                .pod_index
+                .with_spread_groups(&queries, snapshot.nodes.len(), |views| {
+                    let keys: Option<Vec<&KeyCounts>> = views.iter().map(|v| v.key).collect();
+                    match keys {
+                        // Every node with the topology key counts (one constraint, or every node
+                        // carries every key) and the policies admit every node: the domains are
+                        // the column's values in the column's order (first seen in node order),
+                        // with the counts kept per value.
+                        Some(keys)
+                            if admits_all.iter().all(|&a| a)
+                                && (keys.len() == 1 || keys.iter().all(|k| k.on_every_node)) =>
+                        {
+                            keys.iter()
+                                .map(|k| Domains {
+                                    ids: k.ids.clone(),
+                                    slot_of: None,
+                                    extra: Vec::new(),
+                                    counts: k.counts.clone(),
+                                })
+                                .collect()
+                        }
+                        keys => domains_by_node(
+                            snapshot,
+                            pod,
+                            &constraints,
+                            &required,
+                            &columns,
+                            &admits_all,
+                            views,
+                            keys,
+                        ),
+                    }
+                });
         let mut critical_paths = Vec::with_capacity(constraints.len());
-        for d in &domains {
+        for (d, col) in domains.iter().zip(&columns) {
             let mut p = CriticalPaths::new();
-            let mut by_index: Vec<(&str, usize)> =
-                d.index.iter().map(|(v, &i)| (v.as_str(), i)).collect();
             // Upstream ranges over a Go map (random order); the minimum does not depend on the
             // order, so a fixed one (first seen) keeps ksim deterministic.
-            by_index.sort_unstable_by_key(|&(_, i)| i);
-            for (v, i) in by_index {
-                p.update(i, v, d.counts[i]);
+            match &d.slot_of {
+                None => {
+                    for (i, v) in col.values.iter().enumerate() {
+                        p.update(i, v, d.counts[i]);
+                    }
+                }
+                Some(slot_of) => {
+                    let mut value_of: Vec<&str> = vec![""; d.len()];
+                    for (id, &slot) in slot_of.iter().enumerate() {
+                        if let (Some(v), Some(out)) =
+                            (col.values.get(id), value_of.get_mut(slot as usize))
+                        {
+                            *out = v;
+                        }
+                    }
+                    for (i, v) in value_of.into_iter().enumerate() {
+                        p.update(i, v, d.counts[i]);
+                    }
+                }
             }
             critical_paths.push(p);
         }

@@ -4,14 +4,15 @@
 use ksim_api::Node;
 use rustc_hash::FxHashMap;
 
-use super::common::{
-    count_pods_match_selector, matching_pods_per_node, node_labels_match, Constraint,
-};
+use std::sync::Arc;
+
+use super::common::{count_pods_match_selector, node_labels_match, Constraint};
 use super::{PodTopologySpread, LABEL_HOSTNAME, PRE_SCORE_STATE_KEY, SCHEDULE_ANYWAY};
 use crate::framework::{CycleState, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE};
-use crate::node_info::{NodeInfo, Snapshot};
+use crate::node_info::{LabelColumn, NodeInfo, Snapshot};
 use crate::plugins::helper::RequiredNodeAffinity;
 use crate::pod_info::PodInfo;
+use crate::spread_index::SpreadQuery;
 
 /// upstream `preScoreState`.
 #[derive(Clone)]
@@ -62,9 +63,14 @@ impl PreScorePlugin for PodTopologySpread {
         let mut counts: Vec<FxHashMap<String, i64>> = vec![FxHashMap::default(); constraints.len()];
         let mut ignored = vec![false; nodes.len()];
         let mut num_ignored = 0usize;
+        // The node's value of every constraint's key, looked up once per node.
+        let mut values: Vec<Option<&String>> = Vec::with_capacity(constraints.len());
         for (k, n) in nodes.iter().enumerate() {
             let labels = n.labels();
-            if require_all && !node_labels_match(labels, &constraints) {
+            values.clear();
+            values.extend(constraints.iter().map(|c| labels.get(&c.topology_key)));
+            // `nodeLabelsMatchSpreadConstraints`.
+            if require_all && values.iter().any(Option::is_none) {
                 ignored[k] = true;
                 num_ignored += 1;
                 continue;
@@ -74,7 +80,7 @@ impl PreScorePlugin for PodTopologySpread {
                     continue;
                 }
                 // A missing key reads as "" (Go map semantics) and forms a domain of its own.
-                let value = labels.get(&c.topology_key).map_or("", String::as_str);
+                let value = values[i].map_or("", String::as_str);
                 if !counts[i].contains_key(value) {
                     counts[i].insert(value.to_string(), 0);
                 }
@@ -95,38 +101,88 @@ impl PreScorePlugin for PodTopologySpread {
 
         let required = RequiredNodeAffinity::of_pod(&pod.pod);
         let ns = pod.namespace();
-        // Upstream adds countPodsMatchSelector of every eligible node to its value's count; the
-        // same sum is taken over the matching pods (from the pod index) whose node is eligible.
-        for (i, c) in constraints.iter().enumerate() {
-            // Only values of candidate nodes are counted; hostname counts are per node.
-            if counts[i].is_empty() {
-                continue;
-            }
-            // In node order, though the sum does not depend on it.
-            let mut per_node: Vec<(usize, i64)> = matching_pods_per_node(snapshot, &c.selector, ns)
-                .into_iter()
+        // Upstream adds countPodsMatchSelector of every eligible node to its value's count;
+        // the snapshot's pod index keeps those counts per node and per topology value. Only
+        // values of candidate nodes are counted; hostname counts are per node (Score).
+        let wanted: Vec<usize> = (0..constraints.len())
+            .filter(|&i| !counts[i].is_empty())
+            .collect();
+        if !wanted.is_empty() {
+            let columns: Vec<Arc<LabelColumn>> = wanted
+                .iter()
+                .map(|&i| snapshot.label_column(&constraints[i].topology_key))
                 .collect();
-            per_node.sort_unstable();
-            for (k, matched) in per_node {
-                let Some(n) = snapshot.nodes.get(k) else {
-                    continue;
-                };
-                let node = &n.node;
-                if require_all && !node_labels_match(&node.metadata.labels, &constraints) {
-                    continue;
-                }
-                if !c.match_node_inclusion_policies(pod, node, &required) {
-                    continue;
-                }
-                let value = node
-                    .metadata
-                    .labels
-                    .get(&c.topology_key)
-                    .map_or("", String::as_str);
-                if let Some(cnt) = counts[i].get_mut(value) {
-                    *cnt += matched;
-                }
-            }
+            let queries: Vec<SpreadQuery<'_>> = wanted
+                .iter()
+                .zip(&columns)
+                .map(|(&i, col)| SpreadQuery {
+                    namespace: ns,
+                    selector: &constraints[i].selector,
+                    key: Some((constraints[i].topology_key.as_str(), col)),
+                })
+                .collect();
+            // Whether a node may lack a constraint's key and still count (for another key's
+            // sum): only without `require_all`, or when every node carries every key.
+            let every_node_has_every_key = || {
+                constraints.iter().all(|c| {
+                    snapshot
+                        .label_column(&c.topology_key)
+                        .ids
+                        .iter()
+                        .all(|&v| v != LabelColumn::ABSENT)
+                })
+            };
+            let key_sums_count =
+                !require_all || constraints.len() == 1 || every_node_has_every_key();
+            snapshot
+                .pod_index
+                .with_spread_groups(&queries, snapshot.nodes.len(), |views| {
+                    for (&i, view) in wanted.iter().zip(views) {
+                        let c = &constraints[i];
+                        let admits_all =
+                            !c.node_taints_honor && (!c.node_affinity_honor || required.is_empty());
+                        match view.key {
+                            Some(kc) if admits_all && key_sums_count => {
+                                // Nodes without the key read as "" (Go map semantics) and count
+                                // there unless they are ignored (`require_all`).
+                                for (value, cnt) in counts[i].iter_mut() {
+                                    *cnt += kc.get(value);
+                                    if value.is_empty() && !require_all {
+                                        *cnt += kc.absent;
+                                    }
+                                }
+                            }
+                            _ => {
+                                // Node by node, in node order (the sum does not depend on it).
+                                for (k, &matched) in view.group.per_node.iter().enumerate() {
+                                    if matched == 0 {
+                                        continue;
+                                    }
+                                    let Some(n) = snapshot.nodes.get(k) else {
+                                        continue;
+                                    };
+                                    let node = &n.node;
+                                    if require_all
+                                        && !node_labels_match(&node.metadata.labels, &constraints)
+                                    {
+                                        continue;
+                                    }
+                                    if !c.match_node_inclusion_policies(pod, node, &required) {
+                                        continue;
+                                    }
+                                    let value = node
+                                        .metadata
+                                        .labels
+                                        .get(&c.topology_key)
+                                        .map_or("", String::as_str);
+                                    if let Some(cnt) = counts[i].get_mut(value) {
+                                        *cnt += matched;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                });
         }
         state.write(
             PRE_SCORE_STATE_KEY,
@@ -140,6 +196,32 @@ impl PreScorePlugin for PodTopologySpread {
         );
         Status::success()
     }
+}
+
+/// A node's score: 0 for an ignored node (without one of the keys when every key is
+/// required), else the sum of `scoreForCount` over the constraints whose key the node has.
+fn node_score(s: &PreScoreState, pod: &PodInfo, node: &NodeInfo) -> i64 {
+    let labels = node.labels();
+    let mut score = 0f64;
+    for (i, c) in s.constraints.iter().enumerate() {
+        let Some(value) = labels.get(&c.topology_key) else {
+            if s.require_all_topologies {
+                return 0;
+            }
+            continue;
+        };
+        let cnt = if c.topology_key == LABEL_HOSTNAME {
+            count_pods_match_selector(&node.pods, &c.selector, pod.namespace())
+        } else {
+            s.topology_value_to_pod_counts[i]
+                .get(value.as_str())
+                .copied()
+                .unwrap_or(0)
+        };
+        score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
+    }
+    // Go's math.Round rounds half away from zero, as f64::round does.
+    score.round() as i64
 }
 
 fn pre_score_state_missing() -> Status {
@@ -156,24 +238,23 @@ impl ScorePlugin for PodTopologySpread {
         if s.is_ignored(&node.node) {
             return Ok(0);
         }
-        let labels = node.labels();
-        let mut score = 0f64;
-        for (i, c) in s.constraints.iter().enumerate() {
-            let Some(value) = labels.get(&c.topology_key) else {
-                continue;
-            };
-            let cnt = if c.topology_key == LABEL_HOSTNAME {
-                count_pods_match_selector(&node.pods, &c.selector, pod.namespace())
-            } else {
-                s.topology_value_to_pod_counts[i]
-                    .get(value.as_str())
-                    .copied()
-                    .unwrap_or(0)
-            };
-            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
-        }
-        // Go's math.Round rounds half away from zero, as f64::round does.
-        Ok(score.round() as i64)
+        Ok(node_score(s, pod, node))
+    }
+
+    /// The cycle state read once; a node's value of each key looked up once (the ignored
+    /// test and the score share it). Same scores as [`score`](ScorePlugin::score).
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) else {
+            return Err(pre_score_state_missing());
+        };
+        out.extend(nodes.iter().map(|node| node_score(s, pod, node)));
+        Ok(())
     }
 
     fn has_normalize(&self) -> bool {
@@ -211,12 +292,12 @@ impl ScorePlugin for PodTopologySpread {
 }
 
 /// `topologyNormalizingWeight`: `log(size + 2)`.
-fn topology_normalizing_weight(size: usize) -> f64 {
+pub(super) fn topology_normalizing_weight(size: usize) -> f64 {
     go_log((size + 2) as f64)
 }
 
 /// `scoreForCount`: `cnt * weight + (maxSkew - 1)`.
-fn score_for_count(cnt: i64, max_skew: i32, weight: f64) -> f64 {
+pub(super) fn score_for_count(cnt: i64, max_skew: i32, weight: f64) -> f64 {
     cnt as f64 * weight + f64::from(max_skew - 1)
 }
 

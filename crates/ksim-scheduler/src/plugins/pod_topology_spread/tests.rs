@@ -483,6 +483,10 @@ fn scores(pl: &PluginRef, pod: &PodInfo, snap: &Snapshot) -> Option<(Vec<i64>, V
         .iter()
         .map(|n| sp.score(&state, pod, n).unwrap())
         .collect();
+    // The batch form gives the same scores.
+    let mut batch = Vec::new();
+    sp.score_nodes(&state, pod, &nodes, &mut batch).unwrap();
+    assert_eq!(batch, raw);
     let mut norm = raw.clone();
     assert!(sp.normalize(&state, pod, &mut norm).is_success());
     Some((raw, norm))
@@ -712,4 +716,370 @@ fn queueing_hints() {
     assert_eq!(nodes(Some(&bare), Some(&z1)), QueueingHint::Queue);
     assert_eq!(nodes(Some(&z1), Some(&z1t)), QueueingHint::Queue);
     assert!(ext.events().contains(&ClusterEventKind::NodeUpdateTaint));
+}
+
+// ---- the plugin on the pod index's counts against upstream's walk ------------------------------
+
+mod against_walk {
+    use super::super::common::{count_pods_match_selector, node_labels_match};
+    use super::super::scoring::{score_for_count, topology_normalizing_weight};
+    use super::*;
+    use crate::plugins::helper::RequiredNodeAffinity;
+    use indexmap::IndexMap;
+    use proptest::prelude::*;
+
+    const KEYS: [&str; 3] = [
+        "topology.kubernetes.io/zone",
+        "kubernetes.io/hostname",
+        "region",
+    ];
+
+    /// (zone: 0..3 a value, 3 the empty value, 4 none; region: 0..2, 2 none; tainted; ssd)
+    type NodeSpec = (u8, u8, bool, bool);
+
+    fn make_node(i: usize, (zone, region, tainted, ssd): NodeSpec) -> Arc<Node> {
+        let mut labels: Vec<(&str, String)> = Vec::new();
+        if zone < 4 {
+            let v = if zone == 3 {
+                String::new()
+            } else {
+                format!("z{zone}")
+            };
+            labels.push((KEYS[0], v));
+        }
+        if region < 2 {
+            labels.push(("region", format!("r{region}")));
+        }
+        if ssd {
+            labels.push(("disk", "ssd".into()));
+        }
+        let l: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let taints = if tainted {
+            json!([{"key": "t", "effect": "NoSchedule"}])
+        } else {
+            json!([])
+        };
+        node(&format!("n{i}"), &l, taints)
+    }
+
+    /// (app: 0..2 a value, 2 none; other namespace; being deleted)
+    type PodSpec = (u8, bool, bool);
+
+    fn make_pod(i: usize, (app, other_ns, deleting): PodSpec, node: &str) -> Arc<PodInfo> {
+        let mut labels = serde_json::Map::new();
+        if app < 2 {
+            labels.insert("app".into(), json!(["web", "db"][app as usize]));
+        }
+        labels.insert(
+            "rev".into(),
+            json!(if i.is_multiple_of(2) { "1" } else { "2" }),
+        );
+        let mut p = pod(json!({
+            "metadata": {"name": format!("b{i}"), "labels": labels},
+            "spec": {"nodeName": node},
+        }));
+        if other_ns {
+            p.pod.metadata.namespace = "other".into();
+        }
+        if deleting {
+            p.pod.metadata.deletion_timestamp = Some("2024-01-01T00:00:00Z".into());
+        }
+        Arc::new(p)
+    }
+
+    /// (key, hard unless 0, selector, maxSkew, minDomains, nodeAffinityPolicy,
+    /// nodeTaintsPolicy, matchLabelKeys)
+    type ConstraintSpec = (u8, u8, u8, u8, u8, u8, u8, bool);
+
+    fn constraint(
+        (key, hard, sel, skew, min_domains, aff, taints, mlk): ConstraintSpec,
+    ) -> serde_json::Value {
+        let hard = hard != 0;
+        let selector = match sel % 4 {
+            0 => json!({"matchLabels": {"app": "web"}}),
+            1 => {
+                json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "db"]}]})
+            }
+            2 => json!({"matchExpressions": [{"key": "app", "operator": "Exists"}]}),
+            _ => json!({}),
+        };
+        let mut c = json!({
+            "maxSkew": 1 + skew % 3,
+            "topologyKey": KEYS[key as usize % 3],
+            "whenUnsatisfiable": if hard { "DoNotSchedule" } else { "ScheduleAnyway" },
+            "labelSelector": selector,
+        });
+        if min_domains % 4 > 0 && hard {
+            c["minDomains"] = json!(min_domains % 4 + 1);
+        }
+        match aff % 3 {
+            0 => {}
+            1 => c["nodeAffinityPolicy"] = json!("Honor"),
+            _ => c["nodeAffinityPolicy"] = json!("Ignore"),
+        }
+        match taints % 3 {
+            0 => {}
+            1 => c["nodeTaintsPolicy"] = json!("Honor"),
+            _ => c["nodeTaintsPolicy"] = json!("Ignore"),
+        }
+        if mlk {
+            c["matchLabelKeys"] = json!(["rev"]);
+        }
+        c
+    }
+
+    /// The Filter verdicts as upstream's PreFilter computes them: every node walked, every
+    /// node's pods counted.
+    fn filter_by_walk(
+        pl: &PodTopologySpread,
+        p: &PodInfo,
+        snap: &Snapshot,
+    ) -> Option<Vec<(String, String)>> {
+        let cs = pl
+            .constraints_for(p, DO_NOT_SCHEDULE, Some(&snap.objects))
+            .ok()?
+            .unwrap_or_default();
+        if cs.is_empty() {
+            return None;
+        }
+        let required = RequiredNodeAffinity::of_pod(&p.pod);
+        let mut domains: Vec<IndexMap<String, i64>> = vec![IndexMap::new(); cs.len()];
+        for n in &snap.nodes {
+            if !node_labels_match(n.labels(), &cs) {
+                continue;
+            }
+            for (i, c) in cs.iter().enumerate() {
+                if !c.match_node_inclusion_policies(p, &n.node, &required) {
+                    continue;
+                }
+                let v = n.labels()[&c.topology_key].clone();
+                *domains[i].entry(v).or_insert(0) +=
+                    count_pods_match_selector(&n.pods, &c.selector, p.namespace());
+            }
+        }
+        let mut out: Vec<(String, String)> = snap
+            .nodes
+            .iter()
+            .map(|n| {
+                let mut verdict = OK;
+                for (i, c) in cs.iter().enumerate() {
+                    let Some(v) = n.labels().get(&c.topology_key) else {
+                        verdict = MISSING;
+                        break;
+                    };
+                    let min = if (domains[i].len() as i64) < i64::from(c.min_domains) {
+                        0
+                    } else {
+                        domains[i].values().copied().min().unwrap_or(MAX_INT32)
+                    };
+                    let count = domains[i].get(v).copied().unwrap_or(0);
+                    let self_match = i64::from(c.selector.matches(p.labels()));
+                    if count + self_match - min > i64::from(c.max_skew) {
+                        verdict = SKEW;
+                        break;
+                    }
+                }
+                (n.name().to_string(), verdict.to_string())
+            })
+            .collect();
+        out.sort();
+        Some(out)
+    }
+
+    /// PreScore + Score as upstream computes them (every node's pods counted) over the
+    /// feasible `nodes`; `None` when PreScore skips.
+    fn scores_by_walk(
+        pl: &PodTopologySpread,
+        p: &PodInfo,
+        nodes: &[&NodeInfo],
+        snap: &Snapshot,
+    ) -> Option<Vec<i64>> {
+        let require_all =
+            !p.pod.spec.topology_spread_constraints.is_empty() || !pl.system_defaulted;
+        let cs = pl
+            .constraints_for(p, SCHEDULE_ANYWAY, Some(&snap.objects))
+            .ok()?
+            .unwrap_or_default();
+        if cs.is_empty() {
+            return None;
+        }
+        let ignored = |n: &NodeInfo| require_all && !node_labels_match(n.labels(), &cs);
+        let mut counts: Vec<IndexMap<String, i64>> = vec![IndexMap::new(); cs.len()];
+        for n in nodes.iter().filter(|n| !ignored(n)) {
+            for (i, c) in cs.iter().enumerate() {
+                if c.topology_key != LABEL_HOSTNAME {
+                    let v = n.labels().get(&c.topology_key).cloned().unwrap_or_default();
+                    counts[i].entry(v).or_insert(0);
+                }
+            }
+        }
+        let eligible = nodes.iter().filter(|n| !ignored(n)).count();
+        let required = RequiredNodeAffinity::of_pod(&p.pod);
+        for n in &snap.nodes {
+            if ignored(n) {
+                continue;
+            }
+            for (i, c) in cs.iter().enumerate() {
+                if !c.match_node_inclusion_policies(p, &n.node, &required) {
+                    continue;
+                }
+                let v = n.labels().get(&c.topology_key).cloned().unwrap_or_default();
+                if let Some(cnt) = counts[i].get_mut(&v) {
+                    *cnt += count_pods_match_selector(&n.pods, &c.selector, p.namespace());
+                }
+            }
+        }
+        Some(
+            nodes
+                .iter()
+                .map(|n| {
+                    if ignored(n) {
+                        return 0;
+                    }
+                    let mut score = 0f64;
+                    for (i, c) in cs.iter().enumerate() {
+                        let Some(v) = n.labels().get(&c.topology_key) else {
+                            continue;
+                        };
+                        let (cnt, size) = if c.topology_key == LABEL_HOSTNAME {
+                            (
+                                count_pods_match_selector(&n.pods, &c.selector, p.namespace()),
+                                eligible,
+                            )
+                        } else {
+                            (counts[i].get(v).copied().unwrap_or(0), counts[i].len())
+                        };
+                        score +=
+                            score_for_count(cnt, c.max_skew, topology_normalizing_weight(size));
+                    }
+                    score.round() as i64
+                })
+                .collect(),
+        )
+    }
+
+    /// Filter verdicts by node name (`None`: PreFilter skipped) and scores of the feasible
+    /// nodes (`None`: PreScore skipped).
+    type Outcome = (Option<Vec<(String, String)>>, Option<Vec<i64>>);
+
+    fn run_plugin(pl: &PluginRef, p: &PodInfo, feasible: &[bool], snap: &Snapshot) -> Outcome {
+        let (code, verdicts) = filter_all(pl, p, snap);
+        let filtered = (code != crate::framework::Code::Skip).then_some(verdicts);
+        let nodes: Vec<&NodeInfo> = snap
+            .nodes
+            .iter()
+            .zip(feasible.iter().cycle())
+            .filter(|(_, &f)| f)
+            .map(|(n, _)| n)
+            .collect();
+        let mut state = CycleState::new();
+        let s = pl
+            .as_pre_score()
+            .unwrap()
+            .pre_score(&mut state, p, &nodes, snap);
+        let scored = (!s.is_skip()).then(|| {
+            let sp = pl.as_score().unwrap();
+            let each: Vec<i64> = nodes
+                .iter()
+                .map(|n| sp.score(&state, p, n).unwrap())
+                .collect();
+            let mut batch = Vec::new();
+            sp.score_nodes(&state, p, &nodes, &mut batch).unwrap();
+            assert_eq!(batch, each, "score_nodes and score disagree");
+            each
+        });
+        (filtered, scored)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// Random clusters and incoming pods: PreFilter/Filter and PreScore/Score on the pod
+        /// index's counts give what upstream's walk over every node's pods gives, on a fresh
+        /// snapshot and again after pods were bound and unbound with the counts kept.
+        #[test]
+        fn spreading_on_indexed_counts_equals_the_walk(
+            nodes in proptest::collection::vec((0u8..5, 0u8..3, any::<bool>(), any::<bool>()), 1..10),
+            first in proptest::collection::vec(((0u8..3, any::<bool>(), any::<bool>()), 0usize..10), 0..30),
+            later in proptest::collection::vec(((0u8..3, any::<bool>(), any::<bool>()), 0usize..8), 0..20),
+            unbind in proptest::collection::vec(0usize..40, 0..10),
+            constraints in proptest::collection::vec(
+                (0u8..3, 0u8..3, 0u8..4, 0u8..3, 0u8..4, 0u8..3, 0u8..3, any::<bool>()), 1..4),
+            ssd_affinity in any::<bool>(),
+            tolerate in any::<bool>(),
+            feasible in proptest::collection::vec(any::<bool>(), 1..8),
+            system_defaults in any::<bool>(),
+        ) {
+            let node_objs: Vec<Arc<Node>> =
+                nodes.iter().enumerate().map(|(i, n)| make_node(i, *n)).collect();
+            let on = |k: usize| format!("n{}", k % nodes.len());
+            let first: Vec<Arc<PodInfo>> = first
+                .iter()
+                .enumerate()
+                .map(|(i, (spec, k))| make_pod(i, *spec, &on(*k)))
+                .collect();
+            // Without constraints of its own, the pod gets the system defaults (hostname and
+            // zone, ScheduleAnyway) with the selector of a Service that selects it: then nodes
+            // without a zone are not ignored and count under the empty value.
+            let mut objects = ClusterObjects::default();
+            if system_defaults {
+                objects.services.push(serde_json::from_value(json!({
+                    "metadata": {"name": "s", "namespace": "default"},
+                    "spec": {"selector": {"app": "web"}}
+                })).unwrap());
+            }
+            let mut snap = snapshot(node_objs, first.clone(), objects);
+            let mut extra = json!({});
+            if ssd_affinity {
+                extra["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}]}}});
+            }
+            if tolerate {
+                extra["tolerations"] = json!([{"key": "t", "operator": "Exists"}]);
+            }
+            let cs: Vec<serde_json::Value> = if system_defaults {
+                Vec::new()
+            } else {
+                constraints.iter().map(|c| constraint(*c)).collect()
+            };
+            let p = incoming(json!(cs), extra);
+            let concrete = PodTopologySpread {
+                system_defaulted: true,
+                default_constraints: system_default_constraints(),
+            };
+            let pl: PluginRef = Arc::new(PodTopologySpread {
+                system_defaulted: true,
+                default_constraints: system_default_constraints(),
+            });
+            for round in 0..2 {
+                let (filtered, scored) = run_plugin(&pl, &p, &feasible, &snap);
+                prop_assert_eq!(filtered, filter_by_walk(&concrete, &p, &snap), "round {}", round);
+                let nodes: Vec<&NodeInfo> = snap
+                    .nodes
+                    .iter()
+                    .zip(feasible.iter().cycle())
+                    .filter(|(_, &f)| f)
+                    .map(|(n, _)| n)
+                    .collect();
+                prop_assert_eq!(scored, scores_by_walk(&concrete, &p, &nodes, &snap), "round {}", round);
+                if round == 1 {
+                    break;
+                }
+                // Bind and unbind with the index's groups in place.
+                let mut bound: Vec<Arc<PodInfo>> = first.clone();
+                for (i, (spec, k)) in later.iter().enumerate() {
+                    let pi = make_pod(100 + i, *spec, &on(*k));
+                    prop_assert!(snap.add_pod(pi.clone()));
+                    bound.push(pi);
+                }
+                for u in &unbind {
+                    if bound.is_empty() {
+                        break;
+                    }
+                    let pi = bound.remove(u % bound.len());
+                    prop_assert!(snap.remove_pod(&pi.pod.spec.node_name, pi.uid()));
+                }
+            }
+        }
+    }
 }
