@@ -518,3 +518,37 @@ fn bad_variants_and_fork_times_exit_2_naming_file_line_and_field() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_variants_replica_count_is_not_multiplied_again_by_controller_scale() {
+    // controllers-scaled.yaml runs every controller ×1.5: `web` is at 120 × 1.5 = 180 replicas
+    // from 10m. A variant's `deployment/web: 50` runs 50 (not 75); `x2` doubles what runs
+    // (360, not 540).
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("fifty.yaml"), "scale:\n  deployment/web: 50\n").unwrap();
+    std::fs::write(d.join("double.yaml"), "scale:\n  deployment/web: x2\n").unwrap();
+    let out = d.join("out");
+    let o = ksim()
+        .arg("run")
+        .arg(root().join("scenarios/controllers-scaled.yaml"))
+        .args(["-q", "--until", "14m", "--fork-at", "12m", "--out"])
+        .arg(&out)
+        .arg("--variant")
+        .arg(d.join("fifty.yaml"))
+        .arg("--variant")
+        .arg(d.join("double.yaml"))
+        .output()
+        .unwrap();
+    ok(&o);
+    let desired = |p: &Path| -> String {
+        read(&p.join("controllers.csv"))
+            .lines()
+            .find(|l| l.starts_with("Deployment,default,web,"))
+            .and_then(|l| l.split(',').nth(3).map(str::to_string))
+            .unwrap_or_else(|| panic!("no web row in {}", p.display()))
+    };
+    assert_eq!(desired(&out), "180");
+    assert_eq!(desired(&out.join("branches/fifty")), "50");
+    assert_eq!(desired(&out.join("branches/double")), "360");
+}

@@ -158,6 +158,11 @@ impl Default for ControllerScale {
 /// The annotation that gives one controller object its replica factor (see [`ControllerScale`]).
 pub const SCALE_ANNOTATION: &str = "ksim.io/scale";
 
+/// On an `UpdateObject` of a controller: its counts are final, not multiplied by the
+/// controller's factor (`"true"`). A what-if fork's `scale:` sets replicas this way, so a
+/// variant's count is the count that runs whatever `controllerScale` says.
+pub const UNSCALED_ANNOTATION: &str = "ksim.io/unscaled";
+
 /// The largest factor accepted (a typo guard: 1000 × a Deployment of 1000 is a million pods).
 pub const MAX_SCALE: f64 = 1000.0;
 

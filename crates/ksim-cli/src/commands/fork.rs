@@ -510,6 +510,12 @@ fn apply_variant(v: &Variant, sim: &mut Simulation, t: SimTime) -> anyhow::Resul
             }
         };
         w.spec.replicas = Some(to);
+        // The variant's count is what runs: not multiplied again by the scenario's
+        // controllerScale (the current count, which `x` multiplies, already is).
+        w.metadata.annotations.insert(
+            ksim_engine::config::UNSCALED_ANNOTATION.to_string(),
+            "true".to_string(),
+        );
         let object = match s.kind {
             ObjectKind::Deployment => ApiObject::Deployment(w),
             ObjectKind::ReplicaSet => ApiObject::ReplicaSet(w),

@@ -319,11 +319,19 @@ impl Simulation {
             )));
         };
         w.metadata.uid = c.obj.metadata.uid.clone();
-        // The factor chosen at creation; the update's own annotation does not change it.
+        // The factor chosen at creation; the update's own annotation does not change it. An
+        // update marked unscaled (a fork's `scale:`) already has its final counts.
         w.metadata
             .annotations
             .remove(crate::config::SCALE_ANNOTATION);
-        scale::apply(kind, &mut w.spec, c.scale);
+        let unscaled = w
+            .metadata
+            .annotations
+            .remove(crate::config::UNSCALED_ANNOTATION)
+            .is_some_and(|v| v == "true");
+        if !unscaled {
+            scale::apply(kind, &mut w.spec, c.scale);
+        }
         c.hash = template_hash(&w.spec.template);
         if c.obj.spec != w.spec {
             c.changed_at = now;
