@@ -77,6 +77,13 @@ impl Diagnosis {
 }
 
 fn add_sorted(v: &mut Vec<&'static str>, s: &'static str) {
+    // A rejecting plugin is usually there already, named by the same constant: found by
+    // address, without comparing bytes (every failing node of a cycle comes here).
+    if v.iter()
+        .any(|x| x.as_ptr() == s.as_ptr() && x.len() == s.len())
+    {
+        return;
+    }
     if let Err(i) = v.binary_search(&s) {
         v.insert(i, s);
     }

@@ -254,6 +254,11 @@ impl NominatedPods for NoNominatedPods {
 /// of `framework.Handle` preemption uses): the PreFilter extensions and the filters with
 /// nominated pods, for dry runs. [`Framework`](crate::framework::Framework) implements it.
 pub trait PluginsRunner {
+    /// Whether the PreFilter extensions (AddPod / RemovePod) would run any plugin for `state`;
+    /// when not, they leave the state unchanged. Conservatively `true` by default.
+    fn pre_filter_extensions_active(&self, _state: &CycleState) -> bool {
+        true
+    }
     /// `RunPreFilterExtensionAddPod`.
     fn run_pre_filter_add_pod(
         &self,

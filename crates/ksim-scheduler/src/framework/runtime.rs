@@ -238,12 +238,10 @@ impl Framework {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
+        // Plugins without extensions first: the skip test compares names.
         for p in &self.pre_filter {
-            if state.should_skip_filter(p.name()) {
-                continue;
-            }
             if let Some(pf) = p.as_pre_filter() {
-                if !pf.has_extensions() {
+                if !pf.has_extensions() || state.should_skip_filter(p.name()) {
                     continue;
                 }
                 let s = pf.add_pod(state, pod, to_add, node, snapshot);
@@ -259,6 +257,16 @@ impl Framework {
         Status::success()
     }
 
+    /// Whether `run_pre_filter_add_pod` / `run_pre_filter_remove_pod` would call any plugin
+    /// for this cycle's state (a PreFilter plugin with extensions that was not skipped). When
+    /// not, adding or removing pods in a dry run leaves the cycle state as it is.
+    pub fn pre_filter_extensions_active(&self, state: &CycleState) -> bool {
+        self.pre_filter.iter().any(|p| {
+            p.as_pre_filter()
+                .is_some_and(|pf| pf.has_extensions() && !state.should_skip_filter(p.name()))
+        })
+    }
+
     /// `RunPreFilterExtensionRemovePod`.
     pub fn run_pre_filter_remove_pod(
         &self,
@@ -268,12 +276,10 @@ impl Framework {
         node: &NodeInfo,
         snapshot: &Snapshot,
     ) -> Status {
+        // Plugins without extensions first: the skip test compares names.
         for p in &self.pre_filter {
-            if state.should_skip_filter(p.name()) {
-                continue;
-            }
             if let Some(pf) = p.as_pre_filter() {
-                if !pf.has_extensions() {
+                if !pf.has_extensions() || state.should_skip_filter(p.name()) {
                     continue;
                 }
                 let s = pf.remove_pod(state, pod, to_remove, node, snapshot);
@@ -642,6 +648,10 @@ impl ScoreTable {
 }
 
 impl PluginsRunner for Framework {
+    fn pre_filter_extensions_active(&self, state: &CycleState) -> bool {
+        Framework::pre_filter_extensions_active(self, state)
+    }
+
     fn run_pre_filter_add_pod(
         &self,
         state: &mut CycleState,

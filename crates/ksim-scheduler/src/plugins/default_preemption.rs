@@ -279,6 +279,9 @@ fn select_victims_on_node(
 ) -> (Vec<Arc<PodInfo>>, i64, Status) {
     let fw = ctx.framework;
     let snapshot = ctx.snapshot;
+    // Whether the PreFilter extensions run at all for this pod: when not, removing and adding
+    // pods changes only the node, and the calls (one per pod moved) are skipped.
+    let extensions = fw.pre_filter_extensions_active(state);
     let remove = |state: &mut CycleState, node: &mut NodeInfo, p: &Arc<PodInfo>| -> Status {
         if !node.remove_pod(p.uid()) {
             return Status::error(format!(
@@ -286,6 +289,9 @@ fn select_victims_on_node(
                 p.name(),
                 node.name()
             ));
+        }
+        if !extensions {
+            return Status::success();
         }
         let s = fw.run_pre_filter_remove_pod(state, pod, p, node, snapshot);
         if s.is_success() {
@@ -296,6 +302,9 @@ fn select_victims_on_node(
     };
     let add = |state: &mut CycleState, node: &mut NodeInfo, p: &Arc<PodInfo>| -> Status {
         node.add_pod(p.clone());
+        if !extensions {
+            return Status::success();
+        }
         let s = fw.run_pre_filter_add_pod(state, pod, p, node, snapshot);
         if s.is_success() {
             s

@@ -468,14 +468,32 @@ impl Plugin for Fit {
 impl PreFilterPlugin for Fit {
     fn pre_filter(
         &self,
-        _: &mut CycleState,
-        _: &PodInfo,
+        state: &mut CycleState,
+        pod: &PodInfo,
         _: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
-        // The pod's requests are precomputed in PodInfo; nothing to store.
+        // The pod's requests are precomputed in PodInfo. What is stored is whether any of its
+        // extended (scalar) requests is checked at all, decided once instead of per node.
+        if !pod.requests.scalar.is_empty() {
+            let checks_scalar = pod
+                .requests
+                .scalar
+                .iter()
+                .any(|(name, q)| *q != 0 && !self.ignored(name));
+            state.write(PRE_FILTER_KEY, PreFilterState { checks_scalar });
+        }
         (None, Status::success())
     }
 }
+
+/// What Filter needs of PreFilter: whether a scalar request is checked against the nodes
+/// (false when every one is zero or ignored by `ignoredResources` / `ignoredResourceGroups`).
+#[derive(Clone)]
+struct PreFilterState {
+    checks_scalar: bool,
+}
+
+const PRE_FILTER_KEY: &str = "PreFilterNodeResourcesFit";
 
 impl Fit {
     fn ignored(&self, name: &str) -> bool {
@@ -491,7 +509,7 @@ impl Fit {
 }
 
 impl FilterPlugin for Fit {
-    fn filter(&self, _: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         let (req, alloc, used) = (&pod.requests, &node.allocatable, &node.requested);
         // The common verdict first, with nothing to build: room for one more pod and for each
         // core request, no extended resources. Anything else takes the full check below.
@@ -504,11 +522,34 @@ impl FilterPlugin for Fit {
         if fits {
             return FilterResult::PASS;
         }
-        self.filter_reasons(pod, node)
+        self.filter_slow(state, pod, node)
     }
 }
 
 impl Fit {
+    /// The verdict when the common one did not pass: a pod whose extended requests are all
+    /// zero or ignored (PreFilter found none to check) passes on room and core requests alone;
+    /// anything else takes the full check.
+    #[cold]
+    #[inline(never)]
+    fn filter_slow(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        let (req, alloc, used) = (&pod.requests, &node.allocatable, &node.requested);
+        let no_scalar_check = !req.scalar.is_empty()
+            && state
+                .read::<PreFilterState>(PRE_FILTER_KEY)
+                .is_some_and(|s| !s.checks_scalar);
+        if no_scalar_check
+            && (node.pods.len() as i64) < alloc.allowed_pod_number
+            && (req.milli_cpu <= 0 || req.milli_cpu <= alloc.milli_cpu - used.milli_cpu)
+            && (req.memory <= 0 || req.memory <= alloc.memory - used.memory)
+            && (req.ephemeral_storage <= 0
+                || req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage)
+        {
+            return FilterResult::PASS;
+        }
+        self.filter_reasons(pod, node)
+    }
+
     /// `fitsRequest`: every insufficient resource, in upstream's order.
     #[cold]
     #[inline(never)]

@@ -60,13 +60,25 @@ impl Evaluator<'_> {
         let mut node_statuses = NodeToStatus::new(snapshot.len());
         let mut errs: Vec<String> = Vec::new();
         let n = potential.len();
+        // Each node gets a private copy of the cycle state, since the PreFilter extensions
+        // update it as pods are removed and added back. When no extension runs for this pod,
+        // nothing writes to the copy, and one copy serves every node.
+        let mut shared_state =
+            (!ctx.framework.pre_filter_extensions_active(state)).then(|| state.clone());
         for i in 0..n {
             let idx = potential[(offset + i) % n];
             let mut node = snapshot.nodes[idx].clone();
-            let mut state_copy = state.clone();
-            let (victims, num_pdb_violations, status) =
-                self.interface
-                    .select_victims_on_node(ctx, &mut state_copy, pod, &mut node, pdbs);
+            let mut own_state;
+            let state_copy = match shared_state.as_mut() {
+                Some(s) => s,
+                None => {
+                    own_state = state.clone();
+                    &mut own_state
+                }
+            };
+            let (victims, num_pdb_violations, status) = self
+                .interface
+                .select_victims_on_node(ctx, state_copy, pod, &mut node, pdbs);
             if status.is_success() && !victims.is_empty() {
                 let c = Candidate {
                     node: idx,
