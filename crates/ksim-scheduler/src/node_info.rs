@@ -357,6 +357,40 @@ impl ClusterObjects {
         old
     }
 
+    /// Lists a ReplicaSet (`stateful` false) or StatefulSet for the listers that
+    /// PodTopologySpread's `DefaultSelector` reads, replacing one with the same namespace and
+    /// name. The engine calls it for the sets its controllers create while the run goes (a
+    /// Deployment's ReplicaSets, a `CreateObject`), as the API server's informers would list them.
+    pub fn put_workload_set(&mut self, stateful: bool, set: WorkloadSet) {
+        let list = if stateful {
+            &mut self.stateful_sets
+        } else {
+            &mut self.replica_sets
+        };
+        let same = |w: &WorkloadSet| {
+            namespace_or_default(&w.metadata.namespace)
+                == namespace_or_default(&set.metadata.namespace)
+                && w.metadata.name == set.metadata.name
+        };
+        match list.iter_mut().find(|w| same(w)) {
+            Some(w) => *w = set,
+            None => list.push(set),
+        }
+    }
+
+    /// Removes a ReplicaSet (`stateful` false) or StatefulSet from the listers.
+    pub fn remove_workload_set(&mut self, stateful: bool, namespace: &str, name: &str) {
+        let list = if stateful {
+            &mut self.stateful_sets
+        } else {
+            &mut self.replica_sets
+        };
+        list.retain(|w| {
+            !(namespace_or_default(&w.metadata.namespace) == namespace_or_default(namespace)
+                && w.metadata.name == name)
+        });
+    }
+
     /// Deletes an object; returns it, or `None` when there was none.
     pub fn delete_object(
         &mut self,
@@ -795,4 +829,13 @@ pub fn zone_key(node: &Node) -> String {
 /// list, which the API server returns sorted by name, whatever order a file lists them in.
 pub fn initial_node_order<T: std::borrow::Borrow<Node>>(nodes: &mut [T]) {
     nodes.sort_by(|a, b| a.borrow().metadata.name.cmp(&b.borrow().metadata.name));
+}
+
+/// An object's namespace, `default` when empty.
+fn namespace_or_default(ns: &str) -> &str {
+    if ns.is_empty() {
+        "default"
+    } else {
+        ns
+    }
 }

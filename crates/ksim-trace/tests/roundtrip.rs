@@ -246,6 +246,8 @@ fn controllers_survive_dump_import_replay() {
         job_ends: BTreeMap<String, SimTime>,
         /// (desired, live, running, succeeded, completed_at) per controller at the end.
         end: BTreeMap<String, (i64, u64, u64, u64, Option<SimTime>)>,
+        /// Each controller's binds: (time, node).
+        bound: BTreeMap<String, Vec<(SimTime, String)>>,
     }
     let run = |scenario: &Path, dump_at: Option<SimTime>| -> (Seen, Option<serde_json::Value>) {
         let plan = ksim_trace::load_scenario(scenario).expect("scenario");
@@ -281,6 +283,15 @@ fn controllers_survive_dump_import_replay() {
                 owner.insert(name.clone(), o.clone());
                 seen.created.entry(o).or_default().push(*at);
             }
+            Record::PodBound { at, name, node, .. } => {
+                if let Some(o) = owner.get(name) {
+                    let o: &String = o;
+                    seen.bound
+                        .entry(o.clone())
+                        .or_default()
+                        .push((*at, node.clone()));
+                }
+            }
             Record::PodEnded {
                 at, name, outcome, ..
             } if *outcome == Outcome::Succeeded => {
@@ -311,7 +322,18 @@ fn controllers_survive_dump_import_replay() {
     let d = dir.path();
     std::fs::write(d.join("objects.yaml"), OBJECTS).unwrap();
     std::fs::write(d.join("events.jsonl"), scale_up("300s")).unwrap();
-    let pool = "pools: [{name: p, count: 4, template: {status: {capacity: {cpu: '8', memory: 32Gi, pods: '110'}}}}]";
+    // Nodes of distinct sizes: no scoring tie, so that the placements after the cut do not
+    // depend on the tie-break RNG, whose state a dump does not carry.
+    let pool = format!(
+        "pools: [{}]",
+        (0..4)
+            .map(|i| format!(
+                "{{name: p{i}, count: 1, template: {{status: {{capacity: {{cpu: '{}', memory: 32Gi, pods: '110'}}}}}}}}",
+                8 + i
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     std::fs::write(
         d.join("full.yaml"),
         format!("name: full\nseed: 5\nhorizon: 900s\ncluster:\n  {pool}\n  objectsFiles: [objects.yaml]\nworkload: {{traces: [events.jsonl]}}\ncosts: {{podStartup: 5s}}\n"),
@@ -414,4 +436,30 @@ fn controllers_survive_dump_import_replay() {
         }
     }
     assert_eq!(compared, 2, "{:?}", replay.job_ends);
+    // The same placements after the cut: each controller's pods bound at the same instants on
+    // the same nodes (pods created after the cut are named from the replay's seed, so they are
+    // compared by their controller, not by name). This needs the Deployment's ReplicaSet in the
+    // scheduler's listers in both runs: PodTopologySpread's default constraints spread by it.
+    let binds_after =
+        |s: &Seen, from: SimTime, shift: i64| -> BTreeMap<String, Vec<(i64, String)>> {
+            s.bound
+                .iter()
+                .map(|(o, v)| {
+                    let mut b: Vec<(i64, String)> = v
+                        .iter()
+                        .filter(|(t, _)| *t > from)
+                        .map(|(t, n)| (t.0 + shift, n.clone()))
+                        .collect();
+                    b.sort();
+                    (o.clone(), b)
+                })
+                .filter(|(_, b)| !b.is_empty())
+                .collect()
+        };
+    let (fb, rb) = (
+        binds_after(&full, cut, 0),
+        binds_after(&replay, SimTime::ZERO, cut.0),
+    );
+    assert!(fb.values().map(Vec::len).sum::<usize>() >= 5, "{fb:?}");
+    assert_eq!(fb, rb, "placements after the cut differ");
 }

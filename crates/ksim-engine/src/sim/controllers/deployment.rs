@@ -32,11 +32,28 @@ impl Simulation {
         c.desired = i64::from(d);
         let new = c.hash.clone();
         let next = c.rs.values().map(|r| r.order + 1).max().unwrap_or(0);
+        let made = !c.rs.contains_key(&new);
         c.rs.entry(new.clone()).or_insert_with(|| OwnedRs {
             replicas: 0,
             template: c.obj.spec.template.clone(),
             order: next,
         });
+        if made {
+            // The new ReplicaSet exists from now on: listed for PodTopologySpread's
+            // DefaultSelector, with the Deployment's selector plus its pod-template-hash.
+            let mut selector = c.obj.spec.selector.clone().unwrap_or_default();
+            selector
+                .match_labels
+                .insert("pod-template-hash".to_string(), new.clone());
+            let (ns, name) = (
+                c.obj.metadata.namespace.clone(),
+                format!("{}-{new}", c.obj.metadata.name),
+            );
+            self.list_workload_set(false, &ns, &name, Some(0), Some(selector));
+        }
+        let Some(c) = self.controllers.ctls.get_mut(key) else {
+            return;
+        };
         let min_ready =
             SimDuration::from_secs(i64::from(c.obj.spec.min_ready_seconds.unwrap_or(0)));
         let (surge, unavail) = c.obj.surge_and_unavailable();

@@ -22,6 +22,7 @@
 //! deletes pods at once (no graceful termination).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use ksim_api::meta::OwnerReference;
 use ksim_api::object::{ApiObject, ObjectKind};
@@ -267,6 +268,15 @@ impl Simulation {
             w.metadata.uid = format!("{}-{}-uid", kind.as_str().to_lowercase(), key.len());
         }
         let hash = template_hash(&w.spec.template);
+        if matches!(kind, ObjectKind::ReplicaSet | ObjectKind::StatefulSet) {
+            self.list_workload_set(
+                kind == ObjectKind::StatefulSet,
+                &w.metadata.namespace,
+                &w.metadata.name,
+                w.spec.replicas,
+                w.spec.selector.clone(),
+            );
+        }
         self.controllers.ctls.insert(
             key.clone(),
             Controller {
@@ -291,6 +301,27 @@ impl Simulation {
         );
         self.queue_reconcile(&key);
         Ok(())
+    }
+
+    /// Lists a ReplicaSet or StatefulSet that exists from now on for PodTopologySpread's
+    /// `DefaultSelector` (upstream reads it through the informer's lister).
+    pub(super) fn list_workload_set(
+        &mut self,
+        stateful: bool,
+        namespace: &str,
+        name: &str,
+        replicas: Option<i32>,
+        selector: Option<ksim_api::meta::LabelSelector>,
+    ) {
+        let set = ksim_api::WorkloadSet {
+            metadata: ksim_api::ObjectMeta {
+                name: name.to_string(),
+                namespace: namespace.to_string(),
+                ..Default::default()
+            },
+            spec: ksim_api::WorkloadSetSpec { replicas, selector },
+        };
+        Arc::make_mut(&mut self.snapshot.objects).put_workload_set(stateful, set);
     }
 
     /// `UpdateObject` of a workload: a new spec (scale, template change).
@@ -360,6 +391,23 @@ impl Simulation {
         let Some(c) = self.controllers.ctls.remove(&key) else {
             return Err(self.input_err(format!("DeleteObject: {kind} {ns}/{name} does not exist")));
         };
+        // Its ReplicaSets (a Deployment's) or itself leave the scheduler's listers.
+        match kind {
+            ObjectKind::ReplicaSet | ObjectKind::StatefulSet => {
+                Arc::make_mut(&mut self.snapshot.objects).remove_workload_set(
+                    kind == ObjectKind::StatefulSet,
+                    ns,
+                    name,
+                );
+            }
+            ObjectKind::Deployment => {
+                let objects = Arc::make_mut(&mut self.snapshot.objects);
+                for h in c.rs.keys() {
+                    objects.remove_workload_set(false, ns, &format!("{name}-{h}"));
+                }
+            }
+            _ => {}
+        }
         for p in c.pods.keys() {
             self.delete_owned_pod(p, obs);
         }
