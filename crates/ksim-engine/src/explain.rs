@@ -96,6 +96,36 @@ pub fn status_json(s: &Status) -> Value {
     })
 }
 
+/// Entries that are equal but for their node, each kept once with its `nodes` (in the order
+/// they were added; groups in the order of their first node).
+#[derive(Default)]
+struct NodeGroups<'n> {
+    groups: Vec<(Value, Vec<&'n str>)>,
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl<'n> NodeGroups<'n> {
+    fn add(&mut self, entry: Value, node: &'n str) {
+        let groups = &mut self.groups;
+        let g = *self.index.entry(entry.to_string()).or_insert_with(|| {
+            groups.push((entry, Vec::new()));
+            groups.len() - 1
+        });
+        self.groups[g].1.push(node);
+    }
+
+    /// Each entry with its `nodes` added.
+    fn into_values(self) -> Vec<Value> {
+        self.groups
+            .into_iter()
+            .map(|(mut v, nodes)| {
+                v["nodes"] = json!(nodes);
+                v
+            })
+            .collect()
+    }
+}
+
 /// The per-node filter results, grouped: each distinct rejection status once with the nodes
 /// that got it (`rejected`, groups in the order of their first node, nodes in the cycle's
 /// order), the feasible nodes (`passed`), and the status every unlisted node shares
@@ -103,33 +133,18 @@ pub fn status_json(s: &Status) -> Value {
 /// thousands of nodes small: most nodes share a handful of statuses. [`expand_record`] turns
 /// it back into one entry per node.
 pub fn filter_json(snapshot: &Snapshot, statuses: &NodeToStatus, feasible: &[usize]) -> Value {
-    let mut groups: Vec<(Value, Vec<&str>)> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut rejected = NodeGroups::default();
     for (i, s) in statuses.iter() {
-        let Some(n) = snapshot.nodes.get(i) else {
-            continue;
-        };
-        let st = status_json(s);
-        let key = st.to_string();
-        let g = *index.entry(key).or_insert_with(|| {
-            groups.push((st, Vec::new()));
-            groups.len() - 1
-        });
-        groups[g].1.push(n.name());
+        if let Some(n) = snapshot.nodes.get(i) {
+            rejected.add(status_json(s), n.name());
+        }
     }
-    let rejected: Vec<Value> = groups
-        .into_iter()
-        .map(|(mut st, nodes)| {
-            st["nodes"] = json!(nodes);
-            st
-        })
-        .collect();
     let passed: Vec<&str> = feasible
         .iter()
         .filter_map(|&i| snapshot.nodes.get(i).map(|n| n.name()))
         .collect();
     json!({
-        "rejected": rejected,
+        "rejected": rejected.into_values(),
         "passed": passed,
         "others": statuses.absent.as_ref().map(status_json),
     })
@@ -354,8 +369,7 @@ pub fn attempt_json(cx: &AttemptContext<'_>, res: &Result<ScheduleResult, Schedu
 pub fn misses_json(cx: &AttemptContext<'_>, statuses: &NodeToStatus) -> Value {
     // Nodes whose entries are equal but for the node (a pool behind one taint, nodes with the
     // same usage) share one entry with their `nodes`.
-    let mut out: Vec<(Value, Vec<&str>)> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out = NodeGroups::default();
     for (i, s) in statuses.iter() {
         if s.plugin.is_empty() || !s.is_rejected() {
             continue;
@@ -377,34 +391,15 @@ pub fn misses_json(cx: &AttemptContext<'_>, statuses: &NodeToStatus) -> Value {
                 if let Some(d) = miss_detail(name, cx.pod, n) {
                     v["detail"] = d;
                 }
-                group(&mut out, &mut index, v, node.name());
+                out.add(v, node.name());
             }
             _ => {
                 let names: Vec<&str> = failed.iter().map(|f| f.0).collect();
-                group(&mut out, &mut index, json!({"plugins": names}), node.name());
+                out.add(json!({"plugins": names}), node.name());
             }
         }
     }
-    fn group<'n>(
-        out: &mut Vec<(Value, Vec<&'n str>)>,
-        index: &mut std::collections::HashMap<String, usize>,
-        entry: Value,
-        node: &'n str,
-    ) {
-        let g = *index.entry(entry.to_string()).or_insert_with(|| {
-            out.push((entry, Vec::new()));
-            out.len() - 1
-        });
-        out[g].1.push(node);
-    }
-    Value::Array(
-        out.into_iter()
-            .map(|(mut v, nodes)| {
-                v["nodes"] = json!(nodes);
-                v
-            })
-            .collect(),
-    )
+    Value::Array(out.into_values())
 }
 
 /// Runs each active Filter plugin alone on `node` — as `RunFilterPluginsWithNominatedPods`

@@ -49,7 +49,7 @@ impl Simulation {
                 c.obj.metadata.namespace.clone(),
                 format!("{}-{new}", c.obj.metadata.name),
             );
-            self.list_workload_set(false, &ns, &name, Some(0), Some(selector));
+            self.list_workload_set(false, &ns, &name, Some(selector));
         }
         let Some(c) = self.controllers.ctls.get_mut(key) else {
             return;

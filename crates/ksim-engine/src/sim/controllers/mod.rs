@@ -273,7 +273,6 @@ impl Simulation {
                 kind == ObjectKind::StatefulSet,
                 &w.metadata.namespace,
                 &w.metadata.name,
-                w.spec.replicas,
                 w.spec.selector.clone(),
             );
         }
@@ -304,13 +303,13 @@ impl Simulation {
     }
 
     /// Lists a ReplicaSet or StatefulSet that exists from now on for PodTopologySpread's
-    /// `DefaultSelector` (upstream reads it through the informer's lister).
+    /// `DefaultSelector` (upstream reads it through the informer's lister). Only the selector
+    /// is read there; the replica count lives in the controller, so none is copied.
     pub(super) fn list_workload_set(
         &mut self,
         stateful: bool,
         namespace: &str,
         name: &str,
-        replicas: Option<i32>,
         selector: Option<ksim_api::meta::LabelSelector>,
     ) {
         let set = ksim_api::WorkloadSet {
@@ -319,7 +318,10 @@ impl Simulation {
                 namespace: namespace.to_string(),
                 ..Default::default()
             },
-            spec: ksim_api::WorkloadSetSpec { replicas, selector },
+            spec: ksim_api::WorkloadSetSpec {
+                replicas: None,
+                selector,
+            },
         };
         Arc::make_mut(&mut self.snapshot.objects).put_workload_set(stateful, set);
     }
