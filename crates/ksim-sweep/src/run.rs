@@ -38,6 +38,36 @@ pub fn run_plan_with(
     run_plan_explain(plan, out, event_log, progress, extra, None, None)
 }
 
+/// The simulation of a scenario plan, ready to run: its events seeded, initial nodes with only
+/// `generateName` named first from the seed's stream (before the simulation inserts the nodes
+/// in name order), `--explain` and `--dump-at` set, the events added as its source. Every run
+/// path builds it here, so a fork's trunk is the simulation a plain run would be.
+pub fn simulation_of(
+    plan: ScenarioPlan,
+    explain: Option<ksim_engine::explain::ExplainSelector>,
+    dump_at: Option<SimTime>,
+) -> Result<Simulation, ksim_engine::SimError> {
+    let mut events = plan.events;
+    events.set_seed(plan.engine.seed);
+    let mut nodes = plan.nodes;
+    events.name_initial_nodes(&mut nodes);
+    let mut sim = Simulation::new(
+        plan.engine,
+        &plan.scheduler,
+        &Registry::in_tree(),
+        nodes,
+        plan.objects,
+    )?;
+    if let Some(sel) = explain {
+        sim.set_explain(sel);
+    }
+    if let Some(t) = dump_at {
+        sim.set_dump_at(t);
+    }
+    sim.add_source(Box::new(events))?;
+    Ok(sim)
+}
+
 /// [`run_plan_with`], also recording the selected pods' attempts into `explain.jsonl`, and
 /// with `dump_at` the cluster at that instant into `cluster-dump.json`.
 pub fn run_plan_explain(
@@ -57,30 +87,8 @@ pub fn run_plan_explain(
     // Written into a staging folder, swapped into place only when complete: an interrupted
     // run leaves the previous output as it was.
     let staged = ksim_report::StagedDir::begin(out)?;
-    let seed = plan.engine.seed;
-    let mut events = plan.events;
-    events.set_seed(seed);
-    // Initial nodes with only `generateName` are named first from the seed's stream, before
-    // the simulation inserts the nodes in name order.
-    let mut nodes = plan.nodes;
-    events.name_initial_nodes(&mut nodes);
-    let mut sim = Simulation::new(
-        plan.engine,
-        &plan.scheduler,
-        &Registry::in_tree(),
-        nodes,
-        plan.objects,
-    )
-    .map_err(|e| run_err(e.to_string()))?;
     let explaining = explain.is_some();
-    if let Some(sel) = explain {
-        sim.set_explain(sel);
-    }
-    if let Some(t) = dump_at {
-        sim.set_dump_at(t);
-    }
-    sim.add_source(Box::new(events))
-        .map_err(|e| run_err(e.to_string()))?;
+    let mut sim = simulation_of(plan, explain, dump_at).map_err(|e| run_err(e.to_string()))?;
     let dir = staged.path();
     for (name, text) in extra {
         let path = dir.join(name);

@@ -47,7 +47,6 @@ use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::Node;
 use ksim_engine::explain::ExplainSelector;
 use ksim_engine::{InputEvent, Observer, Record, SimTime, Simulation};
-use ksim_scheduler::framework::Registry;
 use ksim_trace::scenario::{pool_nodes, NodePool};
 use ksim_trace::{ScenarioPlan, TraceError};
 use rayon::prelude::*;
@@ -594,29 +593,11 @@ pub fn run_forked(
         }
     }
     let staged = ksim_report::StagedDir::begin(out)?;
-    let seed = plan.engine.seed;
     let label = plan.name.clone();
     let horizon = plan.engine.horizon;
-    let mut events = plan.events;
-    events.set_seed(seed);
-    let mut nodes = plan.nodes;
-    events.name_initial_nodes(&mut nodes);
-    let mut sim = Simulation::new(
-        plan.engine,
-        &plan.scheduler,
-        &Registry::in_tree(),
-        nodes,
-        plan.objects,
-    )
-    .map_err(|e| anyhow!("{}: {e}", plan.source))?;
-    if let Some(sel) = f.explain.clone() {
-        sim.set_explain(sel);
-    }
-    if let Some(t) = f.dump_at {
-        sim.set_dump_at(t);
-    }
-    sim.add_source(Box::new(events))
-        .map_err(|e| anyhow!("{}: {e}", plan.source))?;
+    let source = plan.source.clone();
+    let mut sim = ksim_sweep::run::simulation_of(plan, f.explain.clone(), f.dump_at)
+        .map_err(|e| anyhow!("{source}: {e}"))?;
     // The trunk: every record up to the fork instant is kept for the branches.
     let mut prefix: Vec<Record> = Vec::new();
     let mut progress = VirtualTimeProgress::new(&label, horizon);
@@ -626,7 +607,7 @@ pub fn run_forked(
             prefix.push(r.clone());
         };
         sim.run_to(f.at, &mut obs)
-            .map_err(|e| anyhow!("{}: {e}", plan.source))?
+            .map_err(|e| anyhow!("{source}: {e}"))?
     };
     progress.finish();
     if !running {
@@ -639,7 +620,7 @@ pub fn run_forked(
     }
     let branches = sim
         .fork(1 + f.variants.len())
-        .map_err(|e| anyhow!("{}: {e}", plan.source))?;
+        .map_err(|e| anyhow!("{source}: {e}"))?;
     // Every variant is applied (and checked) before any branch runs.
     let mut todo = Vec::with_capacity(branches.len());
     for (i, mut b) in branches.into_iter().enumerate() {
@@ -669,7 +650,6 @@ pub fn run_forked(
     // The branches run in parallel (one simulation per thread, each writing its own folder:
     // nothing in any output depends on it); one bar counts the finished branches.
     let bar = crate::progress::RunsProgress::new(&format!("{label} branches"), todo.len() as u64);
-    let source = plan.source.clone();
     let results: Vec<anyhow::Result<ksim_report::Summary>> = todo
         .into_par_iter()
         .map(|(dir, name, b)| {
