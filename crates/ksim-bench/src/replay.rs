@@ -131,7 +131,8 @@ pub fn run(spec: &ReplaySpec) -> Result<ReplayResult, BenchError> {
         interval: spec.interval,
         run_for: spec.run_for,
     };
-    sim.add_source(Box::new(src))
+    // Generated on a second thread, ahead of the engine (the same events in the same order).
+    sim.add_source(Box::new(ksim_engine::Prefetch::new(Box::new(src))))
         .map_err(|e| BenchError::Engine(e.to_string()))?;
     let mut obs = Counter::default();
     let start = Instant::now();

@@ -142,3 +142,155 @@ impl EventSource for VecSource {
         Ok(self.events.next())
     }
 }
+
+/// What [`Prefetch`]'s reader thread hands over per event: the event and where it was read,
+/// the end, or the source's error.
+type Prefetched = Result<Option<(TimedEvent, Option<SourcePos>)>, SourceError>;
+
+/// Events per hand-over from [`Prefetch`]'s reader thread.
+const PREFETCH_BATCH: usize = 256;
+
+/// An [`EventSource`] read ahead on a second thread: the wrapped source parses or generates
+/// its events while the engine applies earlier ones. Events, their positions, the end and an
+/// error come out exactly as the source gives them and in its order (one reader, one queue), so
+/// a run is the same with or without it; the reader stops at the source's end or first error,
+/// and at most a few batches ahead of the engine.
+pub struct Prefetch {
+    rx: std::sync::mpsc::Receiver<Vec<Prefetched>>,
+    batch: std::vec::IntoIter<Prefetched>,
+    last: Option<SourcePos>,
+    done: bool,
+}
+
+impl Prefetch {
+    pub fn new(mut src: Box<dyn EventSource + Send>) -> Prefetch {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Prefetched>>(4);
+        std::thread::spawn(move || loop {
+            let mut batch = Vec::with_capacity(PREFETCH_BATCH);
+            let mut end = false;
+            while !end && batch.len() < PREFETCH_BATCH {
+                let item = match src.next_event() {
+                    Ok(Some(e)) => Ok(Some((e, src.last_position()))),
+                    other => {
+                        end = true;
+                        other.map(|_| None)
+                    }
+                };
+                batch.push(item);
+            }
+            // The engine is gone (run over) or the source is: nothing more to read.
+            if tx.send(batch).is_err() || end {
+                return;
+            }
+        });
+        Prefetch {
+            rx,
+            batch: Vec::new().into_iter(),
+            last: None,
+            done: false,
+        }
+    }
+}
+
+impl EventSource for Prefetch {
+    fn next_event(&mut self) -> Result<Option<TimedEvent>, SourceError> {
+        while !self.done {
+            match self.batch.next() {
+                Some(Ok(Some((e, pos)))) => {
+                    self.last = pos;
+                    return Ok(Some(e));
+                }
+                Some(other) => {
+                    self.done = true;
+                    return other.map(|_| None);
+                }
+                None => match self.rx.recv() {
+                    Ok(b) => self.batch = b.into_iter(),
+                    Err(_) => {
+                        // The reader stopped without its end or error: it panicked.
+                        self.done = true;
+                        return Err(SourceError {
+                            message: "the event source's reader thread stopped unexpectedly".into(),
+                        });
+                    }
+                },
+            }
+        }
+        Ok(None)
+    }
+
+    fn last_position(&self) -> Option<SourcePos> {
+        self.last.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Numbered events with positions, then an error after `fail_after` events (if any).
+    struct Numbered {
+        n: usize,
+        total: usize,
+        fail_after: Option<usize>,
+    }
+
+    impl EventSource for Numbered {
+        fn next_event(&mut self) -> Result<Option<TimedEvent>, SourceError> {
+            if self.fail_after == Some(self.n) {
+                return Err(SourceError {
+                    message: format!("t.jsonl:{}: bad", self.n + 1),
+                });
+            }
+            if self.n == self.total {
+                return Ok(None);
+            }
+            self.n += 1;
+            Ok(Some(TimedEvent {
+                at: SimTime(self.n as i64),
+                event: InputEvent::RemoveNode {
+                    name: format!("n{}", self.n),
+                },
+            }))
+        }
+        fn last_position(&self) -> Option<SourcePos> {
+            Some(SourcePos {
+                file: "t.jsonl".into(),
+                line: self.n as u64,
+            })
+        }
+    }
+
+    fn drain(src: &mut dyn EventSource) -> Vec<Result<(TimedEvent, Option<SourcePos>), String>> {
+        let mut out = Vec::new();
+        loop {
+            match src.next_event() {
+                Ok(Some(e)) => out.push(Ok((e, src.last_position()))),
+                Ok(None) => return out,
+                Err(e) => {
+                    out.push(Err(e.message));
+                    return out;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prefetch_gives_the_source_s_events_positions_end_and_error_in_order() {
+        for (total, fail_after) in [(0, None), (3, None), (1000, None), (600, Some(517))] {
+            let direct = drain(&mut Numbered {
+                n: 0,
+                total,
+                fail_after,
+            });
+            let mut pre = Prefetch::new(Box::new(Numbered {
+                n: 0,
+                total,
+                fail_after,
+            }));
+            assert_eq!(drain(&mut pre), direct, "{total} {fail_after:?}");
+            // Past the end (or the error) it stays ended.
+            assert_eq!(pre.next_event().map(|e| e.is_none()).ok(), Some(true));
+        }
+    }
+}

@@ -61,6 +61,8 @@ impl NodeFlags {
     pub const UNSCHEDULABLE: NodeFlags = NodeFlags(1);
     /// The node has at least one taint.
     pub const TAINTED: NodeFlags = NodeFlags(2);
+    /// `status.images` names at least one image (otherwise the node's image states are empty).
+    pub const IMAGES: NodeFlags = NodeFlags(4);
 
     fn of(node: &Node) -> NodeFlags {
         let mut f = NodeFlags::NONE;
@@ -69,6 +71,9 @@ impl NodeFlags {
         }
         if !node.spec.taints.is_empty() {
             f = f | NodeFlags::TAINTED;
+        }
+        if node.status.images.iter().any(|i| !i.names.is_empty()) {
+            f = f | NodeFlags::IMAGES;
         }
         f
     }
@@ -129,6 +134,13 @@ impl NodeInfo {
     #[inline]
     pub fn tainted(&self) -> bool {
         self.flags.intersects(NodeFlags::TAINTED)
+    }
+
+    /// Whether the node object names any image: when not, its image states are empty, so
+    /// ImageLocality reads this bit (beside the counters) instead of the map.
+    #[inline]
+    pub fn lists_images(&self) -> bool {
+        self.flags.intersects(NodeFlags::IMAGES)
     }
 
     /// Replaces the node object, keeping the pods (a node update).

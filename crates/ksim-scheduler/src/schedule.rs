@@ -490,7 +490,34 @@ impl Algorithm {
         // still recorded (and advance the next cycle's start index); the extra node is dropped.
         // Position in the candidate list, wrapping at its end (no division per node).
         let mut pos = start % num_all;
-        for _ in 0..num_all {
+        // Over every node of the snapshot (no PreFilter restriction, no nominated pod), runs of
+        // nodes the plugins vouch for are taken in one call per run
+        // (`Framework::leading_passes`), at most as many as are still wanted; the node that
+        // ends a run goes through the loop below like any node, so the result is the same.
+        let batch = no_nominations && matches!(nodes, Candidates::All(_));
+        let mut left = num_all;
+        while left > 0 {
+            if batch && feasible.len() < to_find {
+                // The run ends at the wrap of the round-robin or at the last node to visit.
+                let end = num_all.min(pos + left);
+                let k = fwk.leading_passes(
+                    &filters,
+                    state,
+                    pod,
+                    &snapshot.nodes[pos..end],
+                    to_find - feasible.len(),
+                );
+                feasible.extend(pos..pos + k);
+                left -= k;
+                pos += k;
+                if pos == num_all {
+                    pos = 0;
+                }
+                if left == 0 {
+                    break;
+                }
+            }
+            left -= 1;
             let idx = nodes.get(pos);
             pos += 1;
             if pos == num_all {
@@ -607,12 +634,14 @@ impl Algorithm {
     fn select_host(&mut self, feasible: &[usize]) -> usize {
         let totals = &self.scores.totals;
         let mut best = 0;
+        let mut top = totals.first().copied().unwrap_or_default();
         let mut count = 1u32;
-        for i in 1..totals.len() {
-            if totals[i] > totals[best] {
+        for (i, &t) in totals.iter().enumerate().skip(1) {
+            if t > top {
                 best = i;
+                top = t;
                 count = 1;
-            } else if totals[i] == totals[best] {
+            } else if t == top {
                 count += 1;
                 if self.rng.random_range(0..count) == 0 {
                     best = i;

@@ -122,26 +122,43 @@ enum Ev {
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
 type Key = (SimTime, u8, u64);
 
-#[derive(Clone)]
-struct Entry {
-    key: Key,
-    ev: Ev,
+/// The pending events in key order. The heap orders (key, slot) pairs of 32 bytes; the events
+/// themselves wait in a slab of reused slots. A run keeps about one event per live pod (its
+/// completion), so the heap's sift moves and cache misses are those of small pairs, not of
+/// whole events. Keys are unique (the sequence), so the slot never decides the order: events
+/// come out exactly as a heap of the events by key would give them.
+#[derive(Clone, Default)]
+struct EventHeap {
+    heap: BinaryHeap<Reverse<(Key, u32)>>,
+    slab: Vec<Option<Ev>>,
+    free: Vec<u32>,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
+impl EventHeap {
+    fn push(&mut self, key: Key, ev: Ev) {
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = Some(ev);
+                i
+            }
+            None => {
+                self.slab.push(Some(ev));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.heap.push(Reverse((key, slot)));
     }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
+
+    /// The time of the next event.
+    fn peek_time(&self) -> Option<SimTime> {
+        self.heap.peek().map(|Reverse((k, _))| k.0)
     }
-}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&o.key)
+
+    fn pop(&mut self) -> Option<(Key, Ev)> {
+        let Reverse((key, slot)) = self.heap.pop()?;
+        let ev = self.slab[slot as usize].take()?;
+        self.free.push(slot);
+        Some((key, ev))
     }
 }
 /// The discrete-event simulation.
@@ -155,7 +172,7 @@ pub struct Simulation {
     /// `action_seq` when the clock reached `now`: actions since then are the sub-second order of
     /// this instant (start times keep it, see `set_started`).
     instant_first_action: u64,
-    heap: BinaryHeap<Reverse<Entry>>,
+    heap: EventHeap,
     sources: Vec<Box<dyn EventSource + Send>>,
     last_source_time: Vec<SimTime>,
     snapshot: Snapshot,
@@ -271,7 +288,7 @@ impl Simulation {
             seq: 0,
             action_seq: 0,
             instant_first_action: 0,
-            heap: BinaryHeap::new(),
+            heap: EventHeap::default(),
             sources: Vec::new(),
             last_source_time: Vec::new(),
             snapshot: Snapshot::build(Vec::new(), Vec::new(), Arc::new(objects)),
@@ -383,10 +400,8 @@ impl Simulation {
             self.seq += 1;
             let key = (at, 0, (idx as u64) << 48 | (self.seq & ((1 << 48) - 1)));
             self.non_flush_pending += 1;
-            self.heap.push(Reverse(Entry {
-                key,
-                ev: Ev::Input(idx, event, self.sources[idx].last_position()),
-            }));
+            let pos = self.sources[idx].last_position();
+            self.heap.push(key, Ev::Input(idx, event, pos));
         }
         Ok(())
     }
@@ -401,7 +416,7 @@ impl Simulation {
         ) {
             self.non_flush_pending += 1;
         }
-        self.heap.push(Reverse(Entry { key, ev }));
+        self.heap.push(key, ev);
     }
 
     fn next_action(&mut self) -> (i64, u64) {
@@ -520,7 +535,7 @@ impl Simulation {
         let horizon = self.cfg.horizon.unwrap_or(SimTime::MAX);
         loop {
             self.rearm_flushes();
-            let next = self.heap.peek().map(|Reverse(e)| e.key.0);
+            let next = self.heap.peek_time();
             // Start a cycle when idle and every event of this instant has been applied.
             if !self.busy && self.queue.has_poppable() && next.is_none_or(|t| t > self.now) {
                 if self.now > horizon {
@@ -532,23 +547,23 @@ impl Simulation {
             if pause.is_some_and(|p| next.is_none_or(|t| t > p)) {
                 return Ok(());
             }
-            let Some(Reverse(entry)) = self.heap.pop() else {
+            let Some((key, ev)) = self.heap.pop() else {
                 break;
             };
-            let at = entry.key.0;
+            let at = key.0;
             self.dump_if_passing(at);
             if at > horizon {
                 break;
             }
             let is_flush = matches!(
-                entry.ev,
+                ev,
                 Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
             );
             if !is_flush {
                 self.non_flush_pending -= 1;
             }
             if self.cfg.horizon.is_none() {
-                if self.stalled(&entry) {
+                if self.stalled(&ev) {
                     self.stall(obs);
                     break;
                 }
@@ -569,7 +584,7 @@ impl Simulation {
             }
             self.now = at;
             self.events_applied += 1;
-            self.apply(entry.ev, obs)?;
+            self.apply(ev, obs)?;
             if let Some(e) = self.guard_error.take() {
                 return Err(e);
             }

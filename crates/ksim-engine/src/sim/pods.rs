@@ -221,22 +221,22 @@ impl Simulation {
         if slot.info.pod.status.start_time.is_some() {
             return;
         }
-        let mut p = slot.info.pod.clone();
-        p.status.phase = "Running".into();
         // Pods started in the same instant get distinct start times in the order of the actions
         // that started them, 1 µs apart (the oracle's clock advances 1 µs per action). Preemption
         // reads the order: an earlier start is the more important pod, and a candidate node's
         // latest start time breaks ties between nodes.
         let offset = SimDuration::from_micros((self.action_seq - self.instant_first_action) as i64);
-        p.status.start_time = Some(crate::time::rfc3339(
-            self.now + self.cfg.costs.pod_startup + offset,
-        ));
-        let info = Arc::new(slot.info.with_object(p));
-        let node = slot.node.clone();
-        let old_uid = slot.info.uid().to_string();
-        self.pods[id as usize].info = info.clone();
-        if self.snapshot.remove_pod(&node, &old_uid) {
-            self.snapshot.add_pod(info);
+        let start_time = crate::time::rfc3339(self.now + self.cfg.costs.pod_startup + offset);
+        // The cache lets go of its copy first, so that the slot's is usually the only one left
+        // and gets the new status in place: the pod object is copied only while something else
+        // (a queue entry, an in-flight event) still holds the old one, which then keeps it.
+        let in_cache = self.snapshot.remove_pod(&slot.node, slot.info.uid());
+        let slot = &mut self.pods[id as usize];
+        let info = Arc::make_mut(&mut slot.info);
+        info.pod.status.phase = "Running".into();
+        info.pod.status.start_time = Some(start_time);
+        if in_cache {
+            self.snapshot.add_pod(slot.info.clone());
         }
     }
 

@@ -9,7 +9,7 @@
 
 use ksim_scheduler::queue::Location;
 
-use super::{autoscaler, Entry, Ev, PodId, PodPhase, SimError, Simulation};
+use super::{autoscaler, Ev, PodId, PodPhase, SimError, Simulation};
 use crate::record::{Observer, Outcome, Record};
 use crate::time::SimTime;
 impl Simulation {
@@ -19,9 +19,9 @@ impl Simulation {
     /// already failed against the cluster as it is now, so its retry would see the same cluster
     /// and fail the same way. Pods in the unschedulable pool wait for an event that cannot
     /// come. Left alone, such a run would retry forever.
-    pub(super) fn stalled(&self, next: &Entry) -> bool {
+    pub(super) fn stalled(&self, next: &Ev) -> bool {
         matches!(
-            next.ev,
+            next,
             Ev::FlushBackoff | Ev::FlushLeftover | Ev::Autoscale(autoscaler::Timer::Scan)
         ) && !self.busy
             && !self.autoscaler_has_work()

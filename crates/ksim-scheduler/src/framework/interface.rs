@@ -159,6 +159,28 @@ pub trait FilterPlugin {
     fn passes_nodes_without(&self, _pod: &PodInfo) -> Option<NodeFlags> {
         None
     }
+
+    /// Whether [`leading_passes`](Self::leading_passes) takes runs of nodes at all (the
+    /// framework batches a cycle's filtering only when every plugin it calls does).
+    fn has_leading_passes(&self) -> bool {
+        false
+    }
+
+    /// A batch of [`filter`](Self::filter) over a run of consecutive nodes: some `k` at most
+    /// `limit` and `nodes.len()` such that `filter` passes `pod` on each of `nodes[..k]` and
+    /// none of them has a flag of `stop`. Any such `k` is correct, the largest is fastest: the
+    /// framework filters `nodes[k]` one by one (with every plugin) and then asks again. The
+    /// default, 0, leaves every node to `filter`.
+    fn leading_passes(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _nodes: &[NodeInfo],
+        _stop: NodeFlags,
+        _limit: usize,
+    ) -> usize {
+        0
+    }
 }
 
 /// Node → status of the nodes that failed, for PostFilter.
@@ -338,6 +360,21 @@ pub trait ScorePlugin {
             out.push(self.score(state, pod, n)?);
         }
         Ok(())
+    }
+
+    /// When every node of `nodes` gets the same score this cycle, `Some((raw, normalized))`:
+    /// what [`score_nodes`](Self::score_nodes) gives each node, and what
+    /// [`normalize`](Self::normalize) makes of those scores on each node (`raw` again for a
+    /// plugin without normalize). The framework then fills the cycle's score vectors with them
+    /// instead of calling either, so the answer must be exact. `None` (the default) promises
+    /// nothing.
+    fn uniform_score(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _nodes: &[&NodeInfo],
+    ) -> Option<(i64, i64)> {
+        None
     }
 
     /// Whether [`normalize`](Self::normalize) does anything.

@@ -181,10 +181,12 @@ impl Framework {
                 }
             }
         }
+        let batches = unpromised.iter().all(|(_, f)| f.has_leading_passes());
         ActiveFilters {
             all,
             unpromised,
             mask,
+            batches,
         }
     }
 
@@ -210,6 +212,43 @@ impl Framework {
             }
         }
         FilterResult::PASS
+    }
+
+    /// How many of `nodes`, from the first and at most `limit`, every active filter passes
+    /// (a count the plugins vouch for through
+    /// [`leading_passes`](FilterPlugin::leading_passes); it may stop early, never late). A
+    /// node with a promised flag stops the run: the plugins that promised must see it.
+    pub fn leading_passes(
+        &self,
+        filters: &ActiveFilters<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[NodeInfo],
+        limit: usize,
+    ) -> usize {
+        if !filters.batches {
+            return 0;
+        }
+        let mut k = limit.min(nodes.len());
+        match filters.unpromised.as_slice() {
+            // Every plugin promised: a node without their flags passes.
+            [] => nodes[..k]
+                .iter()
+                .position(|n| n.flags().intersects(filters.mask))
+                .unwrap_or(k),
+            list => {
+                // Each plugin vouches for a prefix; the shortest holds for all of them.
+                for &(_, f) in list {
+                    if k == 0 {
+                        break;
+                    }
+                    k = f
+                        .leading_passes(state, pod, &nodes[..k], filters.mask, k)
+                        .min(k);
+                }
+                k
+            }
+        }
     }
 
     /// `RunFilterPlugins`: the first failing plugin's status, tagged with its name.
@@ -449,7 +488,16 @@ impl Framework {
             ps.raw.clear();
             ps.normalized.clear();
             ps.has_normalized = false;
-            if let Err(s) = sp.score_nodes(state, pod, nodes, &mut ps.raw) {
+            let uniform = sp.uniform_score(state, pod, nodes);
+            if let Some((raw, normalized)) = uniform {
+                // The same score on every node: filled, with nothing scored or normalized per
+                // node.
+                ps.raw.resize(nodes.len(), raw);
+                if sp.has_normalize() {
+                    ps.normalized.resize(nodes.len(), normalized);
+                    ps.has_normalized = true;
+                }
+            } else if let Err(s) = sp.score_nodes(state, pod, nodes, &mut ps.raw) {
                 out.spare.push(ps);
                 return Status::error(format!(
                     "running Score plugins: plugin {:?} failed with: {}",
@@ -458,7 +506,7 @@ impl Framework {
                 ))
                 .with_plugin(p.name());
             }
-            if sp.has_normalize() {
+            if sp.has_normalize() && !ps.has_normalized {
                 ps.normalized.extend_from_slice(&ps.raw);
                 ps.has_normalized = true;
                 let s = sp.normalize(state, pod, &mut ps.normalized);
@@ -479,9 +527,21 @@ impl Framework {
             let max = crate::framework::interface::MAX_NODE_SCORE as u64;
             let weight = wp.weight;
             let mut out_of_range = false;
-            for (total, &v) in out.totals.iter_mut().zip(ps.normalized()) {
-                out_of_range |= v as u64 > max;
-                *total += v * weight;
+            // One score for all: one range test, one addend.
+            match uniform.and_then(|_| ps.normalized().first().copied()) {
+                Some(v) => {
+                    out_of_range = v as u64 > max;
+                    let add = v * weight;
+                    for total in out.totals.iter_mut() {
+                        *total += add;
+                    }
+                }
+                None => {
+                    for (total, &v) in out.totals.iter_mut().zip(ps.normalized()) {
+                        out_of_range |= v as u64 > max;
+                        *total += v * weight;
+                    }
+                }
             }
             if out_of_range {
                 let v = ps
@@ -582,6 +642,10 @@ pub struct ActiveFilters<'a> {
     unpromised: Vec<(&'static str, &'a dyn FilterPlugin)>,
     /// The flags the promises name: a node with none of them needs only `unpromised`.
     mask: NodeFlags,
+    /// Every plugin of `unpromised` takes runs of nodes
+    /// ([`FilterPlugin::has_leading_passes`]); otherwise no run is asked for, so that no plugin
+    /// scans ahead only for another to answer 0.
+    batches: bool,
 }
 
 /// A failing Filter status tagged with its plugin; a non-rejection becomes an Error naming it.

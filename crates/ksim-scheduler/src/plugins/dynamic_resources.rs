@@ -85,4 +85,9 @@ impl ScorePlugin for DynamicResources {
     fn score(&self, _: &CycleState, _: &PodInfo, _: &NodeInfo) -> Result<i64, Status> {
         Ok(0)
     }
+
+    /// `score` is 0 on every node.
+    fn uniform_score(&self, _: &CycleState, _: &PodInfo, _: &[&NodeInfo]) -> Option<(i64, i64)> {
+        Some((0, 0))
+    }
 }

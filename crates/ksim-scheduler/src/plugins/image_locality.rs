@@ -97,7 +97,7 @@ impl ImageLocality {
         let total_nodes = total_nodes.max(1);
         let mut sum = 0i64;
         // A node without images scores the empty sum: no lookups.
-        if !node.image_states.is_empty() {
+        if node.lists_images() {
             for name in images {
                 if let Some(st) = node.image_states.get(name.as_str()) {
                     let spread = st.num_nodes as f64 / total_nodes as f64;
@@ -136,13 +136,31 @@ impl ScorePlugin for ImageLocality {
         // they all score the empty sum, computed once per cycle.
         let empty = calculate_priority(0, images.len());
         out.extend(nodes.iter().map(|n| {
-            if n.image_states.is_empty() {
+            if !n.lists_images() {
                 empty
             } else {
                 Self::score_one(total_nodes, images, n)
             }
         }));
         Ok(())
+    }
+
+    /// No node lists an image (the usual case): every node scores the empty sum.
+    fn uniform_score(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+    ) -> Option<(i64, i64)> {
+        if nodes.iter().any(|n| n.lists_images()) {
+            return None;
+        }
+        let num_images = match state.read::<PreScoreState>(NAME) {
+            Some(s) => s.images.len(),
+            None => pod_images(pod).len(),
+        };
+        let empty = calculate_priority(0, num_images);
+        Some((empty, empty))
     }
 }
 

@@ -11,7 +11,7 @@ use crate::framework::{
     FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
     PreScorePlugin, QueueingHint, Reason, ScorePlugin, Status, MAX_NODE_SCORE,
 };
-use crate::node_info::{NodeInfo, Snapshot};
+use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 use crate::resource::{
     is_extended_resource_name, is_scalar_resource_name, CPU, EPHEMERAL_STORAGE, MEMORY,
@@ -267,11 +267,11 @@ fn weighted_cpu_memory<const USE_REQUESTED: bool>(
     f: impl Fn(i64, i64) -> i64,
     out: &mut Vec<i64>,
 ) {
-    out.reserve(nodes.len());
     let w_both = w_cpu + w_mem;
-    for n in nodes {
+    // `extend` over the slice writes each score in place, with no capacity test per node.
+    out.extend(nodes.iter().map(|n| {
         let (ac, rc, am, rm) = cpu_memory::<USE_REQUESTED>(n, pod);
-        let score = if ac != 0 && am != 0 && w_both != 0 {
+        if ac != 0 && am != 0 && w_both != 0 {
             // Both resources count (every real node): no per-resource branches.
             int_div(f(rc, ac) * w_cpu + f(rm, am) * w_mem, w_both)
         } else {
@@ -289,9 +289,8 @@ fn weighted_cpu_memory<const USE_REQUESTED: bool>(
             } else {
                 int_div(score, weights)
             }
-        };
-        out.push(score);
-    }
+        }
+    }));
 }
 
 /// The balanced strategy over cpu and memory.
@@ -300,10 +299,9 @@ fn balanced_cpu_memory<const USE_REQUESTED: bool>(
     pod: [i64; 2],
     out: &mut Vec<i64>,
 ) {
-    out.reserve(nodes.len());
-    for n in nodes {
+    out.extend(nodes.iter().map(|n| {
         let (ac, rc, am, rm) = cpu_memory::<USE_REQUESTED>(n, pod);
-        let score = if ac != 0 && am != 0 {
+        if ac != 0 && am != 0 {
             // `balanced_score` of two fractions, with the same float operations.
             let fc = (rc as f64 / ac as f64).min(1.0);
             let fm = (rm as f64 / am as f64).min(1.0);
@@ -311,9 +309,8 @@ fn balanced_cpu_memory<const USE_REQUESTED: bool>(
             ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
         } else {
             balanced_score(&[rc, rm], &[ac, am])
-        };
-        out.push(score);
-    }
+        }
+    }));
 }
 
 #[inline]
@@ -508,21 +505,50 @@ impl Fit {
     }
 }
 
+/// The common verdict of Filter, with nothing to build: room for one more pod and for each
+/// core request (the caller checks that the pod requests no extended resource).
+#[inline(always)]
+fn fits_core(req: &crate::resource::Resource, node: &NodeInfo) -> bool {
+    let (alloc, used) = (&node.allocatable, &node.requested);
+    (node.pods.len() as i64) < alloc.allowed_pod_number
+        && (req.milli_cpu <= 0 || req.milli_cpu <= alloc.milli_cpu - used.milli_cpu)
+        && (req.memory <= 0 || req.memory <= alloc.memory - used.memory)
+        && (req.ephemeral_storage <= 0
+            || req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage)
+}
+
 impl FilterPlugin for Fit {
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
-        let (req, alloc, used) = (&pod.requests, &node.allocatable, &node.requested);
-        // The common verdict first, with nothing to build: room for one more pod and for each
-        // core request, no extended resources. Anything else takes the full check below.
-        let fits = (node.pods.len() as i64) < alloc.allowed_pod_number
-            && (req.milli_cpu <= 0 || req.milli_cpu <= alloc.milli_cpu - used.milli_cpu)
-            && (req.memory <= 0 || req.memory <= alloc.memory - used.memory)
-            && (req.ephemeral_storage <= 0
-                || req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage)
-            && req.scalar.is_empty();
-        if fits {
+        // The common verdict first; anything else takes the full check below.
+        if pod.requests.scalar.is_empty() && fits_core(&pod.requests, node) {
             return FilterResult::PASS;
         }
         self.filter_slow(state, pod, node)
+    }
+
+    fn has_leading_passes(&self) -> bool {
+        true
+    }
+
+    /// The common verdict over a run of nodes: one tight loop, stopping at the first node it
+    /// does not pass at once (which `filter` then judges in full).
+    fn leading_passes(
+        &self,
+        _: &CycleState,
+        pod: &PodInfo,
+        nodes: &[NodeInfo],
+        stop: NodeFlags,
+        limit: usize,
+    ) -> usize {
+        let req = &pod.requests;
+        if !req.scalar.is_empty() {
+            return 0;
+        }
+        let nodes = &nodes[..limit.min(nodes.len())];
+        nodes
+            .iter()
+            .position(|n| n.flags().intersects(stop) || !fits_core(req, n))
+            .unwrap_or(nodes.len())
     }
 }
 

@@ -140,6 +140,32 @@ impl ScorePlugin for TaintToleration {
         Ok(())
     }
 
+    /// No node with an untolerated PreferNoSchedule taint (an untainted node has none): every
+    /// node counts 0, which the reverse normalization turns into the maximum score.
+    fn uniform_score(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+    ) -> Option<(i64, i64)> {
+        // Untainted nodes (most) need no tolerations to count nothing.
+        let mut tainted = nodes.iter().filter(|n| n.tainted()).peekable();
+        if tainted.peek().is_some() {
+            let computed;
+            let tols: &[Toleration] = match state.read::<PreScoreState>(NAME) {
+                Some(s) => &s.0,
+                None => {
+                    computed = prefer_no_schedule_tolerations(pod);
+                    &computed
+                }
+            };
+            if tainted.any(|n| count_intolerable(tols, n) != 0) {
+                return None;
+            }
+        }
+        Some((0, MAX_NODE_SCORE))
+    }
+
     fn has_normalize(&self) -> bool {
         true
     }

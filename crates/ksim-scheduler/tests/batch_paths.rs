@@ -1,0 +1,257 @@
+//! The cycle's batch paths against a node-by-node computation, over random clusters and pods
+//! through the default profile:
+//! - `Framework::leading_passes` (runs of nodes the Filter plugins vouch for, taken in one
+//!   call) may only count nodes that every plugin passes, and never one with a promised flag;
+//! - `ScorePlugin::uniform_score` (a score the same on every node, filled instead of scored)
+//!   must be what `score_nodes` and `normalize` give each node, and `run_score`'s table (raw,
+//!   normalized, weighted, totals) must equal one built plugin by plugin without it.
+
+use std::sync::Arc;
+
+use ksim_api::{Node, Pod};
+use ksim_scheduler::framework::{build_framework, CycleState, Registry, ScoreTable};
+use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use ksim_scheduler::pod_info::PodInfo;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+const EFFECTS: [&str; 3] = ["NoSchedule", "NoExecute", "PreferNoSchedule"];
+const IMAGES: [&str; 3] = ["nginx:latest", "redis:7", "busybox:latest"];
+
+/// (cordoned, taints as (key index, effect index), no room for pods, 1 cpu only, an extended
+/// resource, images listed as (image index, size in MiB)).
+type NodeShape = (
+    bool,
+    Vec<(usize, usize)>,
+    bool,
+    bool,
+    bool,
+    Vec<(usize, u64)>,
+);
+
+fn node(i: usize, (cordoned, taints, full, busy, gpu, images): &NodeShape) -> Arc<Node> {
+    let taints: Vec<Value> = taints
+        .iter()
+        .map(|&(k, e)| json!({"key": format!("k{k}"), "value": "v", "effect": EFFECTS[e]}))
+        .collect();
+    let images: Vec<Value> = images
+        .iter()
+        .map(|&(k, mib)| json!({"names": [IMAGES[k]], "sizeBytes": mib * 1024 * 1024}))
+        .collect();
+    let mut alloc = json!({"cpu": if *busy { "1" } else { "32" }, "memory": "128Gi",
+                           "pods": if *full { "0" } else { "110" }});
+    if *gpu {
+        alloc["example.com/gpu"] = json!("2");
+    }
+    Arc::new(
+        serde_json::from_value(json!({
+            "metadata": {"name": format!("node-{i}"),
+                         "labels": {"kubernetes.io/hostname": format!("node-{i}")}},
+            "spec": {"unschedulable": cordoned, "taints": taints},
+            "status": {"allocatable": alloc, "images": images}
+        }))
+        .expect("a valid node"),
+    )
+}
+
+/// (tolerations as (key index or wildcard, effect index or any), cpu request in cores (0 =
+/// none), asks for the extended resource, image index).
+type PodShape = (Vec<(Option<usize>, Option<usize>)>, u32, bool, usize);
+
+fn pod((tolerations, cpu, gpu, image): &PodShape) -> PodInfo {
+    let tols: Vec<Value> = tolerations
+        .iter()
+        .map(|&(k, e)| {
+            let mut t = match k {
+                Some(k) => json!({"key": format!("k{k}"), "operator": "Equal", "value": "v"}),
+                None => json!({"operator": "Exists"}),
+            };
+            if let Some(e) = e {
+                t["effect"] = json!(EFFECTS[e]);
+            }
+            t
+        })
+        .collect();
+    let mut requests = json!({"memory": "1Gi"});
+    if *cpu > 0 {
+        requests["cpu"] = json!(cpu.to_string());
+    }
+    if *gpu {
+        requests["example.com/gpu"] = json!("1");
+    }
+    let image = IMAGES[*image].trim_end_matches(":latest");
+    let p: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "p", "namespace": "default", "uid": "u"},
+        "spec": {"schedulerName": "default-scheduler",
+                 "tolerations": tols,
+                 "containers": [{"name": "c", "image": image,
+                    "resources": {"requests": requests}}]}
+    }))
+    .expect("a valid pod");
+    PodInfo::new(p)
+}
+
+fn node_shape() -> impl Strategy<Value = NodeShape> {
+    (
+        proptest::bool::weighted(0.1),
+        proptest::collection::vec((0usize..3, 0usize..3), 0..3).prop_map(|v| {
+            // Most nodes are untainted.
+            if v.len() == 2 {
+                Vec::new()
+            } else {
+                v
+            }
+        }),
+        proptest::bool::weighted(0.05),
+        proptest::bool::weighted(0.1),
+        proptest::bool::weighted(0.2),
+        proptest::collection::vec((0usize..3, 1u64..2000), 0..2).prop_map(|v| {
+            if v.len() == 1 && v[0].1 > 1000 {
+                Vec::new()
+            } else {
+                v
+            }
+        }),
+    )
+}
+
+fn pod_shape() -> impl Strategy<Value = PodShape> {
+    (
+        proptest::collection::vec(
+            (
+                proptest::option::of(0usize..3),
+                proptest::option::of(0usize..3),
+            ),
+            0..3,
+        ),
+        0u32..4,
+        proptest::bool::weighted(0.2),
+        0usize..3,
+    )
+}
+
+fn snapshot(nodes: &[NodeShape]) -> Snapshot {
+    Snapshot::build(
+        nodes.iter().enumerate().map(|(i, s)| node(i, s)),
+        Vec::new(),
+        Arc::new(ClusterObjects::default()),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn leading_passes_counts_only_nodes_every_filter_passes(
+        nodes in proptest::collection::vec(node_shape(), 1..16),
+        pod_shape in pod_shape(),
+        limit in 0usize..20,
+    ) {
+        let fwk = build_framework(&Registry::in_tree(), &Default::default(), &Default::default())
+            .expect("the default profile");
+        let snapshot = snapshot(&nodes);
+        let pod = pod(&pod_shape);
+        let mut state = CycleState::default();
+        let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
+        prop_assume!(pre.status.is_success());
+        let active = fwk.active_filters(&state, &pod);
+        for start in 0..snapshot.len() {
+            let run = &snapshot.nodes[start..];
+            let k = fwk.leading_passes(&active, &state, &pod, run, limit);
+            prop_assert!(k <= limit.min(run.len()));
+            for n in &run[..k] {
+                let full = fwk.run_filter(&state, &pod, n);
+                prop_assert!(full.is_success(), "node {} counted but {:?}", n.name(), full);
+            }
+        }
+    }
+
+    #[test]
+    fn uniform_scores_are_the_scores_of_every_node(
+        nodes in proptest::collection::vec(node_shape(), 1..16),
+        pod_shape in pod_shape(),
+    ) {
+        let fwk = build_framework(&Registry::in_tree(), &Default::default(), &Default::default())
+            .expect("the default profile");
+        let snapshot = snapshot(&nodes);
+        let pod = pod(&pod_shape);
+        let refs: Vec<&NodeInfo> = snapshot.nodes.iter().collect();
+        let mut state = CycleState::default();
+        prop_assume!(fwk.run_pre_filter(&mut state, &pod, &snapshot).status.is_success());
+        prop_assume!(fwk.run_pre_score(&mut state, &pod, &refs, &snapshot).is_success());
+        let mut table = ScoreTable::default();
+        prop_assert!(fwk.run_score(&state, &pod, &refs, &mut table).is_success());
+        // The same table, plugin by plugin, every node scored and normalized.
+        let mut totals = vec![0i64; refs.len()];
+        let mut k = 0;
+        for wp in &fwk.score {
+            let p = &wp.plugin;
+            if state.should_skip_score(p.name()) {
+                continue;
+            }
+            let sp = p.as_score().expect("a score plugin");
+            let mut raw = Vec::new();
+            prop_assert!(sp.score_nodes(&state, &pod, &refs, &mut raw).is_ok());
+            let mut normalized = raw.clone();
+            if sp.has_normalize() {
+                prop_assert!(sp.normalize(&state, &pod, &mut normalized).is_success());
+            }
+            if let Some((r, n)) = sp.uniform_score(&state, &pod, &refs) {
+                prop_assert!(raw.iter().all(|&x| x == r), "{}: raw {:?}, uniform {}", p.name(), raw, r);
+                prop_assert!(normalized.iter().all(|&x| x == n),
+                    "{}: normalized {:?}, uniform {}", p.name(), normalized, n);
+            }
+            let got = &table.plugins[k];
+            prop_assert_eq!(got.plugin, p.name());
+            prop_assert_eq!(&got.raw, &raw, "{}", p.name());
+            prop_assert_eq!(got.normalized(), &normalized[..], "{}", p.name());
+            for (i, t) in totals.iter_mut().enumerate() {
+                prop_assert_eq!(got.weighted(i), normalized[i] * wp.weight);
+                *t += normalized[i] * wp.weight;
+            }
+            k += 1;
+        }
+        prop_assert_eq!(k, table.plugins.len());
+        prop_assert_eq!(&table.totals, &totals);
+    }
+}
+
+/// A cluster of plain nodes is filtered in runs: the batch takes every node it may, up to the
+/// limit, and stops at a cordoned or tainted node (whose promising plugins must run).
+#[test]
+fn plain_nodes_are_taken_in_one_run() {
+    let fwk = build_framework(
+        &Registry::in_tree(),
+        &Default::default(),
+        &Default::default(),
+    )
+    .expect("the default profile");
+    let plain: NodeShape = (false, vec![], false, false, false, vec![]);
+    let mut shapes = vec![plain.clone(); 10];
+    shapes[7] = (false, vec![(0, 2)], false, false, false, vec![]);
+    let snapshot = snapshot(&shapes);
+    let pod = pod(&(vec![], 1, false, 0));
+    let mut state = CycleState::default();
+    assert!(fwk
+        .run_pre_filter(&mut state, &pod, &snapshot)
+        .status
+        .is_success());
+    let active = fwk.active_filters(&state, &pod);
+    assert_eq!(
+        fwk.leading_passes(&active, &state, &pod, &snapshot.nodes, 5),
+        5
+    );
+    assert_eq!(
+        fwk.leading_passes(&active, &state, &pod, &snapshot.nodes, 100),
+        7
+    );
+    // Untainted nodes without images: TaintToleration and ImageLocality fill, not score.
+    let refs: Vec<&NodeInfo> = snapshot.nodes[..7].iter().collect();
+    assert!(fwk
+        .run_pre_score(&mut state, &pod, &refs, &snapshot)
+        .is_success());
+    for name in ["TaintToleration", "ImageLocality"] {
+        let sp = fwk.plugin(name).and_then(|p| p.as_score()).expect(name);
+        assert!(sp.uniform_score(&state, &pod, &refs).is_some(), "{name}");
+    }
+}
