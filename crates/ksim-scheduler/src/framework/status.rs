@@ -39,11 +39,110 @@ impl fmt::Display for Code {
 /// allocates when its text depends on the input.
 pub type Reason = Cow<'static, str>;
 
+/// The reasons of a [`Status`], read as a slice of [`Reason`]. Nearly every rejection has one
+/// reason (a node rejected by NodeResourcesFit for cpu alone, say), so one reason is kept
+/// inline: a status with a fixed text allocates nothing, and copying or dropping it frees
+/// nothing. Equality, order and iteration are the slice's whatever the representation.
+#[derive(Clone, Default)]
+pub struct Reasons(Repr);
+
+#[derive(Clone, Default)]
+enum Repr {
+    #[default]
+    None,
+    One(Reason),
+    Many(Vec<Reason>),
+}
+
+impl Reasons {
+    /// No reason.
+    pub const fn new() -> Reasons {
+        Reasons(Repr::None)
+    }
+
+    /// One reason (`const`, for statuses built once).
+    pub const fn one(r: Reason) -> Reasons {
+        Reasons(Repr::One(r))
+    }
+
+    /// The reasons as a slice.
+    #[inline]
+    pub fn as_slice(&self) -> &[Reason] {
+        match &self.0 {
+            Repr::None => &[],
+            Repr::One(r) => std::slice::from_ref(r),
+            Repr::Many(v) => v,
+        }
+    }
+
+    /// Appends a reason.
+    pub fn push(&mut self, r: Reason) {
+        self.0 = match std::mem::take(&mut self.0) {
+            Repr::None => Repr::One(r),
+            Repr::One(a) => Repr::Many(vec![a, r]),
+            Repr::Many(mut v) => {
+                v.push(r);
+                Repr::Many(v)
+            }
+        };
+    }
+}
+
+impl std::ops::Deref for Reasons {
+    type Target = [Reason];
+    #[inline]
+    fn deref(&self) -> &[Reason] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a Reasons {
+    type Item = &'a Reason;
+    type IntoIter = std::slice::Iter<'a, Reason>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl From<Vec<Reason>> for Reasons {
+    fn from(mut v: Vec<Reason>) -> Reasons {
+        match v.len() {
+            0 => Reasons::new(),
+            1 => Reasons::one(v.pop().unwrap_or_default()),
+            _ => Reasons(Repr::Many(v)),
+        }
+    }
+}
+
+impl FromIterator<Reason> for Reasons {
+    fn from_iter<I: IntoIterator<Item = Reason>>(iter: I) -> Reasons {
+        let mut r = Reasons::new();
+        for x in iter {
+            r.push(x);
+        }
+        r
+    }
+}
+
+impl PartialEq for Reasons {
+    fn eq(&self, other: &Reasons) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Reasons {}
+
+impl fmt::Debug for Reasons {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
 /// The result of running a plugin. `Status::success()` allocates nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub code: Code,
-    pub reasons: Vec<Reason>,
+    pub reasons: Reasons,
     /// The plugin that produced a non-success status ("" when the framework did).
     pub plugin: &'static str,
 }
@@ -58,7 +157,7 @@ impl Status {
     pub const fn success() -> Status {
         Status {
             code: Code::Success,
-            reasons: Vec::new(),
+            reasons: Reasons::new(),
             plugin: "",
         }
     }
@@ -66,7 +165,7 @@ impl Status {
     pub fn new(code: Code, reason: impl Into<Reason>) -> Status {
         Status {
             code,
-            reasons: vec![reason.into()],
+            reasons: Reasons::one(reason.into()),
             plugin: "",
         }
     }
@@ -74,7 +173,7 @@ impl Status {
     pub fn with_reasons(code: Code, reasons: Vec<Reason>) -> Status {
         Status {
             code,
-            reasons,
+            reasons: reasons.into(),
             plugin: "",
         }
     }
@@ -94,7 +193,7 @@ impl Status {
     pub fn skip() -> Status {
         Status {
             code: Code::Skip,
-            reasons: Vec::new(),
+            reasons: Reasons::new(),
             plugin: "",
         }
     }

@@ -9,7 +9,7 @@ use ksim_api::config::{decode_args, NodeResourcesFitArgs, ResourceSpec};
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
     FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
-    PreScorePlugin, QueueingHint, Reason, ScorePlugin, Status, MAX_NODE_SCORE,
+    PreScorePlugin, QueueingHint, Reasons, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -557,7 +557,8 @@ impl Fit {
         let req = &pod.requests;
         let alloc = &node.allocatable;
         let used = &node.requested;
-        let mut reasons: Vec<Reason> = Vec::new();
+        // One reason is kept inline: a node short of one resource allocates nothing here.
+        let mut reasons = Reasons::new();
         let mut unresolvable = false;
         if node.pods.len() as i64 + 1 > alloc.allowed_pod_number {
             reasons.push("Too many pods".into());
@@ -597,18 +598,21 @@ impl Fit {
     }
 }
 
-fn finish(reasons: Vec<Reason>, unresolvable: bool) -> FilterResult {
+fn finish(reasons: Reasons, unresolvable: bool) -> FilterResult {
     if reasons.is_empty() {
-        FilterResult::PASS
-    } else if unresolvable {
-        Status::with_reasons(
-            crate::framework::Code::UnschedulableAndUnresolvable,
-            reasons,
-        )
-        .into()
-    } else {
-        Status::with_reasons(crate::framework::Code::Unschedulable, reasons).into()
+        return FilterResult::PASS;
     }
+    let code = if unresolvable {
+        crate::framework::Code::UnschedulableAndUnresolvable
+    } else {
+        crate::framework::Code::Unschedulable
+    };
+    Status {
+        code,
+        reasons,
+        plugin: "",
+    }
+    .into()
 }
 
 #[derive(Clone)]
