@@ -232,45 +232,90 @@ impl fmt::Display for Status {
 }
 
 /// What a Filter plugin returns for one node. Passing is by far the common case on the hot
-/// path (every sampled node, every active plugin), so it is one word — `None`, returned in a
-/// register with nothing to drop — and only a rejection carries (boxes) its [`Status`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FilterResult(Option<Box<Status>>);
+/// path (every sampled node, every active plugin): nothing to build or drop. A rejection either
+/// boxes its own [`Status`] or, for a fixed verdict a plugin gives on many nodes (a node short of
+/// cpu), points at a `static` one, so that rejecting a thousand nodes allocates nothing.
+#[derive(Debug, Clone, Default)]
+pub struct FilterResult(Verdict);
+
+#[derive(Debug, Clone, Default)]
+enum Verdict {
+    #[default]
+    Pass,
+    Shared(&'static Status),
+    Owned(Box<Status>),
+}
 
 impl FilterResult {
     /// The node passes.
-    pub const PASS: FilterResult = FilterResult(None);
+    pub const PASS: FilterResult = FilterResult(Verdict::Pass);
+
+    /// A rejection with a status built once (it must not be a success; it should name the
+    /// plugin that returns it, so that the framework's tagging leaves it shared).
+    #[inline]
+    pub const fn shared(s: &'static Status) -> FilterResult {
+        FilterResult(Verdict::Shared(s))
+    }
 
     #[inline]
     pub fn is_success(&self) -> bool {
-        self.0.is_none()
+        matches!(self.0, Verdict::Pass)
     }
 
     #[inline]
     pub fn code(&self) -> Code {
-        self.0.as_ref().map_or(Code::Success, |s| s.code)
+        self.status().map_or(Code::Success, |s| s.code)
     }
 
     /// The status (a fresh success status when the node passed).
     #[inline]
     pub fn into_status(self) -> Status {
-        self.0.map_or_else(Status::success, |s| *s)
+        match self.0 {
+            Verdict::Pass => Status::success(),
+            Verdict::Shared(s) => s.clone(),
+            Verdict::Owned(b) => *b,
+        }
     }
 
-    /// A rejection with its status rewritten by `f` (reusing the box); a pass stays a pass.
+    /// A rejection with its status rewritten by `f` (reusing the box); a pass stays a pass, and
+    /// a shared rejection that `f` leaves as it is stays shared.
     pub fn map_rejection(self, f: impl FnOnce(Status) -> Status) -> FilterResult {
-        FilterResult(self.0.map(|mut b| {
-            *b = f(std::mem::take(&mut *b));
-            b
-        }))
+        FilterResult(match self.0 {
+            Verdict::Pass => Verdict::Pass,
+            Verdict::Shared(s) => {
+                let t = f(s.clone());
+                if t == *s {
+                    Verdict::Shared(s)
+                } else {
+                    Verdict::Owned(Box::new(t))
+                }
+            }
+            Verdict::Owned(mut b) => {
+                *b = f(std::mem::take(&mut *b));
+                Verdict::Owned(b)
+            }
+        })
     }
 
     /// The rejection's status, `None` when the node passed.
     #[inline]
     pub fn status(&self) -> Option<&Status> {
-        self.0.as_deref()
+        match &self.0 {
+            Verdict::Pass => None,
+            Verdict::Shared(s) => Some(s),
+            Verdict::Owned(b) => Some(b),
+        }
     }
 }
+
+/// Equal when both pass or both reject with equal statuses, shared or not.
+impl PartialEq for FilterResult {
+    fn eq(&self, other: &FilterResult) -> bool {
+        self.status() == other.status()
+    }
+}
+
+impl Eq for FilterResult {}
 
 impl From<Status> for FilterResult {
     #[inline]
@@ -278,7 +323,7 @@ impl From<Status> for FilterResult {
         if s.is_success() {
             FilterResult::PASS
         } else {
-            FilterResult(Some(Box::new(s)))
+            FilterResult(Verdict::Owned(Box::new(s)))
         }
     }
 }
@@ -302,6 +347,31 @@ mod tests {
                 .message(),
             "boom"
         );
+    }
+
+    #[test]
+    fn shared_rejections_read_as_owned_ones() {
+        static CPU: Status = Status {
+            code: Code::Unschedulable,
+            reasons: Reasons::one(Cow::Borrowed("Insufficient cpu")),
+            plugin: "NodeResourcesFit",
+        };
+        let owned = FilterResult::from(CPU.clone());
+        let shared = FilterResult::shared(&CPU);
+        assert_eq!(shared, owned);
+        assert!(!shared.is_success());
+        assert_eq!(shared.code(), Code::Unschedulable);
+        assert_eq!(shared.clone().into_status(), CPU);
+        // Tagging with the plugin it already names keeps it shared and equal.
+        let tagged = shared.map_rejection(|s| s.with_plugin("NodeResourcesFit"));
+        assert!(matches!(tagged.0, Verdict::Shared(_)));
+        assert_eq!(tagged, owned);
+        // Any other rewrite gives an owned status.
+        let other = FilterResult::shared(&CPU).map_rejection(|s| s.with_plugin("Other"));
+        assert!(matches!(other.0, Verdict::Owned(_)));
+        assert_eq!(other.status().map(|s| s.plugin), Some("Other"));
+        assert_ne!(other, owned);
+        assert_ne!(FilterResult::PASS, owned);
     }
 
     #[test]
