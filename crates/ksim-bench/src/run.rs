@@ -116,6 +116,9 @@ pub(crate) struct Loop {
     pub(crate) preempted: usize,
     /// `namespace/name` → node ("" when not placed), in enqueue order.
     pub(crate) placements: Vec<(String, String)>,
+    /// `namespace/name` → the first index in `placements` with that key (a preempted victim's
+    /// placement is cleared through it, without walking every placement).
+    placement_ids: std::collections::HashMap<String, u32>,
 }
 
 impl Loop {
@@ -155,6 +158,7 @@ impl Loop {
             attempts: 0,
             preempted: 0,
             placements: Vec::new(),
+            placement_ids: std::collections::HashMap::new(),
         })
     }
 
@@ -170,7 +174,9 @@ impl Loop {
     pub(crate) fn enqueue(&mut self, p: ksim_api::Pod) -> u32 {
         self.seq += 1;
         let id = self.placements.len() as u32;
-        self.placements.push((p.key(), String::new()));
+        let key = p.key();
+        self.placement_ids.entry(key.clone()).or_insert(id);
+        self.placements.push((key, String::new()));
         let info = Arc::new(PodInfo::new(p));
         let f = self.framework(&info);
         self.queue.add(id, info, (0, self.seq), &f);
@@ -300,8 +306,8 @@ impl Loop {
                 for v in victims {
                     if self.snapshot.remove_pod(&v.pod.spec.node_name, v.uid()) {
                         self.preempted += 1;
-                        if let Some(slot) = self.placements.iter_mut().find(|(k, _)| *k == v.key) {
-                            slot.1.clear();
+                        if let Some(&i) = self.placement_ids.get(&v.key) {
+                            self.placements[i as usize].1.clear();
                         }
                         self.queue.on_event(
                             &[ClusterEventKind::AssignedPodDelete],

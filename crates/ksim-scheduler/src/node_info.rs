@@ -143,6 +143,38 @@ impl NodeInfo {
         self.flags.intersects(NodeFlags::IMAGES)
     }
 
+    /// Makes `dst` an exact copy of `self` (what `*dst = self.clone()` gives), reusing `dst`'s
+    /// allocations: a dry run that copies node after node into one scratch `NodeInfo` allocates
+    /// only when a node holds more than any node before it.
+    pub fn copy_into(&self, dst: &mut NodeInfo) {
+        // Destructured so that a new field cannot be forgotten here.
+        let NodeInfo {
+            flags,
+            pods,
+            allocatable,
+            requested,
+            non_zero_requested,
+            image_states,
+            node,
+            pods_with_affinity,
+            pods_with_required_anti_affinity,
+            used_ports,
+            generation,
+        } = self;
+        dst.flags = *flags;
+        dst.pods.clone_from(pods);
+        dst.allocatable.clone_from(allocatable);
+        dst.requested.clone_from(requested);
+        dst.non_zero_requested.clone_from(non_zero_requested);
+        dst.image_states.clone_from(image_states);
+        dst.node.clone_from(node);
+        dst.pods_with_affinity.clone_from(pods_with_affinity);
+        dst.pods_with_required_anti_affinity
+            .clone_from(pods_with_required_anti_affinity);
+        dst.used_ports.clone_from(used_ports);
+        dst.generation = *generation;
+    }
+
     /// Replaces the node object, keeping the pods (a node update).
     pub fn set_node(&mut self, node: Arc<Node>) {
         self.allocatable = Resource::from_list(&node.status.allocatable);

@@ -106,11 +106,27 @@ impl FitError {
         } else {
             let mut hist: BTreeMap<&str, usize> = BTreeMap::new();
             let mut explicit = 0;
+            // Consecutive nodes usually fail for the same reason, spelled by the same constant:
+            // a run of reasons at the same address is counted first and added once.
+            let mut run: Option<(&str, usize)> = None;
             for (_, s) in d.node_to_status.iter() {
                 explicit += 1;
                 for r in &s.reasons {
-                    *hist.entry(r).or_default() += 1;
+                    let r: &str = r;
+                    match &mut run {
+                        Some((last, n)) if last.as_ptr() == r.as_ptr() && last.len() == r.len() => {
+                            *n += 1
+                        }
+                        _ => {
+                            if let Some((last, n)) = run.replace((r, 1)) {
+                                *hist.entry(last).or_default() += n;
+                            }
+                        }
+                    }
                 }
+            }
+            if let Some((last, n)) = run {
+                *hist.entry(last).or_default() += n;
             }
             if explicit < self.num_all_nodes {
                 if let Some(a) = &d.node_to_status.absent {

@@ -14,4 +14,4 @@ pub use registry::{
     build_framework, build_frameworks, Factory, FactoryArgs, ProfileError, Registry,
 };
 pub use runtime::{Framework, ScoreTable};
-pub use status::{Code, FilterResult, Reason, Status};
+pub use status::{Code, FilterResult, Reason, Reasons, Status};

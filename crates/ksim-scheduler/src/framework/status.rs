@@ -39,11 +39,110 @@ impl fmt::Display for Code {
 /// allocates when its text depends on the input.
 pub type Reason = Cow<'static, str>;
 
+/// The reasons of a [`Status`], read as a slice of [`Reason`]. Nearly every rejection has one
+/// reason (a node rejected by NodeResourcesFit for cpu alone, say), so one reason is kept
+/// inline: a status with a fixed text allocates nothing, and copying or dropping it frees
+/// nothing. Equality, order and iteration are the slice's whatever the representation.
+#[derive(Clone, Default)]
+pub struct Reasons(Repr);
+
+#[derive(Clone, Default)]
+enum Repr {
+    #[default]
+    None,
+    One(Reason),
+    Many(Vec<Reason>),
+}
+
+impl Reasons {
+    /// No reason.
+    pub const fn new() -> Reasons {
+        Reasons(Repr::None)
+    }
+
+    /// One reason (`const`, for statuses built once).
+    pub const fn one(r: Reason) -> Reasons {
+        Reasons(Repr::One(r))
+    }
+
+    /// The reasons as a slice.
+    #[inline]
+    pub fn as_slice(&self) -> &[Reason] {
+        match &self.0 {
+            Repr::None => &[],
+            Repr::One(r) => std::slice::from_ref(r),
+            Repr::Many(v) => v,
+        }
+    }
+
+    /// Appends a reason.
+    pub fn push(&mut self, r: Reason) {
+        self.0 = match std::mem::take(&mut self.0) {
+            Repr::None => Repr::One(r),
+            Repr::One(a) => Repr::Many(vec![a, r]),
+            Repr::Many(mut v) => {
+                v.push(r);
+                Repr::Many(v)
+            }
+        };
+    }
+}
+
+impl std::ops::Deref for Reasons {
+    type Target = [Reason];
+    #[inline]
+    fn deref(&self) -> &[Reason] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a Reasons {
+    type Item = &'a Reason;
+    type IntoIter = std::slice::Iter<'a, Reason>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl From<Vec<Reason>> for Reasons {
+    fn from(mut v: Vec<Reason>) -> Reasons {
+        match v.len() {
+            0 => Reasons::new(),
+            1 => Reasons::one(v.pop().unwrap_or_default()),
+            _ => Reasons(Repr::Many(v)),
+        }
+    }
+}
+
+impl FromIterator<Reason> for Reasons {
+    fn from_iter<I: IntoIterator<Item = Reason>>(iter: I) -> Reasons {
+        let mut r = Reasons::new();
+        for x in iter {
+            r.push(x);
+        }
+        r
+    }
+}
+
+impl PartialEq for Reasons {
+    fn eq(&self, other: &Reasons) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Reasons {}
+
+impl fmt::Debug for Reasons {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
 /// The result of running a plugin. `Status::success()` allocates nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub code: Code,
-    pub reasons: Vec<Reason>,
+    pub reasons: Reasons,
     /// The plugin that produced a non-success status ("" when the framework did).
     pub plugin: &'static str,
 }
@@ -58,7 +157,7 @@ impl Status {
     pub const fn success() -> Status {
         Status {
             code: Code::Success,
-            reasons: Vec::new(),
+            reasons: Reasons::new(),
             plugin: "",
         }
     }
@@ -66,7 +165,7 @@ impl Status {
     pub fn new(code: Code, reason: impl Into<Reason>) -> Status {
         Status {
             code,
-            reasons: vec![reason.into()],
+            reasons: Reasons::one(reason.into()),
             plugin: "",
         }
     }
@@ -74,7 +173,7 @@ impl Status {
     pub fn with_reasons(code: Code, reasons: Vec<Reason>) -> Status {
         Status {
             code,
-            reasons,
+            reasons: reasons.into(),
             plugin: "",
         }
     }
@@ -94,7 +193,7 @@ impl Status {
     pub fn skip() -> Status {
         Status {
             code: Code::Skip,
-            reasons: Vec::new(),
+            reasons: Reasons::new(),
             plugin: "",
         }
     }
@@ -133,45 +232,90 @@ impl fmt::Display for Status {
 }
 
 /// What a Filter plugin returns for one node. Passing is by far the common case on the hot
-/// path (every sampled node, every active plugin), so it is one word — `None`, returned in a
-/// register with nothing to drop — and only a rejection carries (boxes) its [`Status`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FilterResult(Option<Box<Status>>);
+/// path (every sampled node, every active plugin): nothing to build or drop. A rejection either
+/// boxes its own [`Status`] or, for a fixed verdict a plugin gives on many nodes (a node short of
+/// cpu), points at a `static` one, so that rejecting a thousand nodes allocates nothing.
+#[derive(Debug, Clone, Default)]
+pub struct FilterResult(Verdict);
+
+#[derive(Debug, Clone, Default)]
+enum Verdict {
+    #[default]
+    Pass,
+    Shared(&'static Status),
+    Owned(Box<Status>),
+}
 
 impl FilterResult {
     /// The node passes.
-    pub const PASS: FilterResult = FilterResult(None);
+    pub const PASS: FilterResult = FilterResult(Verdict::Pass);
+
+    /// A rejection with a status built once (it must not be a success; it should name the
+    /// plugin that returns it, so that the framework's tagging leaves it shared).
+    #[inline]
+    pub const fn shared(s: &'static Status) -> FilterResult {
+        FilterResult(Verdict::Shared(s))
+    }
 
     #[inline]
     pub fn is_success(&self) -> bool {
-        self.0.is_none()
+        matches!(self.0, Verdict::Pass)
     }
 
     #[inline]
     pub fn code(&self) -> Code {
-        self.0.as_ref().map_or(Code::Success, |s| s.code)
+        self.status().map_or(Code::Success, |s| s.code)
     }
 
     /// The status (a fresh success status when the node passed).
     #[inline]
     pub fn into_status(self) -> Status {
-        self.0.map_or_else(Status::success, |s| *s)
+        match self.0 {
+            Verdict::Pass => Status::success(),
+            Verdict::Shared(s) => s.clone(),
+            Verdict::Owned(b) => *b,
+        }
     }
 
-    /// A rejection with its status rewritten by `f` (reusing the box); a pass stays a pass.
+    /// A rejection with its status rewritten by `f` (reusing the box); a pass stays a pass, and
+    /// a shared rejection that `f` leaves as it is stays shared.
     pub fn map_rejection(self, f: impl FnOnce(Status) -> Status) -> FilterResult {
-        FilterResult(self.0.map(|mut b| {
-            *b = f(std::mem::take(&mut *b));
-            b
-        }))
+        FilterResult(match self.0 {
+            Verdict::Pass => Verdict::Pass,
+            Verdict::Shared(s) => {
+                let t = f(s.clone());
+                if t == *s {
+                    Verdict::Shared(s)
+                } else {
+                    Verdict::Owned(Box::new(t))
+                }
+            }
+            Verdict::Owned(mut b) => {
+                *b = f(std::mem::take(&mut *b));
+                Verdict::Owned(b)
+            }
+        })
     }
 
     /// The rejection's status, `None` when the node passed.
     #[inline]
     pub fn status(&self) -> Option<&Status> {
-        self.0.as_deref()
+        match &self.0 {
+            Verdict::Pass => None,
+            Verdict::Shared(s) => Some(s),
+            Verdict::Owned(b) => Some(b),
+        }
     }
 }
+
+/// Equal when both pass or both reject with equal statuses, shared or not.
+impl PartialEq for FilterResult {
+    fn eq(&self, other: &FilterResult) -> bool {
+        self.status() == other.status()
+    }
+}
+
+impl Eq for FilterResult {}
 
 impl From<Status> for FilterResult {
     #[inline]
@@ -179,7 +323,7 @@ impl From<Status> for FilterResult {
         if s.is_success() {
             FilterResult::PASS
         } else {
-            FilterResult(Some(Box::new(s)))
+            FilterResult(Verdict::Owned(Box::new(s)))
         }
     }
 }
@@ -203,6 +347,31 @@ mod tests {
                 .message(),
             "boom"
         );
+    }
+
+    #[test]
+    fn shared_rejections_read_as_owned_ones() {
+        static CPU: Status = Status {
+            code: Code::Unschedulable,
+            reasons: Reasons::one(Cow::Borrowed("Insufficient cpu")),
+            plugin: "NodeResourcesFit",
+        };
+        let owned = FilterResult::from(CPU.clone());
+        let shared = FilterResult::shared(&CPU);
+        assert_eq!(shared, owned);
+        assert!(!shared.is_success());
+        assert_eq!(shared.code(), Code::Unschedulable);
+        assert_eq!(shared.clone().into_status(), CPU);
+        // Tagging with the plugin it already names keeps it shared and equal.
+        let tagged = shared.map_rejection(|s| s.with_plugin("NodeResourcesFit"));
+        assert!(matches!(tagged.0, Verdict::Shared(_)));
+        assert_eq!(tagged, owned);
+        // Any other rewrite gives an owned status.
+        let other = FilterResult::shared(&CPU).map_rejection(|s| s.with_plugin("Other"));
+        assert!(matches!(other.0, Verdict::Owned(_)));
+        assert_eq!(other.status().map(|s| s.plugin), Some("Other"));
+        assert_ne!(other, owned);
+        assert_ne!(FilterResult::PASS, owned);
     }
 
     #[test]

@@ -140,6 +140,7 @@ impl DefaultPreemption {
             snapshot: ctx.snapshot,
             nominated: ctx.nominated,
             extenders: ctx.extenders,
+            pre_filter_extensions: true,
         };
         if self.eligibility(pod, ctx.snapshot, statuses).is_err() {
             return Ok(None);
@@ -176,6 +177,7 @@ impl PostFilterPlugin for DefaultPreemption {
             snapshot: ctx.snapshot,
             nominated: ctx.nominated,
             extenders: ctx.extenders,
+            pre_filter_extensions: true,
         };
         let (result, status) = self
             .evaluator()
@@ -281,7 +283,7 @@ fn select_victims_on_node(
     let snapshot = ctx.snapshot;
     // Whether the PreFilter extensions run at all for this pod: when not, removing and adding
     // pods changes only the node, and the calls (one per pod moved) are skipped.
-    let extensions = fw.pre_filter_extensions_active(state);
+    let extensions = ctx.pre_filter_extensions;
     let remove = |state: &mut CycleState, node: &mut NodeInfo, p: &Arc<PodInfo>| -> Status {
         if !node.remove_pod(p.uid()) {
             return Status::error(format!(

@@ -9,7 +9,7 @@ use ksim_api::config::{decode_args, NodeResourcesFitArgs, ResourceSpec};
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
     FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
-    PreScorePlugin, QueueingHint, Reason, ScorePlugin, Status, MAX_NODE_SCORE,
+    PreScorePlugin, QueueingHint, Reasons, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -583,7 +583,35 @@ impl Fit {
         let req = &pod.requests;
         let alloc = &node.allocatable;
         let used = &node.requested;
-        let mut reasons: Vec<Reason> = Vec::new();
+        // The usual rejection (a full cluster, a pod that must preempt): room for one more pod,
+        // no extended requests, short of exactly one core resource. Its status is one of six
+        // built once, so rejecting every node of a cycle allocates nothing.
+        if (node.pods.len() as i64) < alloc.allowed_pod_number && req.scalar.is_empty() {
+            let cpu = req.milli_cpu > 0 && req.milli_cpu > alloc.milli_cpu - used.milli_cpu;
+            let memory = req.memory > 0 && req.memory > alloc.memory - used.memory;
+            let storage = req.ephemeral_storage > 0
+                && req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage;
+            let (i, unresolvable) = match (cpu, memory, storage) {
+                (true, false, false) => (0, req.milli_cpu > alloc.milli_cpu),
+                (false, true, false) => (1, req.memory > alloc.memory),
+                (false, false, true) => (2, req.ephemeral_storage > alloc.ephemeral_storage),
+                _ => (usize::MAX, false),
+            };
+            if i < SHORT_OF_ONE.len() {
+                return FilterResult::shared(&SHORT_OF_ONE[i][unresolvable as usize]);
+            }
+        }
+        self.fits_request(pod, node)
+    }
+
+    /// `fitsRequest` built reason by reason (what [`Fit::filter_reasons`] shares when only one
+    /// core resource is short).
+    fn fits_request(&self, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        let req = &pod.requests;
+        let alloc = &node.allocatable;
+        let used = &node.requested;
+        // One reason is kept inline: a node short of one resource allocates nothing here.
+        let mut reasons = Reasons::new();
         let mut unresolvable = false;
         if node.pods.len() as i64 + 1 > alloc.allowed_pod_number {
             reasons.push("Too many pods".into());
@@ -623,18 +651,55 @@ impl Fit {
     }
 }
 
-fn finish(reasons: Vec<Reason>, unresolvable: bool) -> FilterResult {
-    if reasons.is_empty() {
-        FilterResult::PASS
-    } else if unresolvable {
-        Status::with_reasons(
-            crate::framework::Code::UnschedulableAndUnresolvable,
-            reasons,
-        )
-        .into()
-    } else {
-        Status::with_reasons(crate::framework::Code::Unschedulable, reasons).into()
+/// A rejection for one insufficient resource, as `finish` builds it but named by the plugin
+/// (the framework names it so anyway), so that it stays shared through the framework.
+const fn short_of(reason: &'static str, code: crate::framework::Code) -> Status {
+    Status {
+        code,
+        reasons: Reasons::one(std::borrow::Cow::Borrowed(reason)),
+        plugin: NAME,
     }
+}
+
+/// The statuses of a node short of exactly cpu, memory or ephemeral storage (and nothing
+/// else): Unschedulable, or UnschedulableAndUnresolvable when the request exceeds the node's
+/// allocatable.
+static SHORT_OF_ONE: [[Status; 2]; 3] = {
+    use crate::framework::Code::{Unschedulable, UnschedulableAndUnresolvable};
+    [
+        [
+            short_of("Insufficient cpu", Unschedulable),
+            short_of("Insufficient cpu", UnschedulableAndUnresolvable),
+        ],
+        [
+            short_of("Insufficient memory", Unschedulable),
+            short_of("Insufficient memory", UnschedulableAndUnresolvable),
+        ],
+        [
+            short_of("Insufficient ephemeral-storage", Unschedulable),
+            short_of(
+                "Insufficient ephemeral-storage",
+                UnschedulableAndUnresolvable,
+            ),
+        ],
+    ]
+};
+
+fn finish(reasons: Reasons, unresolvable: bool) -> FilterResult {
+    if reasons.is_empty() {
+        return FilterResult::PASS;
+    }
+    let code = if unresolvable {
+        crate::framework::Code::UnschedulableAndUnresolvable
+    } else {
+        crate::framework::Code::Unschedulable
+    };
+    Status {
+        code,
+        reasons,
+        plugin: "",
+    }
+    .into()
 }
 
 #[derive(Clone)]
@@ -840,6 +905,46 @@ mod tests {
             scorer.score_nodes(&refs, &[pod.0, pod.1], &mut out);
             let each: Vec<i64> = refs.iter().map(|n| scorer.score(n, &[pod.0, pod.1])).collect();
             prop_assert_eq!(out, each);
+        }
+    }
+
+    proptest! {
+        /// A rejection shared from `SHORT_OF_ONE` is the status `fits_request` builds reason
+        /// by reason, once the framework has named the plugin, for random requests against
+        /// random free and allocatable amounts (zero, short, exceeding, fitting; full nodes;
+        /// extended requests).
+        #[test]
+        fn shared_rejections_are_the_built_ones(
+            req in (0i64..5, 0i64..5, 0i64..5),
+            alloc in (0i64..5, 0i64..5, 0i64..5, 0i64..3),
+            used in (0i64..5, 0i64..5, 0i64..5),
+            pods in 0usize..3,
+            gpu in 0i64..2,
+        ) {
+            let fit = Fit {
+                ignored_resources: Vec::new(),
+                ignored_resource_groups: Vec::new(),
+                scorer: ResourceAllocationScorer::new(super::Strategy::LeastAllocated, Vec::new(), false),
+            };
+            let mut pod = PodInfo::new(ksim_api::Pod::default());
+            (pod.requests.milli_cpu, pod.requests.memory, pod.requests.ephemeral_storage) = req;
+            if gpu > 0 {
+                pod.requests.scalar.push(("example.com/gpu".into(), gpu));
+            }
+            let mut node = NodeInfo::new(std::sync::Arc::new(ksim_api::Node::default()));
+            let a = &mut node.allocatable;
+            (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number) = alloc;
+            let u = &mut node.requested;
+            (u.milli_cpu, u.memory, u.ephemeral_storage) = used;
+            for k in 0..pods {
+                let mut p = ksim_api::Pod::default();
+                p.metadata.uid = format!("u{k}");
+                node.pods.push(std::sync::Arc::new(PodInfo::new(p)));
+            }
+            let named = |r: FilterResult| r.map_rejection(|s| s.with_plugin(NAME));
+            let got = named(fit.filter_reasons(&pod, &node));
+            let want = named(fit.fits_request(&pod, &node));
+            prop_assert_eq!(got, want);
         }
     }
 

@@ -10,6 +10,7 @@ use super::{Candidate, CompiledPdb, DryRunContext, Evaluator};
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::NodeToStatus;
 use crate::framework::status::{Code, Status};
+use crate::node_info::NodeInfo;
 use crate::pod_info::PodInfo;
 
 impl Evaluator<'_> {
@@ -63,11 +64,24 @@ impl Evaluator<'_> {
         // Each node gets a private copy of the cycle state, since the PreFilter extensions
         // update it as pods are removed and added back. When no extension runs for this pod,
         // nothing writes to the copy, and one copy serves every node.
-        let mut shared_state =
-            (!ctx.framework.pre_filter_extensions_active(state)).then(|| state.clone());
+        let extensions = ctx.framework.pre_filter_extensions_active(state);
+        let ctx = &DryRunContext {
+            pre_filter_extensions: extensions,
+            ..*ctx
+        };
+        let mut shared_state = (!extensions).then(|| state.clone());
+        // Each node is copied into one scratch NodeInfo (its allocations reused) and the plugin
+        // removes and adds pods on that copy.
+        let mut scratch: Option<NodeInfo> = None;
         for i in 0..n {
             let idx = potential[(offset + i) % n];
-            let mut node = snapshot.nodes[idx].clone();
+            let node = match scratch.as_mut() {
+                Some(s) => {
+                    snapshot.nodes[idx].copy_into(s);
+                    s
+                }
+                None => scratch.insert(snapshot.nodes[idx].clone()),
+            };
             let mut own_state;
             let state_copy = match shared_state.as_mut() {
                 Some(s) => s,
@@ -78,7 +92,7 @@ impl Evaluator<'_> {
             };
             let (victims, num_pdb_violations, status) = self
                 .interface
-                .select_victims_on_node(ctx, state_copy, pod, &mut node, pdbs);
+                .select_victims_on_node(ctx, state_copy, pod, node, pdbs);
             if status.is_success() && !victims.is_empty() {
                 let c = Candidate {
                     node: idx,

@@ -85,6 +85,10 @@ pub struct DryRunContext<'a> {
     pub nominated: &'a dyn NominatedPods,
     /// The configured scheduler extenders (upstream `Handle.Extenders()`), for `callExtenders`.
     pub extenders: &'a [Box<dyn Extender>],
+    /// Whether the PreFilter extensions (AddPod / RemovePod) run for the cycle's state
+    /// ([`PluginsRunner::pre_filter_extensions_active`]); `true` when not known. The dry run
+    /// asks once and sets it for every node it checks.
+    pub pre_filter_extensions: bool,
 }
 
 /// A PodDisruptionBudget with its selector compiled once per preemption attempt.
