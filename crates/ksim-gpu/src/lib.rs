@@ -7,6 +7,7 @@
 //!
 //! - [`device`]: a node's GPUs, a pod's GPU request, per-GPU accounting and GPU choice.
 //! - [`frag`]: typical pods and the fragmentation measure.
+//! - [`memo`]: scores memoized per pod shape and node state.
 //! - [`state`]: the per-GPU state of a cluster, reached by the plugins through the cycle state.
 //! - [`plugins`]: `Open-Gpu-Share` (filter/reserve) and the six score plugins, registered by
 //!   name with [`register`] on top of `Registry::in_tree()`.
@@ -26,6 +27,7 @@ pub mod error;
 pub mod experiment;
 pub mod frag;
 pub mod matrix;
+pub mod memo;
 pub mod plot;
 pub mod plugins;
 pub mod state;

@@ -22,11 +22,13 @@ use rustc_hash::FxHashMap;
 
 use crate::device::{GpuRequest, GpuSet, NodeGpus, GPU_MODEL};
 use crate::frag::{FragTable, TypicalPods};
+use crate::memo::{ScoreMemo, ShapeKey};
 
-/// The cycle-state key of the [`GpuClusterHandle`].
-pub const GPU_STATE_KEY: &str = "ksim-gpu/GpuCluster";
+/// The cycle-state key of the [`GpuClusterHandle`]. A `static`, so that every use is the same
+/// address and the cycle state finds the entry by its first (address) comparison.
+pub static GPU_STATE_KEY: &str = "ksim-gpu/GpuCluster";
 /// The cycle-state key of [`GpuCycle`], written by `Open-Gpu-Share`'s PreFilter.
-pub const POD_GPU_KEY: &str = "Open-Gpu-Share/PodGpu";
+pub static POD_GPU_KEY: &str = "Open-Gpu-Share/PodGpu";
 
 /// A pod's GPU request resolved against the cluster's model table, computed once per cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,15 +62,37 @@ pub struct GpuRngs {
     pub gpu_choice: ChaCha8Rng,
 }
 
+/// Which slot of the GPU state a node is: fixed when the state is built, so it is shared
+/// (outside the state's lock) with every cycle's [`GpuCycle`].
+#[derive(Debug, Default)]
+pub struct NodeIndex {
+    /// The node objects indexed by address, kept alive so their addresses stay theirs.
+    node_refs: Vec<Arc<Node>>,
+    by_ptr: FxHashMap<usize, u32>,
+    by_name: FxHashMap<String, u32>,
+}
+
+impl NodeIndex {
+    /// The node's slot: by the address of its node object, else by name.
+    #[inline]
+    pub fn slot(&self, node: &NodeInfo) -> Option<usize> {
+        match self.by_ptr.get(&(Arc::as_ptr(&node.node) as usize)) {
+            Some(&i) => Some(i as usize),
+            None => self.slot_by_name(node.name()),
+        }
+    }
+
+    pub fn slot_by_name(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).map(|&i| i as usize)
+    }
+}
+
 /// The GPUs of every node of a snapshot, the typical pods and the fragmentation measure.
 #[derive(Debug)]
 pub struct GpuCluster {
-    /// The node objects indexed by address, kept alive so their addresses stay theirs.
-    node_refs: Vec<Arc<Node>>,
+    index: Arc<NodeIndex>,
     names: Vec<String>,
     nodes: Vec<NodeGpus>,
-    by_ptr: FxHashMap<usize, u32>,
-    by_name: FxHashMap<String, u32>,
     models: Vec<String>,
     typical: TypicalPods,
     frag: FragTable,
@@ -78,7 +102,19 @@ pub struct GpuCluster {
     /// Per node: (NodeInfo generation, fragment numerator) when last computed from the node's
     /// current GPUs; cleared whenever its GPUs change.
     frag_cache: Vec<Option<(u64, i64)>>,
+    /// Per node: bumped on every change of its GPUs (starts at 1), so that memoized scores
+    /// can tell whether the GPUs they were computed from are still there.
+    gpu_version: Vec<u64>,
+    /// Memoized scores, per score plugin (see [`crate::memo`]).
+    memos: Vec<(&'static str, ScoreMemo)>,
     pub rngs: GpuRngs,
+}
+
+/// A plugin's memo table for one pod shape ([`GpuCluster::memo_shape`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoShape {
+    memo: usize,
+    table: u32,
 }
 
 /// The handle the driver puts into the cycle state.
@@ -163,34 +199,40 @@ impl GpuCluster {
         let frag = FragTable::new(&typical, &models);
         let len = nodes.len();
         Ok(GpuCluster {
-            node_refs,
+            index: Arc::new(NodeIndex {
+                node_refs,
+                by_ptr,
+                by_name,
+            }),
             names,
             nodes,
-            by_ptr,
-            by_name,
             models,
             typical,
             frag,
             cpu_left: cpu,
             frag_cache: vec![None; len],
+            gpu_version: vec![1; len],
+            memos: Vec::new(),
             rngs,
         })
     }
 
     /// The node's index in this state.
     pub fn slot(&self, node: &NodeInfo) -> Option<usize> {
-        match self.by_ptr.get(&(Arc::as_ptr(&node.node) as usize)) {
-            Some(&i) => Some(i as usize),
-            None => self.slot_by_name(node.name()),
-        }
+        self.index.slot(node)
     }
 
     pub fn slot_by_name(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).map(|&i| i as usize)
+        self.index.slot_by_name(name)
+    }
+
+    /// The node index (shared, immutable).
+    pub fn index(&self) -> &Arc<NodeIndex> {
+        &self.index
     }
 
     pub fn len(&self) -> usize {
-        debug_assert_eq!(self.node_refs.len(), self.nodes.len());
+        debug_assert_eq!(self.index.node_refs.len(), self.nodes.len());
         self.nodes.len()
     }
 
@@ -247,6 +289,7 @@ impl GpuCluster {
     pub fn allocate(&mut self, slot: usize, set: GpuSet, req: &GpuRequest) -> Result<(), String> {
         self.nodes[slot].allocate(set, req)?;
         self.frag_cache[slot] = None;
+        self.gpu_version[slot] += 1;
         Ok(())
     }
 
@@ -260,6 +303,7 @@ impl GpuCluster {
     pub fn release(&mut self, slot: usize, set: GpuSet, req: &GpuRequest) -> Result<(), String> {
         self.nodes[slot].release(set, req)?;
         self.frag_cache[slot] = None;
+        self.gpu_version[slot] += 1;
         Ok(())
     }
 
@@ -272,6 +316,60 @@ impl GpuCluster {
             }
         }
         self.frag.node_frag(&self.nodes[slot], cpu_left(node))
+    }
+
+    /// The version of the node's GPUs: changes whenever they do.
+    pub fn gpu_version(&self, slot: usize) -> u64 {
+        self.gpu_version[slot]
+    }
+
+    /// `plugin`'s memo table for the pod's shape (CPU, GPUs, milli per GPU), `None` when the
+    /// memo is full. The plugin's score must depend on nothing but that shape, the node's GPUs
+    /// and its unrequested CPU.
+    pub fn memo_shape(&mut self, plugin: &'static str, pod: &PodGpu) -> Option<MemoShape> {
+        let key = ShapeKey {
+            cpu: pod.cpu,
+            count: pod.req.count,
+            milli: pod.req.milli,
+        };
+        let i = match self.memos.iter().position(|(p, _)| *p == plugin) {
+            Some(i) => i,
+            None => {
+                self.memos.push((plugin, ScoreMemo::new(self.nodes.len())));
+                self.memos.len() - 1
+            }
+        };
+        self.memos[i]
+            .1
+            .shape(key)
+            .map(|table| MemoShape { memo: i, table })
+    }
+
+    /// `plugin`'s score of the node for the shape of [`Self::memo_shape`]: the memoized one
+    /// while the node's GPUs and `cpu_left` are those it was computed for, else `compute`'s
+    /// (an error is not memoized).
+    pub fn memo_score<E>(
+        &mut self,
+        shape: Option<MemoShape>,
+        slot: usize,
+        cpu_left: i64,
+        compute: impl FnOnce(&GpuCluster) -> Result<i64, E>,
+    ) -> Result<i64, E> {
+        let Some(shape) = shape else {
+            return compute(self);
+        };
+        let version = self.gpu_version[slot];
+        if let Some(s) = self.memos[shape.memo]
+            .1
+            .get(shape.table, slot, version, cpu_left)
+        {
+            return Ok(s);
+        }
+        let s = compute(self)?;
+        self.memos[shape.memo]
+            .1
+            .put(shape.table, slot, version, cpu_left, s);
+        Ok(s)
     }
 
     /// Unrequested millicores of a node as of the last [`Self::sync_node`].
@@ -298,11 +396,49 @@ pub fn cpu_left(node: &NodeInfo) -> i64 {
 }
 
 /// What `Open-Gpu-Share`'s PreFilter stores for the cycle: the handle and the pod's resolved
-/// request, so that a Filter or Score call reads one cycle-state entry.
+/// request, so that a Filter or Score call reads one cycle-state entry; and for a pod that
+/// wants GPUs, the Filter verdict of every node, taken from the GPU state once per cycle
+/// (nothing changes the GPU state between PreFilter and Filter: only Reserve and Unreserve
+/// do), so that Filter neither locks the state nor walks a node's GPUs.
 #[derive(Debug, Clone)]
 pub struct GpuCycle {
     pub handle: GpuClusterHandle,
     pub pod: PodGpu,
+    pub index: Arc<NodeIndex>,
+    /// Per slot: the [`Verdict`] of the pod on the node (empty when the pod wants no GPU).
+    pub verdicts: Arc<[Verdict]>,
+}
+
+/// `Open-Gpu-Share`'s Filter verdict of a pod on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Fits,
+    NoGpu,
+    WrongModel,
+    /// A share: no single GPU has the milli.
+    NoRoomOnOneGpu,
+    /// Whole GPUs: not enough idle ones.
+    NotEnoughIdle,
+}
+
+impl GpuCluster {
+    /// The verdict of `pod` on the node in `slot` (the pod wants GPUs).
+    pub fn verdict(&self, slot: usize, pod: &PodGpu) -> Verdict {
+        let gpus = &self.nodes[slot];
+        if gpus.count() == 0 {
+            Verdict::NoGpu
+        } else if !pod.accessible(gpus.model) {
+            Verdict::WrongModel
+        } else if !gpus.fits(&pod.req) {
+            if pod.req.is_share() {
+                Verdict::NoRoomOnOneGpu
+            } else {
+                Verdict::NotEnoughIdle
+            }
+        } else {
+            Verdict::Fits
+        }
+    }
 }
 
 /// The GPU state and the pod's resolved request for this cycle: PreFilter's [`GpuCycle`] when

@@ -14,7 +14,7 @@ use ksim_scheduler::pod_info::PodInfo;
 
 use crate::device::NodeGpus;
 use crate::plugins::dot_product_score::{MAX_SPEC_CPU, MAX_SPEC_GPU};
-use crate::plugins::with_node;
+use crate::plugins::{score_each, with_node, NodeView};
 use crate::state::PodGpu;
 
 pub const NAME: &str = "BestFitScore";
@@ -36,23 +36,18 @@ impl Plugin for BestFitScore {
 
 impl ScorePlugin for BestFitScore {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        with_node(NAME, state, pod, node, |v| {
-            let g = v.cluster.gpus(v.slot);
-            if !v.pod.accessible(g.model) {
-                return Err(Status::error(format!(
-                    "node {} does not match the GPU model request of pod {}",
-                    node.name(),
-                    pod.key
-                )));
-            }
-            best_fit_score(g, v.cpu_left, v.pod).ok_or_else(|| {
-                Status::error(format!(
-                    "the score between node {} and pod {} is negative, should not happen",
-                    node.name(),
-                    pod.key
-                ))
-            })
-        })
+        with_node(NAME, state, pod, node, |v| score_view(v, pod))
+    }
+
+    /// [`Self::score`] per node, with the cycle state and the GPU state read once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        score_each(NAME, state, pod, nodes, out, |v| score_view(v, pod))
     }
 
     fn has_normalize(&self) -> bool {
@@ -63,6 +58,26 @@ impl ScorePlugin for BestFitScore {
         normalize(scores);
         Status::success()
     }
+}
+
+/// The plugin's score of one node.
+fn score_view(v: &NodeView<'_>, pod: &PodInfo) -> Result<i64, Status> {
+    let node = v.node;
+    let g = v.cluster.gpus(v.slot);
+    if !v.pod.accessible(g.model) {
+        return Err(Status::error(format!(
+            "node {} does not match the GPU model request of pod {}",
+            node.name(),
+            pod.key
+        )));
+    }
+    best_fit_score(g, v.cpu_left, v.pod).ok_or_else(|| {
+        Status::error(format!(
+            "the score between node {} and pod {} is negative, should not happen",
+            node.name(),
+            pod.key
+        ))
+    })
 }
 
 /// `getBestFitScore`; `None` when the node lacks CPU or GPU milli for the pod.

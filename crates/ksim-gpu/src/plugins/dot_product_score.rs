@@ -17,7 +17,7 @@ use ksim_scheduler::pod_info::PodInfo;
 use serde::Deserialize;
 
 use crate::device::NodeGpus;
-use crate::plugins::with_node;
+use crate::plugins::{score_each, with_node, NodeView};
 use crate::state::PodGpu;
 
 pub const NAME: &str = "DotProductScore";
@@ -62,10 +62,24 @@ impl Plugin for DotProductScore {
 
 impl ScorePlugin for DotProductScore {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        with_node(NAME, state, pod, node, |v| {
-            Ok(dot_product_score(v.cluster.gpus(v.slot), v.cpu_left, v.pod))
-        })
+        with_node(NAME, state, pod, node, |v| score_view(v, pod))
     }
+
+    /// [`Self::score`] per node, with the cycle state and the GPU state read once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        score_each(NAME, state, pod, nodes, out, |v| score_view(v, pod))
+    }
+}
+
+/// The plugin's score of one node.
+fn score_view(v: &NodeView<'_>, _pod: &PodInfo) -> Result<i64, Status> {
+    Ok(dot_product_score(v.cluster.gpus(v.slot), v.cpu_left, v.pod))
 }
 
 /// `calculateDotProductScore` with merged GPU dimension and max-spec normalisation.

@@ -18,8 +18,8 @@ use ksim_scheduler::pod_info::PodInfo;
 
 use crate::device::{GpuSet, NodeGpus};
 use crate::frag::FragTable;
-use crate::plugins::{sigmoid, with_node};
-use crate::state::{GpuCluster, PodGpu};
+use crate::plugins::{sigmoid, slot_of, with_node};
+use crate::state::{cpu_left, cycle, GpuCluster, PodGpu};
 
 pub const NAME: &str = "FGDScore";
 
@@ -42,26 +42,62 @@ impl Plugin for FgdScore {
 impl ScorePlugin for FgdScore {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
         with_node(NAME, state, pod, node, |v| {
-            let g = v.cluster.gpus(v.slot);
-            if !v.pod.accessible(g.model) {
-                return Err(Status::error(format!(
-                    "node {} does not match the GPU model request of pod {}",
-                    node.name(),
-                    pod.key
-                )));
-            }
-            let before = v.cluster.node_frag(v.slot, node);
-            let (score, _) = evaluate(
-                v.cluster.frag_table(),
-                v.cluster.typical().total_weight,
-                g,
-                v.cpu_left,
-                before,
-                v.pod,
-            );
-            Ok(score)
+            node_score(v.cluster, v.slot, node, v.cpu_left, v.pod, pod)
         })
     }
+
+    /// The same scores as [`Self::score`] per node, memoized per pod shape and node state
+    /// ([`crate::memo`]): a node is evaluated again only after its GPUs or CPU changed.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        let (h, pg) = cycle(state, pod)?;
+        let mut cluster = h.write();
+        let shape = cluster.memo_shape(NAME, &pg);
+        out.reserve(nodes.len());
+        for &node in nodes {
+            let slot = slot_of(&cluster, NAME, node)?;
+            let cpu = cpu_left(node);
+            let s = cluster.memo_score(shape, slot, cpu, |c| {
+                node_score(c, slot, node, cpu, &pg, pod)
+            })?;
+            out.push(s);
+        }
+        Ok(())
+    }
+}
+
+/// FGD's score of one node (an error when the pod may not use the node's GPU model).
+fn node_score(
+    cluster: &GpuCluster,
+    slot: usize,
+    node: &NodeInfo,
+    cpu_left: i64,
+    pg: &PodGpu,
+    pod: &PodInfo,
+) -> Result<i64, Status> {
+    let g = cluster.gpus(slot);
+    if !pg.accessible(g.model) {
+        return Err(Status::error(format!(
+            "node {} does not match the GPU model request of pod {}",
+            node.name(),
+            pod.key
+        )));
+    }
+    let before = cluster.node_frag(slot, node);
+    let (score, _) = evaluate(
+        cluster.frag_table(),
+        cluster.typical().total_weight,
+        g,
+        cpu_left,
+        before,
+        pg,
+    );
+    Ok(score)
 }
 
 /// The score of one hypothetical placement: `frag_before − frag_after` as numerators over
@@ -251,6 +287,75 @@ mod tests {
             proptest::prop_assert!((fast.0 - slow.0).abs() <= 1, "{:?} vs {:?}", fast, slow);
             if fast.0 == slow.0 {
                 proptest::prop_assert_eq!(fast, slow);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// The memoized batch scores against every node scored afresh, over random sequences of
+        /// GPU allocations and releases, CPU taken on nodes, and pods of a few shapes.
+        #[test]
+        fn memoized_scores_match_scores_computed_afresh(
+            ops in proptest::collection::vec((0u8..4, 0usize..3, 0usize..6, 0usize..16), 1..80),
+        ) {
+            let reqs = [
+                GpuRequest::none(),
+                GpuRequest::share(250),
+                GpuRequest::share(500),
+                GpuRequest::share(810),
+                GpuRequest::whole(1),
+                GpuRequest::whole(2),
+            ];
+            let shapes: Vec<PodShape> = reqs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| PodShape { cpu: 1000 * (i as i64 % 3 + 1), gpu: r.clone() })
+                .collect();
+            let mut f = Fixture::new(
+                vec![
+                    node("a", 16_000, 4, "T4"),
+                    node("b", 32_000, 8, "T4"),
+                    node("c", 8_000, 2, "V100M32"),
+                ],
+                &shapes,
+            );
+            let mut held: Vec<(usize, GpuSet, GpuRequest)> = Vec::new();
+            let mut cpu_pods = 0;
+            for (op, n, k, x) in ops {
+                match op {
+                    0 => {
+                        let req = &reqs[k];
+                        let set = f.handle.read().gpus(n).best_fit(req);
+                        if let Some(set) = set.filter(|s| !s.is_empty()) {
+                            f.take(n, set, req);
+                            held.push((n, set, req.clone()));
+                        }
+                    }
+                    1 => {
+                        if !held.is_empty() {
+                            let (n, set, req) = held.remove(x % held.len());
+                            f.handle.write().release(n, set, &req).unwrap();
+                        }
+                    }
+                    2 => {
+                        if cpu_pods < 6 {
+                            f.use_cpu(n, 500 * (x as i64 + 1));
+                            cpu_pods += 1;
+                        }
+                    }
+                    _ => {
+                        let p = pod("p", 1000 * (x as i64 % 3 + 1), &reqs[k]);
+                        let mut st = f.state();
+                        OpenGpuShare { method: GpuSelMethod::Fgd }.pre_filter(&mut st, &p, &f.snapshot);
+                        let nodes: Vec<&NodeInfo> = f.snapshot.nodes.iter().collect();
+                        let mut memo = Vec::new();
+                        FgdScore.score_nodes(&st, &p, &nodes, &mut memo).unwrap();
+                        let fresh: Vec<i64> =
+                            nodes.iter().map(|n| FgdScore.score(&st, &p, n).unwrap()).collect();
+                        proptest::prop_assert_eq!(memo, fresh);
+                    }
+                }
             }
         }
     }

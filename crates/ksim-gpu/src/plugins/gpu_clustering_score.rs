@@ -18,7 +18,7 @@ use ksim_scheduler::node_info::NodeInfo;
 use ksim_scheduler::pod_info::PodInfo;
 
 use crate::device::{class_of, NodeGpus};
-use crate::plugins::with_node;
+use crate::plugins::{score_each, with_node, NodeView};
 use crate::state::PodGpu;
 
 pub const NAME: &str = "GpuClusteringScore";
@@ -42,14 +42,28 @@ impl Plugin for GpuClusteringScore {
 
 impl ScorePlugin for GpuClusteringScore {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        with_node(NAME, state, pod, node, |v| {
-            let g = v.cluster.gpus(v.slot);
-            if !v.pod.accessible(g.model) {
-                return Err(Status::error("failed to get nodeRes or podRes"));
-            }
-            Ok(clustering_score(g, v.pod))
-        })
+        with_node(NAME, state, pod, node, |v| score_view(v, pod))
     }
+
+    /// [`Self::score`] per node, with the cycle state and the GPU state read once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        score_each(NAME, state, pod, nodes, out, |v| score_view(v, pod))
+    }
+}
+
+/// The plugin's score of one node.
+fn score_view(v: &NodeView<'_>, _pod: &PodInfo) -> Result<i64, Status> {
+    let g = v.cluster.gpus(v.slot);
+    if !v.pod.accessible(g.model) {
+        return Err(Status::error("failed to get nodeRes or podRes"));
+    }
+    Ok(clustering_score(g, v.pod))
 }
 
 /// The band and the fullness term, as the artifact computes them.

@@ -16,7 +16,7 @@ use ksim_scheduler::node_info::NodeInfo;
 use ksim_scheduler::pod_info::PodInfo;
 
 use crate::device::{NodeGpus, MILLI_PER_GPU};
-use crate::plugins::with_node;
+use crate::plugins::{score_each, with_node, NodeView};
 use crate::state::PodGpu;
 
 pub const NAME: &str = "GpuPackingScore";
@@ -38,27 +38,42 @@ impl Plugin for GpuPackingScore {
 
 impl ScorePlugin for GpuPackingScore {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        with_node(NAME, state, pod, node, |v| {
-            if !v.pod.req.wants_gpu() {
-                return Ok(MIN_NODE_SCORE);
-            }
-            let g = v.cluster.gpus(v.slot);
-            if !v.pod.accessible(g.model) {
-                return Err(Status::error(format!(
-                    "node {} does not match the GPU model request of pod {}",
-                    node.name(),
-                    pod.key
-                )));
-            }
-            packing_score(g, v.pod).ok_or_else(|| {
-                Status::error(format!(
-                    "failed to schedule pod {} on node {}",
-                    pod.key,
-                    node.name()
-                ))
-            })
-        })
+        with_node(NAME, state, pod, node, |v| score_view(v, pod))
     }
+
+    /// [`Self::score`] per node, with the cycle state and the GPU state read once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        score_each(NAME, state, pod, nodes, out, |v| score_view(v, pod))
+    }
+}
+
+/// The plugin's score of one node.
+fn score_view(v: &NodeView<'_>, pod: &PodInfo) -> Result<i64, Status> {
+    let node = v.node;
+    if !v.pod.req.wants_gpu() {
+        return Ok(MIN_NODE_SCORE);
+    }
+    let g = v.cluster.gpus(v.slot);
+    if !v.pod.accessible(g.model) {
+        return Err(Status::error(format!(
+            "node {} does not match the GPU model request of pod {}",
+            node.name(),
+            pod.key
+        )));
+    }
+    packing_score(g, v.pod).ok_or_else(|| {
+        Status::error(format!(
+            "failed to schedule pod {} on node {}",
+            pod.key,
+            node.name()
+        ))
+    })
 }
 
 /// `getPackingScore`; `None` when the pod does not fit (the artifact's error).

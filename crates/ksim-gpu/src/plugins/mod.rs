@@ -64,18 +64,49 @@ pub fn with_node<R>(
 ) -> Result<R, Status> {
     let (h, pg) = cycle(state, pod)?;
     let cluster = h.read();
-    let slot = cluster.slot(node).ok_or_else(|| {
-        Status::error(format!(
-            "{plugin}: node {} is not in the GPU state",
-            node.name()
-        ))
-    })?;
+    let slot = slot_of(&cluster, plugin, node)?;
     f(&NodeView {
         cluster: &cluster,
         slot,
         pod: &pg,
         cpu_left: cpu_left(node),
         node,
+    })
+}
+
+/// `f` over every node in order, appending to `out` and stopping at the first error: the
+/// same as [`with_node`] per node, with the cycle state read and the GPU state locked once.
+pub fn score_each(
+    plugin: &str,
+    state: &CycleState,
+    pod: &PodInfo,
+    nodes: &[&NodeInfo],
+    out: &mut Vec<i64>,
+    f: impl Fn(&NodeView<'_>) -> Result<i64, Status>,
+) -> Result<(), Status> {
+    let (h, pg) = cycle(state, pod)?;
+    let cluster = h.read();
+    out.reserve(nodes.len());
+    for &node in nodes {
+        let slot = slot_of(&cluster, plugin, node)?;
+        out.push(f(&NodeView {
+            cluster: &cluster,
+            slot,
+            pod: &pg,
+            cpu_left: cpu_left(node),
+            node,
+        })?);
+    }
+    Ok(())
+}
+
+/// The node's slot in the GPU state, or the error a score plugin returns.
+pub fn slot_of(cluster: &GpuCluster, plugin: &str, node: &NodeInfo) -> Result<usize, Status> {
+    cluster.slot(node).ok_or_else(|| {
+        Status::error(format!(
+            "{plugin}: node {} is not in the GPU state",
+            node.name()
+        ))
     })
 }
 

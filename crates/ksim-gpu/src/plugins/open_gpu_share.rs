@@ -28,7 +28,7 @@ use serde::Deserialize;
 
 use crate::device::{GpuRequest, GpuSet};
 use crate::plugins::fgd_score;
-use crate::state::{cycle, handle, GpuCycle, POD_GPU_KEY};
+use crate::state::{cycle, handle, GpuCycle, Verdict, POD_GPU_KEY};
 
 pub const NAME: &str = "Open-Gpu-Share";
 /// The cycle-state key of the [`GpuAssignment`] Reserve made.
@@ -116,7 +116,24 @@ impl PreFilterPlugin for OpenGpuShare {
         match pg {
             Ok(pg) => {
                 let wants = pg.req.wants_gpu();
-                state.write(POD_GPU_KEY, GpuCycle { handle: h, pod: pg });
+                let (index, verdicts) = {
+                    let c = h.read();
+                    let verdicts: Arc<[Verdict]> = if wants {
+                        (0..c.len()).map(|slot| c.verdict(slot, &pg)).collect()
+                    } else {
+                        Arc::from(Vec::new())
+                    };
+                    (c.index().clone(), verdicts)
+                };
+                state.write(
+                    POD_GPU_KEY,
+                    GpuCycle {
+                        handle: h,
+                        pod: pg,
+                        index,
+                        verdicts,
+                    },
+                );
                 if wants {
                     (None, Status::success())
                 } else {
@@ -139,29 +156,42 @@ impl OpenGpuShare {
             return Status::success();
         }
         let cluster = h.read();
-        let Some(slot) = cluster.slot(node) else {
-            return Status::unschedulable("node has no GPU");
-        };
-        let gpus = cluster.gpus(slot);
-        if gpus.count() == 0 {
-            return Status::unschedulable("node has no GPU");
+        match cluster.slot(node) {
+            None => verdict_status(Verdict::NoGpu),
+            Some(slot) => verdict_status(cluster.verdict(slot, &pg)),
         }
-        if !pg.accessible(gpus.model) {
-            return Status::unschedulable("node's GPU model is not one the pod allows");
-        }
-        if !gpus.fits(&pg.req) {
-            return Status::unschedulable(if pg.req.is_share() {
-                "no single GPU has enough free GPU milli"
-            } else {
-                "not enough idle GPUs"
-            });
-        }
-        Status::success()
+    }
+}
+
+/// The Filter status of a verdict.
+fn verdict_status(v: Verdict) -> Status {
+    match v {
+        Verdict::Fits => Status::success(),
+        Verdict::NoGpu => Status::unschedulable("node has no GPU"),
+        Verdict::WrongModel => Status::unschedulable("node's GPU model is not one the pod allows"),
+        Verdict::NoRoomOnOneGpu => Status::unschedulable("no single GPU has enough free GPU milli"),
+        Verdict::NotEnoughIdle => Status::unschedulable("not enough idle GPUs"),
     }
 }
 
 impl FilterPlugin for OpenGpuShare {
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        // The verdicts PreFilter took for this cycle; without them (no PreFilter ran), from
+        // the GPU state.
+        if let Some(c) = state.read::<GpuCycle>(POD_GPU_KEY) {
+            if !c.pod.req.wants_gpu() {
+                return FilterResult::PASS;
+            }
+            let v = match c.index.slot(node) {
+                None => Some(Verdict::NoGpu),
+                Some(slot) => c.verdicts.get(slot).copied(),
+            };
+            match v {
+                Some(Verdict::Fits) => return FilterResult::PASS,
+                Some(v) => return verdict_status(v).into(),
+                None => {}
+            }
+        }
         self.filter_status(state, pod, node).into()
     }
 }

@@ -72,6 +72,29 @@ impl ScorePlugin for RandomScore {
             MIN_NODE_SCORE
         })
     }
+
+    /// [`Self::score`] per node, with the chosen name read once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _: &PodInfo,
+        nodes: &[&NodeInfo],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Status> {
+        let Some(Chosen(name)) = state.read::<Chosen>(CHOSEN_KEY) else {
+            return Err(Status::error(format!(
+                "reading {CHOSEN_KEY:?} from cycleState: not found"
+            )));
+        };
+        out.extend(nodes.iter().map(|n| {
+            if n.name() == name {
+                MAX_NODE_SCORE
+            } else {
+                MIN_NODE_SCORE
+            }
+        }));
+        Ok(())
+    }
 }
 
 #[cfg(test)]
