@@ -821,7 +821,7 @@ impl Snapshot {
         if !self.nodes[i].remove_pod(uid) {
             return false;
         }
-        self.pod_index.remove(&pod, &self.nodes);
+        self.pod_index.remove(&pod);
         if self.nodes[i].pods_with_affinity.is_empty() {
             if let Ok(k) = self.have_pods_with_affinity.binary_search(&i) {
                 self.have_pods_with_affinity.remove(k);

@@ -23,6 +23,12 @@
 //! Entries carry the node's index in `Snapshot::nodes` and counts are by the node's labels at
 //! the time the pod was added; the snapshot rebuilds the index when node indices or node labels
 //! change (a node added, removed, moved or relabelled).
+//!
+//! Per-value counts are by value id: each topology key a group uses has a [`TopologyColumn`]
+//! (per node index, the id of the node's value), and [`ValueCounts`] is an array by id. So
+//! bind and unbind update a count without touching a string, and InterPodAffinity's Filter and
+//! Score read a node's count with two array reads ([`TopologyColumn::id_of_node`], by the
+//! node's index when it is the snapshot's own `NodeInfo`).
 
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -44,9 +50,183 @@ fn key_of(p: &PodInfo) -> usize {
     p as *const PodInfo as usize
 }
 
-/// Counts per value of a topology key. Only positive counts are kept (an entry reaching zero is
-/// removed), so an empty map means "no pod counted".
-pub type ValueCounts = FxHashMap<String, i64>;
+/// Values per chunk of [`ValueCounts`].
+const CHUNK: usize = 64;
+
+/// Counts per value of a topology key, by the value's id in the key's [`TopologyColumn`]: an
+/// array read per node instead of a string hash. Counts are never negative, and "empty" means
+/// "no value has a positive count" (upstream's map with no entry).
+///
+/// The counts are shared with the cycle states that read them (an `Arc`), and bind/unbind
+/// update them while a cycle state may still hold them (the pod is assumed before its binding
+/// cycle ends): the array is in chunks of [`CHUNK`] values, each behind its own `Arc`, so that
+/// such an update copies the chunk pointers and one chunk, not every count. A chunk with no
+/// count is not allocated.
+#[derive(Debug, Clone, Default)]
+pub struct ValueCounts {
+    chunks: Vec<Option<Arc<[i64; CHUNK]>>>,
+    /// Values with a positive count.
+    positive: usize,
+}
+
+impl ValueCounts {
+    /// The count of value `id` (0 for [`TopologyColumn::ABSENT`] and
+    /// [`TopologyColumn::UNKNOWN`], which are never counted).
+    #[inline]
+    pub fn get(&self, id: u32) -> i64 {
+        let id = id as usize;
+        match self.chunks.get(id / CHUNK) {
+            Some(Some(c)) => c[id % CHUNK],
+            _ => 0,
+        }
+    }
+
+    /// No value has a positive count.
+    pub fn is_empty(&self) -> bool {
+        self.positive == 0
+    }
+
+    /// The values with a positive count, by id, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, i64)> + '_ {
+        self.chunks.iter().enumerate().flat_map(|(k, c)| {
+            c.iter().flat_map(move |c| {
+                c.iter()
+                    .enumerate()
+                    .filter(|(_, &n)| n > 0)
+                    .map(move |(j, &n)| ((k * CHUNK + j) as u32, n))
+            })
+        })
+    }
+
+    /// Adds `delta` to value `id`'s count, as upstream's map would: a count reaching zero or
+    /// below is gone (reads as 0), and removing from a value with no count does nothing.
+    /// Nothing for [`TopologyColumn::ABSENT`] (a node without the key is not counted).
+    pub fn add(&mut self, id: u32, delta: i64) {
+        if id == TopologyColumn::ABSENT || delta == 0 {
+            return;
+        }
+        let id = id as usize;
+        let k = id / CHUNK;
+        if delta < 0 && self.get(id as u32) == 0 {
+            return;
+        }
+        if self.chunks.len() <= k {
+            self.chunks.resize(k + 1, None);
+        }
+        let chunk = Arc::make_mut(self.chunks[k].get_or_insert_with(|| Arc::new([0; CHUNK])));
+        let c = &mut chunk[id % CHUNK];
+        let before = *c;
+        *c = (before + delta).max(0);
+        match (before > 0, *c > 0) {
+            (false, true) => self.positive += 1,
+            (true, false) => self.positive -= 1,
+            _ => {}
+        }
+    }
+}
+
+/// The values of one topology key on the snapshot's nodes, interned: per node index the id of
+/// the node's value, so that a plugin reads a node's count with an array read and a lookup by
+/// integer instead of a label lookup and a string hash. Built from the nodes the pod index was
+/// built with; the snapshot rebuilds the pod index (and so its columns) whenever node indices
+/// or node labels change, so a column always describes the snapshot's current nodes.
+#[derive(Debug, Default)]
+pub struct TopologyColumn {
+    pub key: String,
+    /// Per node index: the id of the node's value of `key`, or [`TopologyColumn::ABSENT`].
+    pub ids: Vec<u32>,
+    /// The value of each id, ids in order of first appearance over the nodes.
+    pub values: Vec<String>,
+    by_value: FxHashMap<String, u32>,
+}
+
+impl TopologyColumn {
+    /// The node lacks the key.
+    pub const ABSENT: u32 = u32::MAX;
+    /// A value no node of the column has (no count is ever kept under it).
+    pub const UNKNOWN: u32 = u32::MAX - 1;
+
+    fn build(key: &str, nodes: &[NodeInfo]) -> TopologyColumn {
+        let mut c = TopologyColumn {
+            key: key.to_string(),
+            ids: Vec::with_capacity(nodes.len()),
+            ..Default::default()
+        };
+        for n in nodes {
+            let id = match n.labels().get(key) {
+                None => Self::ABSENT,
+                Some(v) => match c.by_value.get(v.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = c.values.len() as u32;
+                        c.values.push(v.clone());
+                        c.by_value.insert(v.clone(), id);
+                        id
+                    }
+                },
+            };
+            c.ids.push(id);
+        }
+        c
+    }
+
+    /// The id of a value ([`UNKNOWN`](Self::UNKNOWN) when no node has it).
+    pub fn id_of_value(&self, value: &str) -> u32 {
+        self.by_value.get(value).copied().unwrap_or(Self::UNKNOWN)
+    }
+
+    /// The id of the value of the key in `labels` ([`ABSENT`](Self::ABSENT) without the key).
+    pub fn id_of_labels(&self, labels: &Labels) -> u32 {
+        match labels.get(&self.key) {
+            None => Self::ABSENT,
+            Some(v) => self.id_of_value(v),
+        }
+    }
+
+    /// The id of `node`'s value: read by the node's index when `node` is the snapshot's own
+    /// `NodeInfo` (`slice` describes the snapshot's nodes this column was built from), looked
+    /// up by label otherwise (a copy with nominated pods, a preemption dry run's copy).
+    #[inline]
+    pub fn id_of_node(&self, slice: NodeSlice, node: &NodeInfo) -> u32 {
+        match slice.index_of(node).and_then(|i| self.ids.get(i)) {
+            Some(&id) => id,
+            None => self.id_of_labels(node.labels()),
+        }
+    }
+
+    /// The value of an id (`None` for [`ABSENT`](Self::ABSENT) and [`UNKNOWN`](Self::UNKNOWN)).
+    pub fn value(&self, id: u32) -> Option<&str> {
+        self.values.get(id as usize).map(String::as_str)
+    }
+}
+
+/// Where the snapshot's `NodeInfo`s are in memory, so that a plugin given a `&NodeInfo` can
+/// tell whether it is the snapshot's `i`-th node (by address: no unsafe code, no guess; a
+/// `NodeInfo` elsewhere is simply not found). Taken from the snapshot in PreFilter/PreScore and
+/// used in the same cycle, while the snapshot cannot change.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NodeSlice {
+    base: usize,
+    len: usize,
+}
+
+impl NodeSlice {
+    pub fn of(nodes: &[NodeInfo]) -> NodeSlice {
+        NodeSlice {
+            base: nodes.as_ptr() as usize,
+            len: nodes.len(),
+        }
+    }
+
+    /// `Some(i)` when `node` is `nodes[i]` of the slice this was taken from.
+    #[inline]
+    pub fn index_of(self, node: &NodeInfo) -> Option<usize> {
+        let size = std::mem::size_of::<NodeInfo>();
+        let off = (node as *const NodeInfo as usize).wrapping_sub(self.base);
+        let i = off / size;
+        (i < self.len && off.is_multiple_of(size)).then_some(i)
+    }
+}
 
 /// The four kinds of pod-affinity terms a pod can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -86,6 +266,8 @@ pub struct TermGroup {
     /// The preferred term's weight; 0 for required terms.
     pub weight: i32,
     pub term: AffinityTerm,
+    /// The column of the term's topology key: the ids `holders` and `targets` count by.
+    pub column: Arc<TopologyColumn>,
     /// How many terms of bound pods are in the group (a pod listing the term twice counts
     /// twice, as upstream processes each listed term).
     carried: usize,
@@ -116,20 +298,51 @@ pub fn targets_countable(t: &AffinityTerm) -> bool {
     }
 }
 
-fn add_count(m: &mut Arc<ValueCounts>, value: &str, delta: i64) {
-    let m = Arc::make_mut(m);
-    if delta > 0 {
-        match m.get_mut(value) {
-            Some(c) => *c += delta,
-            None => {
-                m.insert(value.to_string(), delta);
-            }
+/// Adds `delta` to the count of value `id` (nothing for a node without the key).
+fn add_count(m: &mut Arc<ValueCounts>, id: u32, delta: i64) {
+    if id == TopologyColumn::ABSENT {
+        return;
+    }
+    Arc::make_mut(m).add(id, delta);
+}
+
+/// The columns of the topology keys asked for so far. Derived data behind a mutex: PreFilter
+/// may ask for a key no term group uses yet through a shared reference.
+#[derive(Default)]
+struct ColumnCache(std::sync::Mutex<FxHashMap<String, Arc<TopologyColumn>>>);
+
+impl Clone for ColumnCache {
+    fn clone(&self) -> Self {
+        let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        ColumnCache(std::sync::Mutex::new(m.clone()))
+    }
+}
+
+impl std::fmt::Debug for ColumnCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ColumnCache")
+    }
+}
+
+impl ColumnCache {
+    fn get(&self, key: &str, nodes: &[NodeInfo]) -> Arc<TopologyColumn> {
+        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = m.get(key) {
+            return c.clone();
         }
-    } else if let Some(c) = m.get_mut(value) {
-        *c += delta;
-        if *c <= 0 {
-            m.remove(value);
+        let c = Arc::new(TopologyColumn::build(key, nodes));
+        m.insert(key.to_string(), c.clone());
+        c
+    }
+
+    fn get_mut(&mut self, key: &str, nodes: &[NodeInfo]) -> Arc<TopologyColumn> {
+        let m = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = m.get(key) {
+            return c.clone();
         }
+        let c = Arc::new(TopologyColumn::build(key, nodes));
+        m.insert(key.to_string(), c.clone());
+        c
     }
 }
 
@@ -278,19 +491,21 @@ pub struct PodIndex {
     /// Every bound pod.
     all: PodSet,
     groups: TermGroups,
+    /// The columns of the term groups' topology keys (and of keys PreFilter asked for).
+    columns: ColumnCache,
     /// PodTopologySpread's per-selector counts ([`crate::spread_index`]).
     pub(crate) spread: SpreadCache,
 }
 
-/// The labels of node `i` of `nodes`.
-fn labels_of(nodes: &[NodeInfo], i: usize) -> Option<&Labels> {
-    nodes.get(i).map(NodeInfo::labels)
+/// The id of node `i`'s value in `column` (a node outside the column, which cannot happen
+/// while the column and the index come from the same nodes, reads as lacking the key).
+fn node_id(column: &TopologyColumn, i: usize) -> u32 {
+    column.ids.get(i).copied().unwrap_or(TopologyColumn::ABSENT)
 }
 
 impl PodIndex {
     /// Adds a pod bound to node `node` (an index into `nodes`, the snapshot's nodes).
     pub fn add(&mut self, node: usize, pod: &Arc<PodInfo>, nodes: &[NodeInfo]) {
-        let node_labels = labels_of(nodes, node);
         let node = node as u32;
         let uid = key_of(pod);
         for (k, v) in pod.labels() {
@@ -312,7 +527,7 @@ impl PodIndex {
         self.spread.get_mut().update(node as usize, pod, 1);
         // The groups that select the pod count it (before the pod's own terms may create
         // groups, which count it among the pods already bound).
-        self.update_targets(pod, node_labels, 1);
+        self.update_targets(pod, node as usize, 1);
         if !pod.has_affinity() {
             return;
         }
@@ -321,12 +536,14 @@ impl PodIndex {
                 let id = match self.groups.find(kind, w, t) {
                     Some(id) => id,
                     None => {
+                        let column = self.columns.get_mut(&t.topology_key, nodes);
                         let targets =
-                            targets_countable(t).then(|| Arc::new(self.count_targets(t, nodes)));
+                            targets_countable(t).then(|| Arc::new(self.count_targets(t, &column)));
                         self.groups.insert(TermGroup {
                             kind,
                             weight: w,
                             term: t.clone(),
+                            column,
                             carried: 0,
                             holders: Arc::default(),
                             targets,
@@ -337,20 +554,18 @@ impl PodIndex {
                     continue;
                 };
                 g.carried += 1;
-                if let Some(v) = node_labels.and_then(|l| l.get(&t.topology_key)) {
-                    add_count(&mut g.holders, v, 1);
-                }
+                let id = node_id(&g.column, node as usize);
+                add_count(&mut g.holders, id, 1);
             }
         }
     }
 
-    /// Removes a pod (the same `PodInfo` that was added; `nodes` as when it was added).
-    pub fn remove(&mut self, pod: &PodInfo, nodes: &[NodeInfo]) {
+    /// Removes a pod (the same `PodInfo` that was added, with the nodes unchanged since).
+    pub fn remove(&mut self, pod: &PodInfo) {
         let uid = key_of(pod);
         let Some(node) = self.all.get(&uid).map(|(n, _)| *n) else {
             return;
         };
-        let node_labels = labels_of(nodes, node as usize);
         if pod.has_affinity() {
             for kind in TermKind::ALL {
                 for (t, w) in kind.terms(pod) {
@@ -363,13 +578,14 @@ impl PodIndex {
                     g.carried = g.carried.saturating_sub(1);
                     if g.carried == 0 {
                         self.groups.delete(id);
-                    } else if let Some(v) = node_labels.and_then(|l| l.get(&t.topology_key)) {
-                        add_count(&mut g.holders, v, -1);
+                    } else {
+                        let id = node_id(&g.column, node as usize);
+                        add_count(&mut g.holders, id, -1);
                     }
                 }
             }
         }
-        self.update_targets(pod, node_labels, -1);
+        self.update_targets(pod, node as usize, -1);
         self.spread.get_mut().update(node as usize, pod, -1);
         for (k, v) in pod.labels() {
             if let Some(by_value) = self.pods_by_label.get_mut(k) {
@@ -388,10 +604,7 @@ impl PodIndex {
     }
 
     /// Adds `delta` to the targets of every group that selects `pod`, at its node's value.
-    fn update_targets(&mut self, pod: &PodInfo, node_labels: Option<&Labels>, delta: i64) {
-        let Some(node_labels) = node_labels else {
-            return;
-        };
+    fn update_targets(&mut self, pod: &PodInfo, node: usize, delta: i64) {
         let mut hit: Vec<u32> = Vec::new();
         self.groups
             .for_each_candidate(pod.labels(), |id| hit.push(id));
@@ -405,23 +618,25 @@ impl PodIndex {
             if !selects_without_ns_labels(&g.term, pod) {
                 continue;
             }
-            if let Some(v) = node_labels.get(&g.term.topology_key) {
-                add_count(targets, v, delta);
-            }
+            add_count(targets, node_id(&g.column, node), delta);
         }
     }
 
     /// The targets of a new group: the bound pods `t` selects, per value of its topology key.
-    fn count_targets(&self, t: &AffinityTerm, nodes: &[NodeInfo]) -> ValueCounts {
+    fn count_targets(&self, t: &AffinityTerm, column: &TopologyColumn) -> ValueCounts {
         let mut m = ValueCounts::default();
         self.for_each_candidate(&t.selector, |i, p| {
             if selects_without_ns_labels(t, p) {
-                if let Some(v) = labels_of(nodes, i).and_then(|l| l.get(&t.topology_key)) {
-                    *m.entry(v.clone()).or_insert(0) += 1;
-                }
+                m.add(node_id(column, i), 1);
             }
         });
         m
+    }
+
+    /// The column of topology key `key` over `nodes` (the snapshot's nodes, as the index was
+    /// built with): the term groups' own when one uses the key, else built now and kept.
+    pub fn column(&self, key: &str, nodes: &[NodeInfo]) -> Arc<TopologyColumn> {
+        self.columns.get(key, nodes)
     }
 
     /// Calls `f(node, pod)` for every bound pod that `selector` may select: the pods carrying
@@ -572,7 +787,7 @@ mod tests {
             vec!["0:a", "1:b", "1:c"]
         );
         assert!(candidates(&ix, &Selector::Nothing).is_empty());
-        ix.remove(&a, &nodes);
+        ix.remove(&a);
         assert!(candidates(&ix, &sel(serde_json::json!({"matchLabels": {"app": "x"}}))).is_empty());
     }
 
@@ -589,12 +804,16 @@ mod tests {
         let labels: Labels = [("app".to_string(), "x".to_string())].into();
         let mut found = Vec::new();
         ix.for_each_group_candidate(TermKind::RequiredAntiAffinity, &labels, |g| {
-            let mut h: Vec<_> = g.holders.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            let mut h: Vec<_> = g
+                .holders
+                .iter()
+                .map(|(k, v)| (g.column.values[k as usize].clone(), v))
+                .collect();
             h.sort();
             found.push((
                 g.term.topology_key.clone(),
                 h,
-                g.targets.as_ref().map(|t| t.len()),
+                g.targets.as_ref().map(|t| t.iter().count()),
             ))
         });
         let hosts = |n: usize| (0..n).map(|i| (format!("n{i}"), 1)).collect::<Vec<_>>();
@@ -608,7 +827,7 @@ mod tests {
         ix.for_each_group_candidate(TermKind::RequiredAntiAffinity, &other, |_| n += 1);
         assert_eq!(n, 0);
         for h in &holders {
-            ix.remove(h, &nodes);
+            ix.remove(h);
         }
         ix.for_each_group_candidate(TermKind::RequiredAntiAffinity, &labels, |_| n += 1);
         assert_eq!(n, 0);
@@ -769,8 +988,18 @@ mod tests {
     }
 
     fn indexed(s: &Snapshot, brute: &Brute) -> Brute {
-        let sorted = |m: &ValueCounts| {
-            let mut v: Vec<_> = m.iter().map(|(k, c)| (k.clone(), *c)).collect();
+        let sorted = |col: &TopologyColumn, m: &ValueCounts| {
+            let mut v: Vec<_> = m
+                .iter()
+                .map(|(id, c)| {
+                    (
+                        col.value(id)
+                            .expect("a count under a node's value")
+                            .to_string(),
+                        c,
+                    )
+                })
+                .collect();
             v.sort();
             v
         };
@@ -787,8 +1016,8 @@ mod tests {
                     *kind,
                     *w,
                     t.clone(),
-                    sorted(&g.holders),
-                    g.targets.as_deref().map(sorted),
+                    sorted(&g.column, &g.holders),
+                    g.targets.as_deref().map(|m| sorted(&g.column, m)),
                 )
             })
             .collect()
@@ -854,6 +1083,31 @@ mod tests {
                 }
                 let brute = brute_force(&s);
                 prop_assert_eq!(indexed(&s, &brute), brute.clone());
+                // Every column names each node's value: read by index for the snapshot's own
+                // NodeInfo, by label for a copy; a count read by id is the brute-force count at
+                // the node's value.
+                let slice = NodeSlice::of(&s.nodes);
+                for (kind, w, t, holders, _) in &brute {
+                    let Some(g) = s.pod_index.group(*kind, *w, t) else {
+                        continue;
+                    };
+                    for (i, n) in s.nodes.iter().enumerate() {
+                        let want = n.labels().get(&t.topology_key);
+                        let copy = n.clone();
+                        prop_assert_eq!(slice.index_of(n), Some(i));
+                        prop_assert_eq!(slice.index_of(&copy), None);
+                        for id in [g.column.id_of_node(slice, n), g.column.id_of_node(slice, &copy)] {
+                            prop_assert_eq!(g.column.value(id), want.map(String::as_str));
+                            prop_assert_eq!(id == TopologyColumn::ABSENT, want.is_none());
+                            let c = g.holders.get(id);
+                            let b = want
+                                .and_then(|v| holders.iter().find(|(hv, _)| hv == v))
+                                .map_or(0, |(_, c)| *c);
+                            prop_assert_eq!(c, b);
+                        }
+                    }
+                    prop_assert_eq!(g.column.id_of_value("no-such-value"), TopologyColumn::UNKNOWN);
+                }
                 for p in &pods {
                     for kind in TermKind::ALL {
                         let mut found = Vec::new();

@@ -16,7 +16,7 @@ use crate::framework::{
     CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult, Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
-use crate::pod_index::{TermKind, ValueCounts};
+use crate::pod_index::{NodeSlice, TermKind, TopologyColumn, ValueCounts};
 use crate::pod_info::{AffinityTerm, PodInfo};
 
 // ---- topology counts -----------------------------------------------------------------------
@@ -71,29 +71,35 @@ impl TopologyCounts {
 }
 
 /// Topology counts as PreFilter finds them: shared per-value counts kept by the snapshot's pod
-/// index (a term group's holders or targets, or counts walked for this cycle), each under its
-/// topology key; several sources of one key add up. Copied into [`TopologyCounts`] only when a
-/// pod is added or removed for this cycle (nominated pods, preemption's dry runs), so a cycle
-/// that adds none costs no copy however many pods are counted.
+/// index (a term group's holders or targets, or counts walked for this cycle), each with the
+/// column of its topology key (the counts are by the column's value ids); several sources of
+/// one key add up. Copied into [`TopologyCounts`] only when a pod is added or removed for this
+/// cycle (nominated pods, preemption's dry runs), so a cycle that adds none costs no copy
+/// however many pods are counted.
 #[derive(Debug, Clone, Default)]
 struct Counts {
     /// Every count in every source is positive (the pod index keeps no zero entries).
-    shared: Vec<(String, Arc<ValueCounts>)>,
+    shared: Vec<(Arc<TopologyColumn>, Arc<ValueCounts>)>,
     /// The sum of `shared` once a pod was added or removed (then `shared` is empty).
     owned: Option<TopologyCounts>,
 }
 
+/// Adds every count of a source to owned counts, under the values of its ids.
+fn add_source(o: &mut TopologyCounts, column: &TopologyColumn, counts: &ValueCounts) {
+    for (id, c) in counts.iter() {
+        if let Some(value) = column.value(id) {
+            o.add(&column.key, value, c);
+        }
+    }
+}
+
 impl Counts {
-    fn push(&mut self, key: &str, counts: Arc<ValueCounts>) {
+    fn push(&mut self, column: Arc<TopologyColumn>, counts: Arc<ValueCounts>) {
         match &mut self.owned {
-            Some(o) => {
-                for (value, &c) in counts.iter() {
-                    o.add(key, value, c);
-                }
-            }
+            Some(o) => add_source(o, &column, &counts),
             None => {
                 if !counts.is_empty() {
-                    self.shared.push((key.to_string(), counts));
+                    self.shared.push((column, counts));
                 }
             }
         }
@@ -107,31 +113,37 @@ impl Counts {
         }
     }
 
-    fn get(&self, key: &str, value: &str) -> i64 {
+    /// The count of the pair (`key`, the node's value of `key`); `value` is that value (the
+    /// node has the key).
+    fn get(&self, key: &str, value: &str, slice: NodeSlice, node: &NodeInfo) -> i64 {
         match &self.owned {
             Some(o) => o.get(key, value),
             None => self
                 .shared
                 .iter()
-                .filter(|(k, _)| k == key)
-                .map(|(_, m)| m.get(value).copied().unwrap_or(0))
+                .filter(|(c, _)| c.key == key)
+                .map(|(c, m)| m.get(c.id_of_node(slice, node)))
                 .sum(),
         }
     }
 
-    /// Whether some counted pair with a positive count is one of `labels`.
-    fn any_positive(&self, labels: &Labels) -> bool {
+    /// Whether some counted pair with a positive count is one of the node's labels.
+    fn any_positive(&self, slice: NodeSlice, node: &NodeInfo) -> bool {
         match &self.owned {
-            Some(o) => o.0.iter().any(|(k, m)| {
-                labels
-                    .get(k)
-                    .is_some_and(|v| m.get(v).is_some_and(|&c| c > 0))
-            }),
-            // All counts are positive, so any entry makes its sum positive.
+            Some(o) => {
+                let labels = node.labels();
+                o.0.iter().any(|(k, m)| {
+                    labels
+                        .get(k)
+                        .is_some_and(|v| m.get(v).is_some_and(|&c| c > 0))
+                })
+            }
+            // No count is negative, so a positive count makes its sum positive (ABSENT and
+            // UNKNOWN read as 0).
             None => self
                 .shared
                 .iter()
-                .any(|(k, m)| labels.get(k).is_some_and(|v| m.contains_key(v))),
+                .any(|(c, m)| m.get(c.id_of_node(slice, node)) > 0),
         }
     }
 
@@ -140,10 +152,8 @@ impl Counts {
         let shared = std::mem::take(&mut self.shared);
         self.owned.get_or_insert_with(|| {
             let mut o = TopologyCounts::default();
-            for (k, m) in &shared {
-                for (value, &c) in m.iter() {
-                    o.add(k, value, c);
-                }
+            for (c, m) in &shared {
+                add_source(&mut o, c, m);
             }
             o
         })
@@ -166,6 +176,8 @@ struct PreFilterState {
     /// Whether the incoming pod matches all its own required affinity terms (the "first pod of
     /// a group" rule); it does not change when pods are added or removed.
     matches_own_affinity: bool,
+    /// The snapshot's nodes, for reading the columns by node index.
+    slice: NodeSlice,
 }
 
 impl PreFilterState {
@@ -222,26 +234,23 @@ pub(super) fn incoming_term_counts(
     kind: TermKind,
     weight: i32,
     t: &AffinityTerm,
-) -> Arc<ValueCounts> {
-    if let Some(targets) = snapshot
-        .pod_index
-        .group(kind, weight, t)
-        .and_then(|g| g.targets.as_ref())
-    {
-        return targets.clone();
+) -> (Arc<TopologyColumn>, Arc<ValueCounts>) {
+    if let Some(g) = snapshot.pod_index.group(kind, weight, t) {
+        if let Some(targets) = &g.targets {
+            return (g.column.clone(), targets.clone());
+        }
     }
     let objects = &*snapshot.objects;
+    let column = snapshot.pod_index.column(&t.topology_key, &snapshot.nodes);
     let mut m = ValueCounts::default();
     snapshot.pod_index.for_each_candidate(&t.selector, |i, ep| {
-        if let Some(labels) = snapshot.nodes.get(i).map(NodeInfo::labels) {
-            if incoming_term_matches(t, ep, objects) {
-                if let Some(v) = labels.get(&t.topology_key) {
-                    *m.entry(v.clone()).or_insert(0) += 1;
-                }
+        if let Some(&id) = column.ids.get(i) {
+            if id != TopologyColumn::ABSENT && incoming_term_matches(t, ep, objects) {
+                m.add(id, 1);
             }
         }
     });
-    Arc::new(m)
+    (column, Arc::new(m))
 }
 
 impl PreFilterPlugin for InterPodAffinity {
@@ -267,7 +276,7 @@ impl PreFilterPlugin for InterPodAffinity {
             pod.labels(),
             |g| {
                 if g.term.matches(pod, &namespace_labels) {
-                    existing.push(&g.term.topology_key, g.holders.clone());
+                    existing.push(g.column.clone(), g.holders.clone());
                 }
             },
         );
@@ -279,10 +288,11 @@ impl PreFilterPlugin for InterPodAffinity {
             !pod.required_affinity.is_empty() || !pod.required_anti_affinity.is_empty();
         match pod.required_affinity.as_slice() {
             [] => {}
-            [t] => affinity.push(
-                &t.topology_key,
-                incoming_term_counts(snapshot, TermKind::RequiredAffinity, 0, t),
-            ),
+            [t] => {
+                let (column, counts) =
+                    incoming_term_counts(snapshot, TermKind::RequiredAffinity, 0, t);
+                affinity.push(column, counts);
+            }
             [first, ..] => {
                 // Several terms: a pod counts when it matches all of them, so the pods are
                 // walked (a pod matching all the terms matches the first).
@@ -301,10 +311,9 @@ impl PreFilterPlugin for InterPodAffinity {
             }
         }
         for t in &pod.required_anti_affinity {
-            anti_affinity.push(
-                &t.topology_key,
-                incoming_term_counts(snapshot, TermKind::RequiredAntiAffinity, 0, t),
-            );
+            let (column, counts) =
+                incoming_term_counts(snapshot, TermKind::RequiredAntiAffinity, 0, t);
+            anti_affinity.push(column, counts);
         }
 
         if existing.is_empty() && !has_required {
@@ -319,6 +328,7 @@ impl PreFilterPlugin for InterPodAffinity {
                 anti_affinity_counts: anti_affinity,
                 namespace_labels,
                 matches_own_affinity: matches_all_incoming(&pod.required_affinity, pod, objects),
+                slice: NodeSlice::of(&snapshot.nodes),
             },
         );
         (None, Status::success())
@@ -371,12 +381,13 @@ fn update_state(
 }
 
 /// `satisfyPodAffinity`.
-fn satisfy_pod_affinity(s: &PreFilterState, pod: &PodInfo, labels: &Labels) -> bool {
+fn satisfy_pod_affinity(s: &PreFilterState, pod: &PodInfo, node: &NodeInfo) -> bool {
     let mut pods_exist = true;
+    let labels = node.labels();
     for t in &pod.required_affinity {
         match labels.get(&t.topology_key) {
             Some(v) => {
-                if s.affinity_counts.get(&t.topology_key, v) <= 0 {
+                if s.affinity_counts.get(&t.topology_key, v, s.slice, node) <= 0 {
                     pods_exist = false;
                 }
             }
@@ -390,20 +401,32 @@ fn satisfy_pod_affinity(s: &PreFilterState, pod: &PodInfo, labels: &Labels) -> b
 }
 
 /// `satisfyPodAntiAffinity`.
-fn satisfy_pod_anti_affinity(s: &PreFilterState, pod: &PodInfo, labels: &Labels) -> bool {
+fn satisfy_pod_anti_affinity(s: &PreFilterState, pod: &PodInfo, node: &NodeInfo) -> bool {
     if s.anti_affinity_counts.is_empty() {
         return true;
     }
-    !pod.required_anti_affinity.iter().any(|t| {
-        labels
-            .get(&t.topology_key)
-            .is_some_and(|v| s.anti_affinity_counts.get(&t.topology_key, v) > 0)
-    })
+    let counts = &s.anti_affinity_counts;
+    match (&counts.owned, pod.required_anti_affinity.as_slice()) {
+        // One term, so one source, of its key (the common case): the node's count by its value
+        // id.
+        (None, [_]) if counts.shared.len() == 1 => {
+            let (column, m) = &counts.shared[0];
+            m.get(column.id_of_node(s.slice, node)) <= 0
+        }
+        _ => {
+            let labels = node.labels();
+            !pod.required_anti_affinity.iter().any(|t| {
+                labels
+                    .get(&t.topology_key)
+                    .is_some_and(|v| counts.get(&t.topology_key, v, s.slice, node) > 0)
+            })
+        }
+    }
 }
 
 /// `satisfyExistingPodsAntiAffinity`: no counted pair is one of the node's labels.
-fn satisfy_existing_pods_anti_affinity(s: &PreFilterState, labels: &Labels) -> bool {
-    !s.existing_anti_affinity_counts.any_positive(labels)
+fn satisfy_existing_pods_anti_affinity(s: &PreFilterState, node: &NodeInfo) -> bool {
+    !s.existing_anti_affinity_counts.any_positive(s.slice, node)
 }
 
 impl InterPodAffinity {
@@ -413,14 +436,13 @@ impl InterPodAffinity {
             Ok(s) => s,
             Err(e) => return e,
         };
-        let labels = node.labels();
-        if !satisfy_pod_affinity(s, pod, labels) {
+        if !satisfy_pod_affinity(s, pod, node) {
             return Status::unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH);
         }
-        if !satisfy_pod_anti_affinity(s, pod, labels) {
+        if !satisfy_pod_anti_affinity(s, pod, node) {
             return Status::unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH);
         }
-        if !satisfy_existing_pods_anti_affinity(s, labels) {
+        if !satisfy_existing_pods_anti_affinity(s, node) {
             return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
         }
         Status::success()

@@ -56,8 +56,8 @@ pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
     "node(s) didn't match pod anti-affinity rules";
 
 /// Upstream's cycle-state keys (`"PreFilter" + Name`, `"PreScore" + Name`).
-const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
-const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
+static PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
+static PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
 
 const MIN_HARD_POD_AFFINITY_WEIGHT: i32 = 0;
 const MAX_HARD_POD_AFFINITY_WEIGHT: i32 = 100;

@@ -7,24 +7,25 @@ use super::filtering::incoming_term_counts;
 use super::{InterPodAffinity, PRE_SCORE_STATE_KEY};
 use crate::framework::{CycleState, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE};
 use crate::node_info::{NodeInfo, Snapshot};
-use crate::pod_index::{TermKind, ValueCounts};
+use crate::pod_index::{NodeSlice, TermKind, TopologyColumn, ValueCounts};
 use crate::pod_info::PodInfo;
 
 /// `scoreMap` (topology key → value → summed weight) as a list of sources: per-value pod
-/// counts from the snapshot's pod index (or counted this cycle), each with the topology key
-/// and the weight every counted pod adds (`weight * multiplier`). Upstream adds the weight once
-/// per matching pod, so a value's sum is the sum of weight times count over the sources.
+/// counts from the snapshot's pod index (or counted this cycle), each with the column of its
+/// topology key (the counts are by the column's value ids) and the weight every counted pod
+/// adds (`weight * multiplier`). Upstream adds the weight once per matching pod, so a value's
+/// sum is the sum of weight times count over the sources.
 #[derive(Debug, Clone, Default)]
-struct TopologyScore(Vec<(String, Arc<ValueCounts>, i64)>);
+struct TopologyScore(Vec<(Arc<TopologyColumn>, Arc<ValueCounts>, i64)>);
 
 impl TopologyScore {
     /// Adds a source; false (and nothing added) when it counts no pod, as upstream's map gets
     /// no entry then.
-    fn add(&mut self, key: &str, counts: Arc<ValueCounts>, weight: i64) -> bool {
+    fn add(&mut self, column: &Arc<TopologyColumn>, counts: Arc<ValueCounts>, weight: i64) -> bool {
         if counts.is_empty() {
             return false;
         }
-        self.0.push((key.to_string(), counts, weight));
+        self.0.push((column.clone(), counts, weight));
         true
     }
 
@@ -37,6 +38,8 @@ impl TopologyScore {
 #[derive(Debug, Clone)]
 struct PreScoreState {
     topology_score: TopologyScore,
+    /// The snapshot's nodes, for reading the columns by node index.
+    slice: NodeSlice,
 }
 
 impl PreScorePlugin for InterPodAffinity {
@@ -73,9 +76,9 @@ impl PreScorePlugin for InterPodAffinity {
                 ),
             ] {
                 for t in terms {
-                    let counts = incoming_term_counts(snapshot, kind, t.weight, &t.term);
+                    let (column, counts) = incoming_term_counts(snapshot, kind, t.weight, &t.term);
                     let w = i64::from(t.weight.wrapping_mul(multiplier));
-                    any |= score.add(&t.term.topology_key, counts, w);
+                    any |= score.add(&column, counts, w);
                 }
             }
         }
@@ -98,7 +101,7 @@ impl PreScorePlugin for InterPodAffinity {
                             g.weight
                         };
                         let w = i64::from(weight.wrapping_mul(multiplier));
-                        any |= score.add(&g.term.topology_key, g.holders.clone(), w);
+                        any |= score.add(&g.column, g.holders.clone(), w);
                     }
                 });
         }
@@ -109,6 +112,7 @@ impl PreScorePlugin for InterPodAffinity {
             PRE_SCORE_STATE_KEY,
             PreScoreState {
                 topology_score: score,
+                slice: NodeSlice::of(&snapshot.nodes),
             },
         );
         Status::success()
@@ -116,11 +120,11 @@ impl PreScorePlugin for InterPodAffinity {
 }
 
 /// A node's score: `weight * count` of every source at the node's value of its key.
-fn node_score(score: &TopologyScore, node: &NodeInfo) -> i64 {
-    let labels = node.labels();
+fn node_score(score: &TopologyScore, slice: NodeSlice, node: &NodeInfo) -> i64 {
     let mut total = 0i64;
-    for (key, counts, weight) in &score.0 {
-        if let Some(c) = labels.get(key).and_then(|v| counts.get(v)) {
+    for (column, counts, weight) in &score.0 {
+        let c = counts.get(column.id_of_node(slice, node));
+        if c != 0 {
             total = total.wrapping_add(c.wrapping_mul(*weight));
         }
     }
@@ -140,13 +144,13 @@ fn pre_score_state(state: &CycleState) -> Result<&PreScoreState, Status> {
 impl ScorePlugin for InterPodAffinity {
     fn score(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
         let s = pre_score_state(state)?;
-        Ok(node_score(&s.topology_score, node))
+        Ok(node_score(&s.topology_score, s.slice, node))
     }
 
     /// The cycle state read once; when every source has the same topology key (the common
     /// case: the incoming pod's term and the existing pods' group of one Deployment), the
-    /// node's value of the key is looked up once for all of them. Same sums in the same order
-    /// as [`score`](ScorePlugin::score).
+    /// node's value id is read once for all of them. Same sums in the same order as
+    /// [`score`](ScorePlugin::score).
     fn score_nodes(
         &self,
         state: &CycleState,
@@ -156,22 +160,31 @@ impl ScorePlugin for InterPodAffinity {
     ) -> Result<(), Status> {
         let s = pre_score_state(state)?;
         let sources = &s.topology_score.0;
-        match sources.split_first() {
-            Some(((key, _, _), rest)) if rest.iter().all(|(k, _, _)| k == key) => {
+        let slice = s.slice;
+        match sources.as_slice() {
+            [(column, counts, weight)] => out.extend(nodes.iter().map(|n| {
+                counts
+                    .get(column.id_of_node(slice, n))
+                    .wrapping_mul(*weight)
+            })),
+            [(column, _, _), rest @ ..] if rest.iter().all(|(c, _, _)| Arc::ptr_eq(c, column)) => {
                 out.extend(nodes.iter().map(|n| {
-                    let Some(v) = n.labels().get(key) else {
-                        return 0;
-                    };
+                    let id = column.id_of_node(slice, n);
                     let mut score = 0i64;
                     for (_, counts, weight) in sources {
-                        if let Some(c) = counts.get(v) {
+                        let c = counts.get(id);
+                        if c != 0 {
                             score = score.wrapping_add(c.wrapping_mul(*weight));
                         }
                     }
                     score
                 }));
             }
-            _ => out.extend(nodes.iter().map(|n| node_score(&s.topology_score, n))),
+            _ => out.extend(
+                nodes
+                    .iter()
+                    .map(|n| node_score(&s.topology_score, slice, n)),
+            ),
         }
         Ok(())
     }

@@ -96,6 +96,11 @@ fn run_filter(
         .iter()
         .map(|n| {
             let st = pl.filter(&state, pod, n).into_status();
+            // A copy of the node (not the snapshot's own NodeInfo: its value is looked up by
+            // label instead of read by node index) gets the same verdict.
+            let copy = n.clone();
+            let again = pl.filter(&state, pod, &copy).into_status();
+            assert_eq!((again.code, again.message()), (st.code, st.message()));
             (n.name().to_string(), st.code, st.message())
         })
         .collect();
@@ -414,6 +419,12 @@ fn run_score(pl: &InterPodAffinity, pod: &PodInfo, s: &Snapshot) -> Option<(Vec<
     let mut batch = Vec::new();
     pl.score_nodes(&state, pod, &nodes, &mut batch).unwrap();
     assert_eq!(batch, raw);
+    // Copies of the nodes (values looked up by label, not read by node index) score the same.
+    let copies: Vec<NodeInfo> = s.nodes.to_vec();
+    let copy_refs: Vec<&NodeInfo> = copies.iter().collect();
+    let mut again = Vec::new();
+    pl.score_nodes(&state, pod, &copy_refs, &mut again).unwrap();
+    assert_eq!(again, raw);
     let mut norm = raw.clone();
     assert!(pl.normalize(&state, pod, &mut norm).is_success());
     Some((raw, norm))
