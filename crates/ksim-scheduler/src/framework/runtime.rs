@@ -208,6 +208,10 @@ impl Framework {
         for &(name, f) in list {
             let r = f.filter(state, pod, node);
             if !r.is_success() {
+                // A shared rejection naming this plugin is already what tagging would give.
+                if r.is_shared_rejection_of(name) {
+                    return r;
+                }
                 return r.map_rejection(|s| filter_failure(name, s));
             }
         }

@@ -297,6 +297,13 @@ impl FilterResult {
         })
     }
 
+    /// A shared rejection already named by `plugin`: tagging it with `plugin` changes nothing,
+    /// so the framework can pass it on without copying and comparing it.
+    #[inline]
+    pub fn is_shared_rejection_of(&self, plugin: &str) -> bool {
+        matches!(&self.0, Verdict::Shared(s) if s.is_rejected() && s.plugin == plugin)
+    }
+
     /// The rejection's status, `None` when the node passed.
     #[inline]
     pub fn status(&self) -> Option<&Status> {
@@ -362,6 +369,9 @@ mod tests {
         assert!(!shared.is_success());
         assert_eq!(shared.code(), Code::Unschedulable);
         assert_eq!(shared.clone().into_status(), CPU);
+        assert!(shared.is_shared_rejection_of("NodeResourcesFit"));
+        assert!(!shared.is_shared_rejection_of("Other"));
+        assert!(!owned.is_shared_rejection_of("NodeResourcesFit"));
         // Tagging with the plugin it already names keeps it shared and equal.
         let tagged = shared.map_rejection(|s| s.with_plugin("NodeResourcesFit"));
         assert!(matches!(tagged.0, Verdict::Shared(_)));
