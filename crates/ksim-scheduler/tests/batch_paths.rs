@@ -6,6 +6,8 @@
 //!   must be what `score_nodes` and `normalize` give each node, and `run_score`'s table (raw,
 //!   normalized, weighted, totals) must equal one built plugin by plugin without it.
 
+mod common;
+
 use std::sync::Arc;
 
 use ksim_api::{Node, Pod};
@@ -15,7 +17,6 @@ use ksim_scheduler::pod_info::PodInfo;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-const EFFECTS: [&str; 3] = ["NoSchedule", "NoExecute", "PreferNoSchedule"];
 const IMAGES: [&str; 3] = ["nginx:latest", "redis:7", "busybox:latest"];
 
 /// (cordoned, taints as (key index, effect index), no room for pods, 1 cpu only, an extended
@@ -30,10 +31,7 @@ type NodeShape = (
 );
 
 fn node(i: usize, (cordoned, taints, full, busy, gpu, images): &NodeShape) -> Arc<Node> {
-    let taints: Vec<Value> = taints
-        .iter()
-        .map(|&(k, e)| json!({"key": format!("k{k}"), "value": "v", "effect": EFFECTS[e]}))
-        .collect();
+    let taints = common::taints(taints);
     let images: Vec<Value> = images
         .iter()
         .map(|&(k, mib)| json!({"names": [IMAGES[k]], "sizeBytes": mib * 1024 * 1024}))
@@ -59,19 +57,7 @@ fn node(i: usize, (cordoned, taints, full, busy, gpu, images): &NodeShape) -> Ar
 type PodShape = (Vec<(Option<usize>, Option<usize>)>, u32, bool, usize);
 
 fn pod((tolerations, cpu, gpu, image): &PodShape) -> PodInfo {
-    let tols: Vec<Value> = tolerations
-        .iter()
-        .map(|&(k, e)| {
-            let mut t = match k {
-                Some(k) => json!({"key": format!("k{k}"), "operator": "Equal", "value": "v"}),
-                None => json!({"operator": "Exists"}),
-            };
-            if let Some(e) = e {
-                t["effect"] = json!(EFFECTS[e]);
-            }
-            t
-        })
-        .collect();
+    let tols: Vec<Value> = common::tolerations(tolerations);
     let mut requests = json!({"memory": "1Gi"});
     if *cpu > 0 {
         requests["cpu"] = json!(cpu.to_string());

@@ -5,6 +5,8 @@
 //! once with the promises (`run_active_filters`) and once calling every plugin
 //! (`run_filter`), and requires the same status on every node.
 
+mod common;
+
 use std::sync::Arc;
 
 use ksim_api::{Node, Pod};
@@ -14,16 +16,11 @@ use ksim_scheduler::pod_info::PodInfo;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-const EFFECTS: [&str; 3] = ["NoSchedule", "NoExecute", "PreferNoSchedule"];
-
 /// (cordoned, taints as (key index, effect index), pods already on it at 110 max, cpu free).
 type NodeShape = (bool, Vec<(usize, usize)>, bool, bool);
 
 fn node(i: usize, (cordoned, taints, full, busy): &NodeShape) -> Arc<Node> {
-    let taints: Vec<Value> = taints
-        .iter()
-        .map(|&(k, e)| json!({"key": format!("k{k}"), "value": "v", "effect": EFFECTS[e]}))
-        .collect();
+    let taints = common::taints(taints);
     Arc::new(
         serde_json::from_value(json!({
             "metadata": {"name": format!("node-{i}"),
@@ -40,19 +37,7 @@ fn node(i: usize, (cordoned, taints, full, busy): &NodeShape) -> Arc<Node> {
 type PodShape = (Vec<(Option<usize>, Option<usize>)>, bool, Option<usize>);
 
 fn pod((tolerations, tolerate_cordon, node_name): &PodShape) -> PodInfo {
-    let mut tols: Vec<Value> = tolerations
-        .iter()
-        .map(|&(k, e)| {
-            let mut t = match k {
-                Some(k) => json!({"key": format!("k{k}"), "operator": "Equal", "value": "v"}),
-                None => json!({"operator": "Exists"}),
-            };
-            if let Some(e) = e {
-                t["effect"] = json!(EFFECTS[e]);
-            }
-            t
-        })
-        .collect();
+    let mut tols: Vec<Value> = common::tolerations(tolerations);
     if *tolerate_cordon {
         tols.push(
             json!({"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
