@@ -9,12 +9,11 @@ use std::sync::Arc;
 use ksim_scheduler::framework::{
     CycleState, FactoryArgs, Plugin, PluginRef, ScorePlugin, Status, MAX_NODE_SCORE, MIN_NODE_SCORE,
 };
-use ksim_scheduler::node_info::NodeInfo;
 use ksim_scheduler::pod_info::PodInfo;
 
 use crate::device::NodeGpus;
 use crate::plugins::dot_product_score::{MAX_SPEC_CPU, MAX_SPEC_GPU};
-use crate::plugins::{score_each, with_node, NodeView};
+use crate::plugins::NodeView;
 use crate::state::PodGpu;
 
 pub const NAME: &str = "BestFitScore";
@@ -34,21 +33,8 @@ impl Plugin for BestFitScore {
     }
 }
 
-impl ScorePlugin for BestFitScore {
-    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        with_node(NAME, state, pod, node, |v| score_view(v, pod))
-    }
-
-    /// [`Self::score`] per node, with the cycle state and the GPU state read once.
-    fn score_nodes(
-        &self,
-        state: &CycleState,
-        pod: &PodInfo,
-        nodes: &[&NodeInfo],
-        out: &mut Vec<i64>,
-    ) -> Result<(), Status> {
-        score_each(NAME, state, pod, nodes, out, |v| score_view(v, pod))
-    }
+score_by_view! {
+    BestFitScore, NAME, score_view;
 
     fn has_normalize(&self) -> bool {
         true

@@ -10,13 +10,12 @@
 use std::sync::Arc;
 
 use ksim_scheduler::framework::{
-    CycleState, FactoryArgs, Plugin, PluginRef, ScorePlugin, Status, MAX_NODE_SCORE, MIN_NODE_SCORE,
+    FactoryArgs, Plugin, PluginRef, ScorePlugin, Status, MAX_NODE_SCORE, MIN_NODE_SCORE,
 };
-use ksim_scheduler::node_info::NodeInfo;
 use ksim_scheduler::pod_info::PodInfo;
 
 use crate::device::{NodeGpus, MILLI_PER_GPU};
-use crate::plugins::{score_each, with_node, NodeView};
+use crate::plugins::NodeView;
 use crate::state::PodGpu;
 
 pub const NAME: &str = "GpuPackingScore";
@@ -36,22 +35,7 @@ impl Plugin for GpuPackingScore {
     }
 }
 
-impl ScorePlugin for GpuPackingScore {
-    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        with_node(NAME, state, pod, node, |v| score_view(v, pod))
-    }
-
-    /// [`Self::score`] per node, with the cycle state and the GPU state read once.
-    fn score_nodes(
-        &self,
-        state: &CycleState,
-        pod: &PodInfo,
-        nodes: &[&NodeInfo],
-        out: &mut Vec<i64>,
-    ) -> Result<(), Status> {
-        score_each(NAME, state, pod, nodes, out, |v| score_view(v, pod))
-    }
-}
+score_by_view!(GpuPackingScore, NAME, score_view);
 
 /// The plugin's score of one node.
 fn score_view(v: &NodeView<'_>, pod: &PodInfo) -> Result<i64, Status> {

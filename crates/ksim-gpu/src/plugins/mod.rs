@@ -16,6 +16,36 @@
 //! artifact's: integers 0–100 computed with the same arithmetic (Go's integer division and
 //! float-to-int truncation), so ties between nodes arise exactly where they did there.
 
+/// `impl ScorePlugin` for a plugin whose score is a function of one node's [`NodeView`]:
+/// `score` reads one node, `score_nodes` a cycle's nodes with the cycle state and the GPU state
+/// read once ([`score_each`]). Further trait items (normalization) follow a `;`.
+macro_rules! score_by_view {
+    ($plugin:ty, $name:expr, $view:path $(; $($extra:item)*)?) => {
+        impl ksim_scheduler::framework::ScorePlugin for $plugin {
+            fn score(
+                &self,
+                state: &ksim_scheduler::framework::CycleState,
+                pod: &ksim_scheduler::pod_info::PodInfo,
+                node: &ksim_scheduler::node_info::NodeInfo,
+            ) -> Result<i64, ksim_scheduler::framework::Status> {
+                $crate::plugins::with_node($name, state, pod, node, |v| $view(v, pod))
+            }
+
+            fn score_nodes(
+                &self,
+                state: &ksim_scheduler::framework::CycleState,
+                pod: &ksim_scheduler::pod_info::PodInfo,
+                nodes: &[&ksim_scheduler::node_info::NodeInfo],
+                out: &mut Vec<i64>,
+            ) -> Result<(), ksim_scheduler::framework::Status> {
+                $crate::plugins::score_each($name, state, pod, nodes, out, |v| $view(v, pod))
+            }
+
+            $($($extra)*)?
+        }
+    };
+}
+
 pub mod best_fit_score;
 pub mod dot_product_score;
 pub mod fgd_score;
