@@ -533,6 +533,29 @@ impl Algorithm {
                     break;
                 }
             }
+            if batch {
+                // A run of nodes rejected with one shared status (full nodes, say) is recorded
+                // in one loop: each gets the status `run_active_filters` would return.
+                let end = num_all.min(pos + left);
+                if let (k, Some(s)) = fwk.leading_rejections(
+                    &filters,
+                    state,
+                    pod,
+                    &snapshot.nodes[pos..end],
+                    end - pos,
+                ) {
+                    diagnosis.add_plugin_status(s);
+                    for idx in pos..pos + k {
+                        diagnosis.node_to_status.set(idx, s.clone());
+                    }
+                    left -= k;
+                    pos += k;
+                    if pos == num_all {
+                        pos = 0;
+                    }
+                    continue;
+                }
+            }
             left -= 1;
             let idx = nodes.get(pos);
             pos += 1;
