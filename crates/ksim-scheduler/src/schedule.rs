@@ -545,9 +545,7 @@ impl Algorithm {
                     end - pos,
                 ) {
                     diagnosis.add_plugin_status(s);
-                    for idx in pos..pos + k {
-                        diagnosis.node_to_status.set(idx, s.clone());
-                    }
+                    diagnosis.node_to_status.set_run(pos..pos + k, s);
                     left -= k;
                     pos += k;
                     if pos == num_all {

@@ -4,6 +4,8 @@
 //!   call) may only count nodes that every plugin passes, and never one with a promised flag;
 //! - `Framework::leading_rejections` (runs of nodes rejected with one shared status) may only
 //!   count nodes on which `run_filter` and `run_active_filters` return that very status;
+//! - `NodeToStatus::set_run` (a run of rejected nodes recorded at once) must leave the table
+//!   `set` node by node leaves;
 //! - the preemption dry run's filters (`PluginsRunner::dry_run_filters`, resolved once) must
 //!   answer every node as the full plugin list does, status and pass/fail alike;
 //! - `ScorePlugin::uniform_score` (a score the same on every node, filled instead of scored)
@@ -16,7 +18,8 @@ use std::sync::Arc;
 
 use ksim_api::{Node, Pod};
 use ksim_scheduler::framework::{
-    build_framework, CycleState, NoNominatedPods, PluginsRunner, Registry, ScoreTable,
+    build_framework, Code, CycleState, NoNominatedPods, NodeToStatus, PluginsRunner, Registry,
+    ScoreTable, Status,
 };
 use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
@@ -212,6 +215,35 @@ proptest! {
             let passes = runner.passes_filters_with_nominated_pods(
                 filters.as_ref(), &state, &pod, n, &snapshot, &NoNominatedPods);
             prop_assert_eq!(passes, full.is_success(), "node {}", n.name());
+        }
+    }
+
+    #[test]
+    fn set_run_is_set_node_by_node(
+        num_nodes in 0usize..12,
+        runs in proptest::collection::vec((0usize..14, 0usize..6, 0usize..3), 0..6),
+    ) {
+        // The failed cycle records a run of rejected nodes with `NodeToStatus::set_run`.
+        let statuses = [
+            Status::unschedulable("Insufficient cpu"),
+            Status::unresolvable("Insufficient memory"),
+            Status::new(Code::Unschedulable, "Too many pods"),
+        ];
+        let mut by_run = NodeToStatus::new(num_nodes);
+        let mut by_node = NodeToStatus::new(num_nodes);
+        for &(start, len, k) in &runs {
+            by_run.set_run(start..start + len, &statuses[k]);
+            for i in start..start + len {
+                by_node.set(i, statuses[k].clone());
+            }
+            prop_assert_eq!(by_run.len(), by_node.len());
+            prop_assert_eq!(
+                by_run.iter().collect::<Vec<_>>(),
+                by_node.iter().collect::<Vec<_>>()
+            );
+            for i in 0..num_nodes + 16 {
+                prop_assert_eq!(by_run.get(i), by_node.get(i));
+            }
         }
     }
 

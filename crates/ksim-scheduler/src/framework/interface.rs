@@ -242,6 +242,21 @@ impl NodeToStatus {
             self.explicit += 1;
         }
     }
+    /// Records `status` for every node of `nodes` (what [`Self::set`] node by node does; a
+    /// run of nodes rejected with one shared status).
+    pub fn set_run(&mut self, nodes: std::ops::Range<usize>, status: &Status) {
+        if nodes.is_empty() {
+            return;
+        }
+        if self.statuses.len() < nodes.end {
+            self.statuses.resize(self.num_nodes.max(nodes.end), None);
+        }
+        for slot in &mut self.statuses[nodes] {
+            if slot.replace(status.clone()).is_none() {
+                self.explicit += 1;
+            }
+        }
+    }
     /// The explicit statuses with their node indices, in node order.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &Status)> {
         self.statuses

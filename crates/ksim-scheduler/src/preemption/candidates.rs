@@ -134,7 +134,10 @@ impl Evaluator<'_> {
             if status.code == Code::Error {
                 errs.push(status.message());
             }
-            failed.push((idx, status));
+            // Once a candidate was found the table will not be built: nothing to keep.
+            if non_violating.is_empty() && violating.is_empty() {
+                failed.push((idx, status));
+            }
         }
         let mut node_statuses = NodeToStatus::new(snapshot.len());
         if non_violating.is_empty() && violating.is_empty() {
