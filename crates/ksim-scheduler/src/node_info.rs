@@ -47,6 +47,17 @@ pub struct NodeInfo {
     pub generation: u64,
 }
 
+/// `dst.clone_from(src)`, with the usual empty list (no pod with affinity, no host port)
+/// copied without the generic clone's setup.
+#[inline]
+pub(crate) fn copy_vec<T: Clone>(dst: &mut Vec<T>, src: &[T]) {
+    if src.is_empty() {
+        dst.clear();
+    } else {
+        src.clone_into(dst);
+    }
+}
+
 /// Properties of a node object that decide whether some Filter plugins can reject it at all:
 /// a plugin may promise to pass every node without certain flags
 /// ([`crate::framework::FilterPlugin::passes_nodes_without`]), so a cycle filters an ordinary
@@ -162,16 +173,24 @@ impl NodeInfo {
             generation,
         } = self;
         dst.flags = *flags;
-        dst.pods.clone_from(pods);
+        copy_vec(&mut dst.pods, pods);
         dst.allocatable.clone_from(allocatable);
         dst.requested.clone_from(requested);
         dst.non_zero_requested.clone_from(non_zero_requested);
-        dst.image_states.clone_from(image_states);
-        dst.node.clone_from(node);
-        dst.pods_with_affinity.clone_from(pods_with_affinity);
-        dst.pods_with_required_anti_affinity
-            .clone_from(pods_with_required_anti_affinity);
-        dst.used_ports.clone_from(used_ports);
+        if image_states.is_empty() {
+            dst.image_states.clear();
+        } else {
+            dst.image_states.clone_from(image_states);
+        }
+        if !Arc::ptr_eq(&dst.node, node) {
+            dst.node.clone_from(node);
+        }
+        copy_vec(&mut dst.pods_with_affinity, pods_with_affinity);
+        copy_vec(
+            &mut dst.pods_with_required_anti_affinity,
+            pods_with_required_anti_affinity,
+        );
+        copy_vec(&mut dst.used_ports, used_ports);
         dst.generation = *generation;
     }
 
@@ -204,6 +223,28 @@ impl NodeInfo {
         let Some(i) = self.pods.iter().position(|p| p.uid() == uid) else {
             return false;
         };
+        self.remove_pod_at(i, uid);
+        true
+    }
+
+    /// [`remove_pod`](Self::remove_pod) of `pod`'s UID, for a caller holding the pod itself (a
+    /// dry run removing a node's own pods): the same pod is found by address before its UID
+    /// is read (a pod found by address has that UID, so the first match is the same).
+    pub fn remove_pod_info(&mut self, pod: &Arc<PodInfo>) -> bool {
+        let uid = pod.uid();
+        let Some(i) = self
+            .pods
+            .iter()
+            .position(|p| Arc::ptr_eq(p, pod) || p.uid() == uid)
+        else {
+            return false;
+        };
+        self.remove_pod_at(i, uid);
+        true
+    }
+
+    /// Removes `pods[i]`, whose UID is `uid`, and its resources, ports and affinity entries.
+    fn remove_pod_at(&mut self, i: usize, uid: &str) {
         let pod = self.pods.swap_remove(i);
         if let Some(j) = self.pods_with_affinity.iter().position(|p| p.uid() == uid) {
             self.pods_with_affinity.swap_remove(j);
@@ -225,7 +266,6 @@ impl NodeInfo {
             }
         }
         self.generation += 1;
-        true
     }
 
     /// `HostPortInfo.CheckConflict`.

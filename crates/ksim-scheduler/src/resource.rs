@@ -14,7 +14,7 @@ pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
 
 /// Amounts of the resources the scheduler tracks: cpu in millicores, the rest in units
 /// (bytes for memory and storage). Scalar resources are kept sorted by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 // In declaration order: the counters together, ahead of the scalar list (NodeInfo's hot path).
 #[repr(C)]
 pub struct Resource {
@@ -23,6 +23,36 @@ pub struct Resource {
     pub ephemeral_storage: i64,
     pub allowed_pod_number: i64,
     pub scalar: Vec<(String, i64)>,
+}
+
+/// Written out for `clone_from`, which reuses the scalar list's allocation (a dry run copies
+/// node after node into one scratch `NodeInfo`; the derived one would clone and drop).
+impl Clone for Resource {
+    fn clone(&self) -> Resource {
+        Resource {
+            milli_cpu: self.milli_cpu,
+            memory: self.memory,
+            ephemeral_storage: self.ephemeral_storage,
+            allowed_pod_number: self.allowed_pod_number,
+            scalar: self.scalar.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, src: &Resource) {
+        // Destructured so that a new field cannot be forgotten here.
+        let Resource {
+            milli_cpu,
+            memory,
+            ephemeral_storage,
+            allowed_pod_number,
+            scalar,
+        } = src;
+        self.milli_cpu = *milli_cpu;
+        self.memory = *memory;
+        self.ephemeral_storage = *ephemeral_storage;
+        self.allowed_pod_number = *allowed_pod_number;
+        crate::node_info::copy_vec(&mut self.scalar, scalar);
+    }
 }
 
 impl Resource {

@@ -533,6 +533,27 @@ impl Algorithm {
                     break;
                 }
             }
+            if batch {
+                // A run of nodes rejected with one shared status (full nodes, say) is recorded
+                // in one loop: each gets the status `run_active_filters` would return.
+                let end = num_all.min(pos + left);
+                if let (k, Some(s)) = fwk.leading_rejections(
+                    &filters,
+                    state,
+                    pod,
+                    &snapshot.nodes[pos..end],
+                    end - pos,
+                ) {
+                    diagnosis.add_plugin_status(s);
+                    diagnosis.node_to_status.set_run(pos..pos + k, s);
+                    left -= k;
+                    pos += k;
+                    if pos == num_all {
+                        pos = 0;
+                    }
+                    continue;
+                }
+            }
             left -= 1;
             let idx = nodes.get(pos);
             pos += 1;

@@ -2,6 +2,12 @@
 //! through the default profile:
 //! - `Framework::leading_passes` (runs of nodes the Filter plugins vouch for, taken in one
 //!   call) may only count nodes that every plugin passes, and never one with a promised flag;
+//! - `Framework::leading_rejections` (runs of nodes rejected with one shared status) may only
+//!   count nodes on which `run_filter` and `run_active_filters` return that very status;
+//! - `NodeToStatus::set_run` (a run of rejected nodes recorded at once) must leave the table
+//!   `set` node by node leaves;
+//! - the preemption dry run's filters (`PluginsRunner::dry_run_filters`, resolved once) must
+//!   answer every node as the full plugin list does, status and pass/fail alike;
 //! - `ScorePlugin::uniform_score` (a score the same on every node, filled instead of scored)
 //!   must be what `score_nodes` and `normalize` give each node, and `run_score`'s table (raw,
 //!   normalized, weighted, totals) must equal one built plugin by plugin without it.
@@ -11,7 +17,10 @@ mod common;
 use std::sync::Arc;
 
 use ksim_api::{Node, Pod};
-use ksim_scheduler::framework::{build_framework, CycleState, Registry, ScoreTable};
+use ksim_scheduler::framework::{
+    build_framework, Code, CycleState, NoNominatedPods, NodeToStatus, PluginsRunner, Registry,
+    ScoreTable, Status,
+};
 use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
 use proptest::prelude::*;
@@ -148,6 +157,92 @@ proptest! {
             for n in &run[..k] {
                 let full = fwk.run_filter(&state, &pod, n);
                 prop_assert!(full.is_success(), "node {} counted but {:?}", n.name(), full);
+            }
+        }
+    }
+
+    #[test]
+    fn leading_rejections_are_what_filter_returns_on_each_node(
+        nodes in proptest::collection::vec(node_shape(), 1..16),
+        pod_shape in pod_shape(),
+        limit in 0usize..20,
+    ) {
+        let fwk = build_framework(&Registry::in_tree(), &Default::default(), &Default::default())
+            .expect("the default profile");
+        let snapshot = snapshot(&nodes);
+        let pod = pod(&pod_shape);
+        let mut state = CycleState::default();
+        let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
+        prop_assume!(pre.status.is_success());
+        let active = fwk.active_filters(&state, &pod);
+        for start in 0..snapshot.len() {
+            let run = &snapshot.nodes[start..];
+            let (k, shared) = fwk.leading_rejections(&active, &state, &pod, run, limit);
+            prop_assert!(k <= limit.min(run.len()));
+            prop_assert_eq!(k > 0, shared.is_some());
+            for n in &run[..k] {
+                let s = shared.expect("a status with the run");
+                let full = fwk.run_filter(&state, &pod, n);
+                prop_assert_eq!(&full, s, "node {}", n.name());
+                let active_r = fwk.run_active_filters(&active, &state, &pod, n).into_status();
+                prop_assert_eq!(&active_r, s, "node {}", n.name());
+            }
+        }
+    }
+
+    #[test]
+    fn dry_run_filters_answer_as_the_full_list(
+        nodes in proptest::collection::vec(node_shape(), 1..16),
+        pod_shape in pod_shape(),
+    ) {
+        // The preemption dry run filters through the cycle's resolved plugins
+        // (`PluginsRunner::dry_run_filters`), and its reprieve loop asks only pass or fail.
+        let fwk = build_framework(&Registry::in_tree(), &Default::default(), &Default::default())
+            .expect("the default profile");
+        let snapshot = snapshot(&nodes);
+        let pod = pod(&pod_shape);
+        let mut state = CycleState::default();
+        let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
+        prop_assume!(pre.status.is_success());
+        let runner: &dyn PluginsRunner = &fwk;
+        let filters = runner.dry_run_filters(&state, &pod);
+        prop_assert!(filters.is_some());
+        for n in &snapshot.nodes {
+            let full = runner.run_filter_with_nominated_pods(&state, &pod, n, &snapshot, &NoNominatedPods);
+            let using = runner.run_filter_with_nominated_pods_using(
+                filters.as_ref(), &state, &pod, n, &snapshot, &NoNominatedPods);
+            prop_assert_eq!(&using, &full, "node {}", n.name());
+            let passes = runner.passes_filters_with_nominated_pods(
+                filters.as_ref(), &state, &pod, n, &snapshot, &NoNominatedPods);
+            prop_assert_eq!(passes, full.is_success(), "node {}", n.name());
+        }
+    }
+
+    #[test]
+    fn set_run_is_set_node_by_node(
+        num_nodes in 0usize..12,
+        runs in proptest::collection::vec((0usize..14, 0usize..6, 0usize..3), 0..6),
+    ) {
+        // The failed cycle records a run of rejected nodes with `NodeToStatus::set_run`.
+        let statuses = [
+            Status::unschedulable("Insufficient cpu"),
+            Status::unresolvable("Insufficient memory"),
+            Status::new(Code::Unschedulable, "Too many pods"),
+        ];
+        let mut by_run = NodeToStatus::new(num_nodes);
+        let mut by_node = NodeToStatus::new(num_nodes);
+        for &(start, len, k) in &runs {
+            by_run.set_run(start..start + len, &statuses[k]);
+            for i in start..start + len {
+                by_node.set(i, statuses[k].clone());
+            }
+            prop_assert_eq!(by_run.len(), by_node.len());
+            prop_assert_eq!(
+                by_run.iter().collect::<Vec<_>>(),
+                by_node.iter().collect::<Vec<_>>()
+            );
+            for i in 0..num_nodes + 16 {
+                prop_assert_eq!(by_run.get(i), by_node.get(i));
             }
         }
     }

@@ -4,7 +4,9 @@
 //! random nodes (pods with and without affinity, host ports, images, taints, extended
 //! resources) over a scratch that held another random node, with pods removed and added as the
 //! dry run does, and requires the copy to equal a fresh clone field by field (their `Debug`
-//! text); and builds `Reasons` every way the code does and requires the slice of a `Vec`.
+//! text); removes pods by address (`NodeInfo::remove_pod_info`, the dry run's way) and by UID
+//! and requires equal nodes; and builds `Reasons` every way the code does and requires the
+//! slice of a `Vec`.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -126,6 +128,28 @@ proptest! {
             scratch.remove_pod(&format!("u1-{k}"));
         }
         prop_assert_eq!(format!("{src:?}"), before);
+    }
+
+    #[test]
+    fn remove_pod_info_equals_remove_pod(
+        a in node_shape(),
+        order in proptest::collection::vec(0usize..8, 0..8),
+    ) {
+        // The dry run removes a node's own pods by address (`remove_pod_info`); the
+        // straightforward path by UID. Some removals name a pod by a fresh copy with the same
+        // UID (another address), some a pod no longer there.
+        let mut by_uid = node_info(0, &a);
+        let mut by_info = by_uid.clone();
+        for (step, &k) in order.iter().enumerate() {
+            let target: Arc<PodInfo> = match by_info.pods.get(k) {
+                Some(p) if step % 3 != 2 => p.clone(),
+                _ => Arc::new(pod(0, k, &(100, false, false, None))),
+            };
+            let found_uid = by_uid.remove_pod(target.uid());
+            let found_info = by_info.remove_pod_info(&target);
+            prop_assert_eq!(found_uid, found_info);
+            prop_assert_eq!(format!("{by_info:?}"), format!("{by_uid:?}"));
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use crate::framework::cycle_state::CycleState;
+use crate::framework::runtime::ActiveFilters;
 use crate::framework::status::{FilterResult, Status};
 use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -181,6 +182,21 @@ pub trait FilterPlugin {
     ) -> usize {
         0
     }
+
+    /// A batch of rejections: some `k` at most `limit` and `nodes.len()`, and a rejection
+    /// built once, such that `filter` returns [`FilterResult::shared`] of that very status on
+    /// each of `nodes[..k]` and none of them has a flag of `stop` (a run of full nodes, say).
+    /// Any such `k` is correct; `(0, None)` (the default) leaves every node to `filter`.
+    fn leading_rejections(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _nodes: &[NodeInfo],
+        _stop: NodeFlags,
+        _limit: usize,
+    ) -> (usize, Option<&'static Status>) {
+        (0, None)
+    }
 }
 
 /// Node → status of the nodes that failed, for PostFilter.
@@ -224,6 +240,21 @@ impl NodeToStatus {
         }
         if self.statuses[i].replace(status).is_none() {
             self.explicit += 1;
+        }
+    }
+    /// Records `status` for every node of `nodes` (what [`Self::set`] node by node does; a
+    /// run of nodes rejected with one shared status).
+    pub fn set_run(&mut self, nodes: std::ops::Range<usize>, status: &Status) {
+        if nodes.is_empty() {
+            return;
+        }
+        if self.statuses.len() < nodes.end {
+            self.statuses.resize(self.num_nodes.max(nodes.end), None);
+        }
+        for slot in &mut self.statuses[nodes] {
+            if slot.replace(status.clone()).is_none() {
+                self.explicit += 1;
+            }
         }
     }
     /// The explicit statuses with their node indices, in node order.
@@ -308,6 +339,41 @@ pub trait PluginsRunner {
         snapshot: &Snapshot,
         nominated: &dyn NominatedPods,
     ) -> Status;
+    /// The Filter plugins `state` runs for `pod`, resolved once for a whole dry run (the
+    /// PreFilter extensions change plugin state, never which plugins were skipped); `None` when
+    /// the runner resolves nothing ahead.
+    fn dry_run_filters(&self, _state: &CycleState, _pod: &PodInfo) -> Option<ActiveFilters<'_>> {
+        None
+    }
+    /// [`run_filter_with_nominated_pods`](Self::run_filter_with_nominated_pods) through
+    /// filters from [`dry_run_filters`](Self::dry_run_filters) of the same runner, state and
+    /// pod, when given: the same status.
+    fn run_filter_with_nominated_pods_using(
+        &self,
+        _filters: Option<&ActiveFilters<'_>>,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> Status {
+        self.run_filter_with_nominated_pods(state, pod, node, snapshot, nominated)
+    }
+    /// Whether [`run_filter_with_nominated_pods_using`](Self::run_filter_with_nominated_pods_using)
+    /// would succeed, for callers that need no reasons (a dry run's reprieve loop): a
+    /// rejection builds no status.
+    fn passes_filters_with_nominated_pods(
+        &self,
+        filters: Option<&ActiveFilters<'_>>,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> bool {
+        self.run_filter_with_nominated_pods_using(filters, state, pod, node, snapshot, nominated)
+            .is_success()
+    }
 }
 
 /// Context PostFilter plugins need beyond the snapshot: the framework to run filters in dry runs

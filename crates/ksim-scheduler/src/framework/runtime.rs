@@ -255,6 +255,30 @@ impl Framework {
         }
     }
 
+    /// How many of `nodes`, from the first and at most `limit`,
+    /// [`run_active_filters`](Self::run_active_filters) rejects with one shared status, and
+    /// that status: the first plugin called on a node without a promised flag vouches for the
+    /// run ([`FilterPlugin::leading_rejections`]) with a rejection that names it, which the
+    /// framework returns as it is. `(0, None)` when there is no such run.
+    pub fn leading_rejections(
+        &self,
+        filters: &ActiveFilters<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[NodeInfo],
+        limit: usize,
+    ) -> (usize, Option<&'static Status>) {
+        let Some(&(name, f)) = filters.unpromised.first() else {
+            return (0, None);
+        };
+        match f.leading_rejections(state, pod, nodes, filters.mask, limit) {
+            (k, Some(s)) if k > 0 && s.is_rejected() && s.plugin == name => {
+                (k.min(limit).min(nodes.len()), Some(s))
+            }
+            _ => (0, None),
+        }
+    }
+
     /// `RunFilterPlugins`: the first failing plugin's status, tagged with its name.
     pub fn run_filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         for (i, p) in self.filter.iter().enumerate() {
@@ -363,15 +387,8 @@ impl Framework {
         snapshot: &Snapshot,
         nominated: &dyn NominatedPods,
     ) -> Status {
-        let noms = if nominated.is_empty() {
-            &[]
-        } else {
-            nominated.nominated_pods_for_node(node.name())
-        };
-        let relevant = noms
-            .iter()
-            .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid());
-        if !relevant {
+        let noms = nominated_for(nominated, node);
+        if !relevant_nominations(noms, pod) {
             return match filters {
                 Some(f) => self.run_active_filters(f, state, pod, node).into_status(),
                 None => self.run_filter(state, pod, node),
@@ -393,6 +410,26 @@ impl Framework {
             return s;
         }
         self.run_filter(state, pod, node)
+    }
+
+    /// Whether [`run_filter_with_nominated_pods_using`](Self::run_filter_with_nominated_pods_using)
+    /// succeeds; without nominated pods to add, through `filters` with no status built.
+    pub fn passes_filters_with_nominated_pods(
+        &self,
+        filters: Option<&ActiveFilters<'_>>,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> bool {
+        if let Some(f) = filters {
+            if !relevant_nominations(nominated_for(nominated, node), pod) {
+                return self.run_active_filters(f, state, pod, node).is_success();
+            }
+        }
+        self.run_filter_with_nominated_pods_using(filters, state, pod, node, snapshot, nominated)
+            .is_success()
     }
 
     /// `RunPostFilterPlugins`: the first plugin that succeeds wins; otherwise the messages of
@@ -652,6 +689,24 @@ pub struct ActiveFilters<'a> {
     batches: bool,
 }
 
+/// The pods nominated to `node` (none without a lookup when no pod is nominated anywhere).
+#[inline]
+fn nominated_for<'n>(nominated: &'n dyn NominatedPods, node: &NodeInfo) -> &'n [Arc<PodInfo>] {
+    if nominated.is_empty() {
+        &[]
+    } else {
+        nominated.nominated_pods_for_node(node.name())
+    }
+}
+
+/// Whether any of `noms` takes part in filtering `pod` (`RunFilterPluginsWithNominatedPods`
+/// adds the nominated pods of equal or higher priority, other than the pod itself).
+#[inline]
+fn relevant_nominations(noms: &[Arc<PodInfo>], pod: &PodInfo) -> bool {
+    noms.iter()
+        .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid())
+}
+
 /// A failing Filter status tagged with its plugin; a non-rejection becomes an Error naming it.
 fn filter_failure(name: &'static str, s: Status) -> Status {
     let s = if s.is_rejected() {
@@ -751,5 +806,37 @@ impl PluginsRunner for Framework {
         nominated: &dyn NominatedPods,
     ) -> Status {
         Framework::run_filter_with_nominated_pods(self, state, pod, node, snapshot, nominated)
+    }
+
+    fn dry_run_filters(&self, state: &CycleState, pod: &PodInfo) -> Option<ActiveFilters<'_>> {
+        Some(self.active_filters(state, pod))
+    }
+
+    fn run_filter_with_nominated_pods_using(
+        &self,
+        filters: Option<&ActiveFilters<'_>>,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> Status {
+        Framework::run_filter_with_nominated_pods_using(
+            self, filters, state, pod, node, snapshot, nominated,
+        )
+    }
+
+    fn passes_filters_with_nominated_pods(
+        &self,
+        filters: Option<&ActiveFilters<'_>>,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        snapshot: &Snapshot,
+        nominated: &dyn NominatedPods,
+    ) -> bool {
+        Framework::passes_filters_with_nominated_pods(
+            self, filters, state, pod, node, snapshot, nominated,
+        )
     }
 }

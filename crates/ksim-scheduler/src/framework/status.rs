@@ -301,7 +301,9 @@ impl FilterResult {
     /// so the framework can pass it on without copying and comparing it.
     #[inline]
     pub fn is_shared_rejection_of(&self, plugin: &str) -> bool {
-        matches!(&self.0, Verdict::Shared(s) if s.is_rejected() && s.plugin == plugin)
+        // Named by the same constant as a rule: the address settles it without reading bytes.
+        matches!(&self.0, Verdict::Shared(s) if s.is_rejected()
+            && (std::ptr::eq(s.plugin, plugin) || s.plugin == plugin))
     }
 
     /// The rejection's status, `None` when the node passed.

@@ -30,8 +30,8 @@ use crate::framework::{
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 use crate::preemption::{
-    go_sort_slice, more_important, random_offset, Candidate, CompiledPdb, DryRunContext, Evaluator,
-    Interface, StartTime,
+    copy_to_scratch, go_sort_slice, more_important, random_offset, Candidate, CompiledPdb,
+    DryRunContext, Evaluator, Interface, StartTime,
 };
 
 pub const NAME: &str = "DefaultPreemption";
@@ -141,6 +141,7 @@ impl DefaultPreemption {
             nominated: ctx.nominated,
             extenders: ctx.extenders,
             pre_filter_extensions: true,
+            filters: None,
         };
         if self.eligibility(pod, ctx.snapshot, statuses).is_err() {
             return Ok(None);
@@ -178,6 +179,7 @@ impl PostFilterPlugin for DefaultPreemption {
             nominated: ctx.nominated,
             extenders: ctx.extenders,
             pre_filter_extensions: true,
+            filters: None,
         };
         let (result, status) = self
             .evaluator()
@@ -245,10 +247,11 @@ impl Interface for DefaultPreemption {
         ctx: &DryRunContext<'_>,
         state: &mut CycleState,
         pod: &PodInfo,
-        node: &mut NodeInfo,
+        node: &NodeInfo,
+        scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
     ) -> (Vec<Arc<PodInfo>>, i64, Status) {
-        select_victims_on_node(ctx, state, pod, node, pdbs)
+        select_victims_on_node(ctx, state, pod, node, scratch, pdbs)
     }
 }
 
@@ -272,20 +275,22 @@ fn terminating_by_preemption(p: &PodInfo) -> bool {
 }
 
 /// Upstream `SelectVictimsOnNode` (see the trait method).
-fn select_victims_on_node(
+fn select_victims_on_node<'n>(
     ctx: &DryRunContext<'_>,
     state: &mut CycleState,
     pod: &PodInfo,
-    node: &mut NodeInfo,
+    original: &'n NodeInfo,
+    scratch: &mut Option<NodeInfo>,
     pdbs: &[CompiledPdb],
 ) -> (Vec<Arc<PodInfo>>, i64, Status) {
     let fw = ctx.framework;
     let snapshot = ctx.snapshot;
+    let filters = ctx.filters;
     // Whether the PreFilter extensions run at all for this pod: when not, removing and adding
     // pods changes only the node, and the calls (one per pod moved) are skipped.
     let extensions = ctx.pre_filter_extensions;
     let remove = |state: &mut CycleState, node: &mut NodeInfo, p: &Arc<PodInfo>| -> Status {
-        if !node.remove_pod(p.uid()) {
+        if !node.remove_pod_info(p) {
             return Status::error(format!(
                 "no corresponding pod {} in pods of node {}",
                 p.name(),
@@ -315,52 +320,66 @@ fn select_victims_on_node(
         }
     };
 
-    // Remove every pod eligible for preemption and check the pod fits without them.
-    let mut potential: Vec<(Arc<PodInfo>, i32, StartTime)> = node
+    // Every pod eligible for preemption, in the node's order (borrowed from the snapshot's
+    // node, which the dry run does not change).
+    // Start times are read only once the pod fits without them (most nodes fail that check).
+    let mut potential: Vec<(&Arc<PodInfo>, i32, Start)> = original
         .pods
         .iter()
         .filter(|p| is_preemption_allowed(p, pod))
-        .map(|p| (p.clone(), p.priority(), StartTime::of(p)))
+        .map(|p| (p, p.priority(), Start::UNREAD))
         .collect();
-    for (p, _, _) in &potential {
+    if potential.is_empty() {
+        return (Vec::new(), 0, Status::unresolvable(NO_VICTIMS));
+    }
+    // Remove them from a copy of the node and check the pod fits without them.
+    let node = copy_to_scratch(original, scratch);
+    for &(p, _, _) in &potential {
         let s = remove(state, node, p);
         if !s.is_success() {
             return (Vec::new(), 0, s);
         }
     }
-    if potential.is_empty() {
-        return (Vec::new(), 0, Status::unresolvable(NO_VICTIMS));
-    }
     // Upstream does not try to satisfy the pod's affinity to the victims themselves.
-    let s = fw.run_filter_with_nominated_pods(state, pod, node, snapshot, ctx.nominated);
+    let s =
+        fw.run_filter_with_nominated_pods_using(filters, state, pod, node, snapshot, ctx.nominated);
     if !s.is_success() {
         return (Vec::new(), 0, s);
     }
 
     // Reprieve the most important pods first, the PDB-violating ones before the others.
+    for e in &mut potential {
+        e.2 = Start::of(e.0);
+    }
     go_sort_slice(&mut potential, |a, b| {
-        more_important((a.1, a.2), (b.1, b.2))
+        more_important((a.1, a.2.get()), (b.1, b.2.get()))
     });
     let (violating, non_violating) = filter_pods_with_pdb_violation(&potential, pdbs);
-    let mut victims: Vec<(Arc<PodInfo>, i32, StartTime)> = Vec::new();
+    let mut victims: Vec<(&'n Arc<PodInfo>, i32, Start)> = Vec::with_capacity(potential.len());
     let mut num_violating: i64 = 0;
+    // Only whether the pod fits matters here: no status is built for a rejection.
     let mut reprieve = |state: &mut CycleState,
                         node: &mut NodeInfo,
-                        v: &(Arc<PodInfo>, i32, StartTime)|
+                        v: &(&'n Arc<PodInfo>, i32, Start)|
      -> Result<bool, Status> {
-        let s = add(state, node, &v.0);
+        let s = add(state, node, v.0);
         if !s.is_success() {
             return Err(s);
         }
-        let fits = fw
-            .run_filter_with_nominated_pods(state, pod, node, snapshot, ctx.nominated)
-            .is_success();
+        let fits = fw.passes_filters_with_nominated_pods(
+            filters,
+            state,
+            pod,
+            node,
+            snapshot,
+            ctx.nominated,
+        );
         if !fits {
-            let s = remove(state, node, &v.0);
+            let s = remove(state, node, v.0);
             if !s.is_success() {
                 return Err(s);
             }
-            victims.push(v.clone());
+            victims.push(*v);
         }
         Ok(fits)
     };
@@ -378,29 +397,63 @@ fn select_victims_on_node(
     }
     // Keep the victims ordered from most to least important.
     if !violating.is_empty() && !non_violating.is_empty() {
-        go_sort_slice(&mut victims, |a, b| more_important((a.1, a.2), (b.1, b.2)));
+        go_sort_slice(&mut victims, |a, b| {
+            more_important((a.1, a.2.get()), (b.1, b.2.get()))
+        });
     }
     (
-        victims.into_iter().map(|v| v.0).collect(),
+        victims.into_iter().map(|v| v.0.clone()).collect(),
         num_violating,
         Status::success(),
     )
+}
+
+/// A pod's [`StartTime`] kept with 8-byte alignment: `StartTime` holds an `i128`, whose 16-byte
+/// alignment would send every vector of (pod, priority, start) of the dry run through the
+/// allocator's slow aligned path.
+#[derive(Debug, Clone, Copy)]
+struct Start(Option<[u64; 2]>);
+
+impl Start {
+    /// Not read yet (read as not started).
+    const UNREAD: Start = Start(None);
+
+    fn of(p: &PodInfo) -> Start {
+        Start::from_time(StartTime::of(p))
+    }
+
+    fn from_time(t: StartTime) -> Start {
+        match t {
+            StartTime::At(t) => {
+                let u = t as u128;
+                Start(Some([(u >> 64) as u64, u as u64]))
+            }
+            StartTime::NotStarted => Start(None),
+        }
+    }
+
+    fn get(self) -> StartTime {
+        match self.0 {
+            Some([hi, lo]) => StartTime::At((((hi as u128) << 64) | lo as u128) as i128),
+            None => StartTime::NotStarted,
+        }
+    }
 }
 
 /// `filterPodsWithPDBViolation`: splits `pods` (order kept) into those whose eviction would
 /// exceed a matching PDB's `disruptionsAllowed` (counting the earlier pods of the list against
 /// the budget) and the others.
 #[allow(clippy::type_complexity)]
-fn filter_pods_with_pdb_violation<T: Clone>(
-    pods: &[(Arc<PodInfo>, T, StartTime)],
+fn filter_pods_with_pdb_violation<'p, T: Clone>(
+    pods: &[(&'p Arc<PodInfo>, T, Start)],
     pdbs: &[CompiledPdb],
 ) -> (
-    Vec<(Arc<PodInfo>, T, StartTime)>,
-    Vec<(Arc<PodInfo>, T, StartTime)>,
+    Vec<(&'p Arc<PodInfo>, T, Start)>,
+    Vec<(&'p Arc<PodInfo>, T, Start)>,
 ) {
     let mut allowed: Vec<i32> = pdbs.iter().map(|p| p.disruptions_allowed).collect();
     let mut violating = Vec::new();
-    let mut non_violating = Vec::new();
+    let mut non_violating = Vec::with_capacity(pods.len());
     for entry in pods {
         let p = &entry.0;
         let mut violated = false;
@@ -436,6 +489,14 @@ fn filter_pods_with_pdb_violation<T: Clone>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn start_reads_back_the_start_time(t in proptest::num::i128::ANY, started: bool) {
+            let time = if started { StartTime::At(t) } else { StartTime::NotStarted };
+            proptest::prop_assert_eq!(Start::from_time(time).get(), time);
+        }
+    }
 
     use ksim_api::config::{KubeSchedulerConfiguration, Profile};
     use ksim_api::{Node, Pod, PodDisruptionBudget};

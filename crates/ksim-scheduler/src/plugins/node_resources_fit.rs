@@ -634,6 +634,41 @@ impl FilterPlugin for Fit {
             .position(|n| n.flags().intersects(stop) || !fits_core(req, n))
             .unwrap_or(nodes.len())
     }
+
+    /// The usual rejection over a run of nodes (a full cluster, a pod that must preempt): the
+    /// nodes `filter` rejects with the same shared shortage as the first (see
+    /// [`Fit::filter_reasons`]), in one tight loop.
+    fn leading_rejections(
+        &self,
+        _: &CycleState,
+        pod: &PodInfo,
+        nodes: &[NodeInfo],
+        stop: NodeFlags,
+        limit: usize,
+    ) -> (usize, Option<&'static Status>) {
+        let req = &pod.requests;
+        if !req.scalar.is_empty() {
+            return (0, None);
+        }
+        let nodes = &nodes[..limit.min(nodes.len())];
+        let Some(first) = nodes.first() else {
+            return (0, None);
+        };
+        if first.flags().intersects(stop) {
+            return (0, None);
+        }
+        let Some(s) = short_of_one(req, first) else {
+            return (0, None);
+        };
+        let k = 1 + nodes[1..]
+            .iter()
+            .position(|n| {
+                n.flags().intersects(stop)
+                    || !short_of_one(req, n).is_some_and(|t| std::ptr::eq(t, s))
+            })
+            .unwrap_or(nodes.len() - 1);
+        (k, Some(s))
+    }
 }
 
 impl Fit {
@@ -665,24 +700,12 @@ impl Fit {
     #[inline(never)]
     fn filter_reasons(&self, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         let req = &pod.requests;
-        let alloc = &node.allocatable;
-        let used = &node.requested;
         // The usual rejection (a full cluster, a pod that must preempt): room for one more pod,
         // no extended requests, short of exactly one core resource. Its status is one of six
         // built once, so rejecting every node of a cycle allocates nothing.
-        if (node.pods.len() as i64) < alloc.allowed_pod_number && req.scalar.is_empty() {
-            let cpu = req.milli_cpu > 0 && req.milli_cpu > alloc.milli_cpu - used.milli_cpu;
-            let memory = req.memory > 0 && req.memory > alloc.memory - used.memory;
-            let storage = req.ephemeral_storage > 0
-                && req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage;
-            let (i, unresolvable) = match (cpu, memory, storage) {
-                (true, false, false) => (0, req.milli_cpu > alloc.milli_cpu),
-                (false, true, false) => (1, req.memory > alloc.memory),
-                (false, false, true) => (2, req.ephemeral_storage > alloc.ephemeral_storage),
-                _ => (usize::MAX, false),
-            };
-            if i < SHORT_OF_ONE.len() {
-                return FilterResult::shared(&SHORT_OF_ONE[i][unresolvable as usize]);
+        if req.scalar.is_empty() {
+            if let Some(s) = short_of_one(req, node) {
+                return FilterResult::shared(s);
             }
         }
         self.fits_request(pod, node)
@@ -733,6 +756,27 @@ impl Fit {
         }
         finish(reasons, unresolvable)
     }
+}
+
+/// The shared rejection of a node with room for one more pod and short of exactly one core
+/// resource for `req` (which must have no extended requests), `None` for any other node.
+#[inline(always)]
+fn short_of_one(req: &crate::resource::Resource, node: &NodeInfo) -> Option<&'static Status> {
+    let (alloc, used) = (&node.allocatable, &node.requested);
+    if (node.pods.len() as i64) >= alloc.allowed_pod_number {
+        return None;
+    }
+    let cpu = req.milli_cpu > 0 && req.milli_cpu > alloc.milli_cpu - used.milli_cpu;
+    let memory = req.memory > 0 && req.memory > alloc.memory - used.memory;
+    let storage = req.ephemeral_storage > 0
+        && req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage;
+    let (i, unresolvable) = match (cpu, memory, storage) {
+        (true, false, false) => (0, req.milli_cpu > alloc.milli_cpu),
+        (false, true, false) => (1, req.memory > alloc.memory),
+        (false, false, true) => (2, req.ephemeral_storage > alloc.ephemeral_storage),
+        _ => return None,
+    };
+    Some(&SHORT_OF_ONE[i][unresolvable as usize])
 }
 
 /// A rejection for one insufficient resource, as `finish` builds it but named by the plugin

@@ -15,8 +15,8 @@ use crate::pod_info::PodInfo;
 
 impl Evaluator<'_> {
     /// `findCandidates`: every candidate found by the dry run, the statuses of the nodes that
-    /// were checked and failed, and the aggregated error of the nodes that failed with an
-    /// error. `Err` is a failure before the dry run.
+    /// were checked and failed (when no candidate was found), and the aggregated error of the
+    /// nodes that failed with an error. `Err` is a failure before the dry run.
     #[allow(clippy::type_complexity)]
     pub fn find_candidates(
         &self,
@@ -43,7 +43,9 @@ impl Evaluator<'_> {
 
     /// `DryRunPreemption`: checks the potential nodes from `offset` on, each on a private copy of
     /// the node and the cycle state, until at least one PDB-respecting candidate was found and
-    /// `num_candidates` candidates in all. Candidates that violate no PDB come first.
+    /// `num_candidates` candidates in all. Candidates that violate no PDB come first. The
+    /// statuses of the failed nodes are returned when no candidate was found (else the table
+    /// is empty).
     #[allow(clippy::too_many_arguments)]
     pub fn dry_run_preemption(
         &self,
@@ -58,30 +60,30 @@ impl Evaluator<'_> {
         let snapshot = ctx.snapshot;
         let mut non_violating: Vec<Candidate> = Vec::new();
         let mut violating: Vec<Candidate> = Vec::new();
-        let mut node_statuses = NodeToStatus::new(snapshot.len());
+        // The failed nodes' statuses; the table is built only when no candidate was found, the
+        // one case its caller reads it (upstream's `Preempt` too).
+        let mut failed: Vec<(usize, Status)> = Vec::new();
         let mut errs: Vec<String> = Vec::new();
         let n = potential.len();
         // Each node gets a private copy of the cycle state, since the PreFilter extensions
         // update it as pods are removed and added back. When no extension runs for this pod,
         // nothing writes to the copy, and one copy serves every node.
         let extensions = ctx.framework.pre_filter_extensions_active(state);
+        // The Filter plugins, resolved once: removing and adding pods never changes which
+        // plugins were skipped.
+        let filters = ctx.framework.dry_run_filters(state, pod);
         let ctx = &DryRunContext {
             pre_filter_extensions: extensions,
+            filters: filters.as_ref(),
             ..*ctx
         };
         let mut shared_state = (!extensions).then(|| state.clone());
-        // Each node is copied into one scratch NodeInfo (its allocations reused) and the plugin
-        // removes and adds pods on that copy.
+        // The plugin copies a node into this scratch NodeInfo (its allocations reused) to remove
+        // and add pods on it.
         let mut scratch: Option<NodeInfo> = None;
         for i in 0..n {
             let idx = potential[(offset + i) % n];
-            let node = match scratch.as_mut() {
-                Some(s) => {
-                    snapshot.nodes[idx].copy_into(s);
-                    s
-                }
-                None => scratch.insert(snapshot.nodes[idx].clone()),
-            };
+            let node = &snapshot.nodes[idx];
             let mut own_state;
             let state_copy = match shared_state.as_mut() {
                 Some(s) => s,
@@ -90,9 +92,14 @@ impl Evaluator<'_> {
                     &mut own_state
                 }
             };
-            let (victims, num_pdb_violations, status) = self
-                .interface
-                .select_victims_on_node(ctx, state_copy, pod, node, pdbs);
+            let (victims, num_pdb_violations, status) = self.interface.select_victims_on_node(
+                ctx,
+                state_copy,
+                pod,
+                node,
+                &mut scratch,
+                pdbs,
+            );
             if status.is_success() && !victims.is_empty() {
                 let c = Candidate {
                     node: idx,
@@ -127,7 +134,16 @@ impl Evaluator<'_> {
             if status.code == Code::Error {
                 errs.push(status.message());
             }
-            node_statuses.set(idx, status);
+            // Once a candidate was found the table will not be built: nothing to keep.
+            if non_violating.is_empty() && violating.is_empty() {
+                failed.push((idx, status));
+            }
+        }
+        let mut node_statuses = NodeToStatus::new(snapshot.len());
+        if non_violating.is_empty() && violating.is_empty() {
+            for (idx, status) in failed {
+                node_statuses.set(idx, status);
+            }
         }
         non_violating.extend(violating);
         (non_violating, node_statuses, aggregate_errors(&errs))

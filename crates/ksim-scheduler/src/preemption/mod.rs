@@ -41,6 +41,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::extender::{Extender, MetaVictims, Victims};
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{NodeToStatus, NominatedPods, PluginsRunner, PostFilterResult};
+use crate::framework::runtime::ActiveFilters;
 use crate::framework::status::Status;
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
@@ -89,6 +90,9 @@ pub struct DryRunContext<'a> {
     /// ([`PluginsRunner::pre_filter_extensions_active`]); `true` when not known. The dry run
     /// asks once and sets it for every node it checks.
     pub pre_filter_extensions: bool,
+    /// The Filter plugins of the cycle, resolved once per dry run
+    /// ([`PluginsRunner::dry_run_filters`]); `None` runs the full list.
+    pub filters: Option<&'a ActiveFilters<'a>>,
 }
 
 /// A PodDisruptionBudget with its selector compiled once per preemption attempt.
@@ -136,16 +140,31 @@ pub trait Interface {
         nominated_node_status: Option<&Status>,
     ) -> Result<(), String>;
 
-    /// The fewest pods to evict from `node` (a private copy, as is `state`) for `pod` to fit,
-    /// most important first, and how many of them violate a PDB.
+    /// The fewest pods to evict from `node` (the snapshot's) for `pod` to fit, most important
+    /// first, and how many of them violate a PDB. `state` is a private copy; pods are removed
+    /// and added on a copy of `node` made in `scratch` (its allocations reused from node to
+    /// node; see [`copy_to_scratch`]).
     fn select_victims_on_node(
         &self,
         ctx: &DryRunContext<'_>,
         state: &mut CycleState,
         pod: &PodInfo,
-        node: &mut NodeInfo,
+        node: &NodeInfo,
+        scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
     ) -> (Vec<Arc<PodInfo>>, i64, Status);
+}
+
+/// `node` copied into `scratch` (allocated on the first use, reused after), returned for the
+/// dry run to change.
+pub fn copy_to_scratch<'s>(node: &NodeInfo, scratch: &'s mut Option<NodeInfo>) -> &'s mut NodeInfo {
+    match scratch {
+        Some(s) => {
+            node.copy_into(s);
+            s
+        }
+        None => scratch.insert(node.clone()),
+    }
 }
 
 /// Runs preemption with a plugin's policy.
