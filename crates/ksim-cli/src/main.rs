@@ -27,9 +27,11 @@ const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 /// `MIMALLOC_PURGE_DELAY`. A run frees and allocates pod objects at every event, and a replay
 /// allocates its pods on the prefetch thread and frees them on the engine's: with purging,
 /// freed pages went back to the OS and came back as fresh transparent huge pages that the
-/// kernel zeroes, about 12% of a 10,000-node replay's time (perf: `clear_page_erms` under
-/// `mi_page_fresh_alloc`). Without it, page faults of a 250,000-pod replay fell from 1,746 to
-/// 606 and its CPU time by about 15%, for about 6% more peak memory (446 MiB against 420 MiB).
+/// kernel zeroes (perf of a 10,000-node replay: `clear_page_erms` under `mi_page_fresh_alloc`,
+/// about 12% of the samples). Without it, a 250,000-pod replay takes 600 to 650 page faults
+/// instead of 1,700 to 4,600, for up to 6% more peak memory (429 to 446 MiB against 421 MiB);
+/// its CPU time fell by 15% in one run on a quiet machine, and by less than the noise in
+/// runs on a busy one.
 fn tune_allocator() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets an option value; mimalloc reads options atomically, and this runs
