@@ -223,7 +223,7 @@ impl NodeInfo {
         let Some(i) = self.pods.iter().position(|p| p.uid() == uid) else {
             return false;
         };
-        self.remove_pod_at(i, uid);
+        self.remove_pod_at(i);
         true
     }
 
@@ -239,13 +239,15 @@ impl NodeInfo {
         else {
             return false;
         };
-        self.remove_pod_at(i, uid);
+        self.remove_pod_at(i);
         true
     }
 
-    /// Removes `pods[i]`, whose UID is `uid`, and its resources, ports and affinity entries.
-    fn remove_pod_at(&mut self, i: usize, uid: &str) {
+    /// Removes the pod at position `i` of `pods`, as [`NodeInfo::remove_pod`] of its UID does
+    /// when it is the first pod with that UID, and returns it.
+    pub fn remove_pod_at(&mut self, i: usize) -> Arc<PodInfo> {
         let pod = self.pods.swap_remove(i);
+        let uid = pod.uid();
         if let Some(j) = self.pods_with_affinity.iter().position(|p| p.uid() == uid) {
             self.pods_with_affinity.swap_remove(j);
         }
@@ -266,6 +268,7 @@ impl NodeInfo {
             }
         }
         self.generation += 1;
+        pod
     }
 
     /// `HostPortInfo.CheckConflict`.
@@ -854,13 +857,12 @@ impl Snapshot {
         let Some(&i) = self.index.get(node) else {
             return false;
         };
-        // The pod NodeInfo::remove_pod will take (the first with that UID).
-        let Some(pod) = self.nodes[i].pods.iter().find(|p| p.uid() == uid).cloned() else {
+        // The first pod with that UID, as NodeInfo::remove_pod takes it (one scan, not two:
+        // each comparison reads a pod object and its UID, two cache misses per pod).
+        let Some(p) = self.nodes[i].pods.iter().position(|p| p.uid() == uid) else {
             return false;
         };
-        if !self.nodes[i].remove_pod(uid) {
-            return false;
-        }
+        let pod = self.nodes[i].remove_pod_at(p);
         self.pod_index.remove(&pod);
         if self.nodes[i].pods_with_affinity.is_empty() {
             if let Ok(k) = self.have_pods_with_affinity.binary_search(&i) {
@@ -872,6 +874,61 @@ impl Snapshot {
                 self.have_pods_with_required_anti_affinity.remove(k);
             }
         }
+        true
+    }
+
+    /// Changes the status of a pod (`pod`, the caller's reference to its object) with `f`:
+    /// exactly what [`Snapshot::remove_pod`] of it from `node`, `f` on the object
+    /// (`Arc::make_mut`) and [`Snapshot::add_pod`] of the result give, the order of the node's
+    /// pods and of the pod index's sets included. Returns whether the pod was in the snapshot
+    /// (the status changes either way).
+    ///
+    /// Nothing the snapshot derives from a pod reads its status (requests, ports, labels,
+    /// affinity terms, and the deletion mark PodTopologySpread's counts read are elsewhere in
+    /// the object), so when the pod is the snapshot's own object on `node`, has no affinity
+    /// terms and no host ports (its node's affinity lists and ports stay as they are), its
+    /// counts are left alone: only the node's pod list and the index's sets let go of the object
+    /// and take it back, in the places a removal and an addition would put it. Otherwise it
+    /// takes the long way, removal then addition.
+    pub fn update_pod_status(
+        &mut self,
+        node: &str,
+        pod: &mut Arc<PodInfo>,
+        f: impl FnOnce(&mut ksim_api::PodStatus),
+    ) -> bool {
+        let found = self.index.get(node).and_then(|&i| {
+            let uid = pod.uid();
+            let p = self.nodes[i].pods.iter().position(|p| p.uid() == uid)?;
+            Some((i, p))
+        });
+        let Some((i, p)) = found else {
+            f(&mut Arc::make_mut(pod).pod.status);
+            return false;
+        };
+        let fast = Arc::ptr_eq(&self.nodes[i].pods[p], pod)
+            && pod.pod.spec.node_name == node
+            && !pod.has_affinity()
+            && pod.host_ports.is_empty()
+            && self.pod_index.node_of(pod) == Some(i);
+        if !fast {
+            let uid = pod.uid().to_string();
+            self.remove_pod(node, &uid);
+            f(&mut Arc::make_mut(pod).pod.status);
+            self.add_pod(pod.clone());
+            return true;
+        }
+        // remove_pod: the node's list swaps its last pod into the pod's place.
+        let n = &mut self.nodes[i];
+        n.pods.swap_remove(p);
+        n.generation += 1;
+        self.pod_index.unlink(pod);
+        // The snapshot no longer holds the object: usually changed in place.
+        f(&mut Arc::make_mut(pod).pod.status);
+        // add_pod: appended to the node's list and the index's sets.
+        self.pod_index.link(i, pod);
+        let n = &mut self.nodes[i];
+        n.pods.push(pod.clone());
+        n.generation += 1;
         true
     }
 

@@ -506,28 +506,11 @@ fn node_id(column: &TopologyColumn, i: usize) -> u32 {
 impl PodIndex {
     /// Adds a pod bound to node `node` (an index into `nodes`, the snapshot's nodes).
     pub fn add(&mut self, node: usize, pod: &Arc<PodInfo>, nodes: &[NodeInfo]) {
-        let node = node as u32;
-        let uid = key_of(pod);
-        for (k, v) in pod.labels() {
-            // Look up before inserting: the key and value strings are cloned only when new.
-            if !self.pods_by_label.contains_key(k.as_str()) {
-                self.pods_by_label.insert(k.clone(), FxHashMap::default());
-            }
-            let Some(by_value) = self.pods_by_label.get_mut(k.as_str()) else {
-                continue;
-            };
-            if !by_value.contains_key(v.as_str()) {
-                by_value.insert(v.clone(), PodSet::default());
-            }
-            if let Some(set) = by_value.get_mut(v.as_str()) {
-                set.insert(uid, (node, pod.clone()));
-            }
-        }
-        self.all.insert(uid, (node, pod.clone()));
-        self.spread.get_mut().update(node as usize, pod, 1);
+        self.link(node, pod);
+        self.spread.get_mut().update(node, pod, 1);
         // The groups that select the pod count it (before the pod's own terms may create
         // groups, which count it among the pods already bound).
-        self.update_targets(pod, node as usize, 1);
+        self.update_targets(pod, node, 1);
         if !pod.has_affinity() {
             return;
         }
@@ -554,7 +537,7 @@ impl PodIndex {
                     continue;
                 };
                 g.carried += 1;
-                let id = node_id(&g.column, node as usize);
+                let id = node_id(&g.column, node);
                 add_count(&mut g.holders, id, 1);
             }
         }
@@ -587,6 +570,42 @@ impl PodIndex {
         }
         self.update_targets(pod, node as usize, -1);
         self.spread.get_mut().update(node as usize, pod, -1);
+        self.unlink(pod);
+    }
+
+    /// The node index a bound pod (this very object) was added with.
+    pub fn node_of(&self, pod: &PodInfo) -> Option<usize> {
+        self.all.get(&key_of(pod)).map(|(n, _)| *n as usize)
+    }
+
+    /// Files a pod under its labels and in `all` (the sets part of [`PodIndex::add`], counts
+    /// untouched). [`Snapshot::update_pod_status`](crate::node_info::Snapshot::update_pod_status)
+    /// puts back with it a pod it took out with [`PodIndex::unlink`]: its counts read nothing
+    /// a status change can change.
+    pub(crate) fn link(&mut self, node: usize, pod: &Arc<PodInfo>) {
+        let node = node as u32;
+        let uid = key_of(pod);
+        for (k, v) in pod.labels() {
+            // Look up before inserting: the key and value strings are cloned only when new.
+            if !self.pods_by_label.contains_key(k.as_str()) {
+                self.pods_by_label.insert(k.clone(), FxHashMap::default());
+            }
+            let Some(by_value) = self.pods_by_label.get_mut(k.as_str()) else {
+                continue;
+            };
+            if !by_value.contains_key(v.as_str()) {
+                by_value.insert(v.clone(), PodSet::default());
+            }
+            if let Some(set) = by_value.get_mut(v.as_str()) {
+                set.insert(uid, (node, pod.clone()));
+            }
+        }
+        self.all.insert(uid, (node, pod.clone()));
+    }
+
+    /// Takes a pod out of its label sets and `all` (the sets part of [`PodIndex::remove`]).
+    pub(crate) fn unlink(&mut self, pod: &PodInfo) {
+        let uid = key_of(pod);
         for (k, v) in pod.labels() {
             if let Some(by_value) = self.pods_by_label.get_mut(k) {
                 if let Some(set) = by_value.get_mut(v) {

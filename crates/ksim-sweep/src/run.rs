@@ -64,7 +64,9 @@ pub fn simulation_of(
     if let Some(t) = dump_at {
         sim.set_dump_at(t);
     }
-    sim.add_source(Box::new(events))?;
+    // Read (parsed, generated) on a second thread ahead of the engine: the same events, the
+    // same positions and errors in the same order (`Prefetch`), so outputs are unchanged.
+    sim.add_source(Box::new(ksim_engine::Prefetch::new(Box::new(events))))?;
     Ok(sim)
 }
 

@@ -230,14 +230,14 @@ impl Simulation {
         // The cache lets go of its copy first, so that the slot's is usually the only one left
         // and gets the new status in place: the pod object is copied only while something else
         // (a queue entry, an in-flight event) still holds the old one, which then keeps it.
-        let in_cache = self.snapshot.remove_pod(&slot.node, slot.info.uid());
+        // The cache's removal and addition of the pod, without recounting what a status
+        // change leaves as it was (`Snapshot::update_pod_status`).
         let slot = &mut self.pods[id as usize];
-        let info = Arc::make_mut(&mut slot.info);
-        info.pod.status.phase = "Running".into();
-        info.pod.status.start_time = Some(start_time);
-        if in_cache {
-            self.snapshot.add_pod(slot.info.clone());
-        }
+        self.snapshot
+            .update_pod_status(&slot.node, &mut slot.info, |status| {
+                status.phase = "Running".into();
+                status.start_time = Some(start_time);
+            });
     }
 
     pub(super) fn start_running(&mut self, id: PodId) {
@@ -279,14 +279,16 @@ impl Simulation {
         preemptor: String,
         obs: &mut dyn Observer,
     ) {
-        let slot = self.pods[id as usize].clone();
-        self.live.remove(&slot.info.key);
+        // The object and the phase it had (not a copy of the whole slot: its strings).
+        let slot = &self.pods[id as usize];
+        let (info, phase) = (slot.info.clone(), slot.phase);
+        self.live.remove(&info.key);
         self.pods[id as usize].generation += 1;
         self.pods[id as usize].phase = PodPhase::Ended(outcome);
         self.pods[id as usize].ended_by = by;
         self.pods[id as usize].preempted_by = preemptor.clone();
-        let had_nomination = self.nominator.remove(slot.info.uid()).is_some();
-        match slot.phase {
+        let had_nomination = self.nominator.remove(info.uid()).is_some();
+        match phase {
             PodPhase::Pending => {
                 if self.in_flight == Some(id) {
                     // Its cycle's outcome is dropped when the cycle ends.
@@ -294,7 +296,7 @@ impl Simulation {
                     self.queue.remove(id);
                 }
                 let kind = ClusterEventKind::UnscheduledPodDelete;
-                let mut old = (*slot.info).clone();
+                let mut old = (*info).clone();
                 if had_nomination && old.pod.status.nominated_node_name.is_empty() {
                     old.pod.status.nominated_node_name = "nominated".into();
                 }
@@ -306,14 +308,15 @@ impl Simulation {
             }
             PodPhase::Binding | PodPhase::Bound => {
                 self.drop_volume_wait(id);
-                if !self.snapshot.remove_pod(&slot.node, slot.info.uid()) {
-                    if let Some(g) = self.ghosts.get_mut(&slot.node) {
-                        g.remove_pod(slot.info.uid());
+                let node = &self.pods[id as usize].node;
+                if !self.snapshot.remove_pod(node, info.uid()) {
+                    if let Some(g) = self.ghosts.get_mut(node) {
+                        g.remove_pod(info.uid());
                     }
                 }
                 self.dispatch(OwnedEvent::Pod {
                     kind: ClusterEventKind::AssignedPodDelete,
-                    old: Some(slot.info.clone()),
+                    old: Some(info.clone()),
                     new: None,
                 });
             }
@@ -321,13 +324,13 @@ impl Simulation {
         }
         obs.record(&Record::PodEnded {
             at: self.now,
-            namespace: slot.info.namespace().to_string(),
-            name: slot.info.name().to_string(),
+            namespace: info.namespace().to_string(),
+            name: info.name().to_string(),
             outcome,
             preempted_by: preemptor,
         });
         self.release_slot(id);
-        self.controller_pod_gone(&slot.info.key, outcome);
+        self.controller_pod_gone(&info.key, outcome);
     }
 
     pub(super) fn update_pod(&mut self, mut pod: Pod) -> Result<(), SimError> {
