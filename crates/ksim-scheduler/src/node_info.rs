@@ -905,10 +905,19 @@ impl Snapshot {
             f(&mut Arc::make_mut(pod).pod.status);
             return false;
         };
-        let fast = Arc::ptr_eq(&self.nodes[i].pods[p], pod)
+        // A removal by UID also drops the node's first affinity entry with that UID, which is
+        // another pod's when UIDs repeat: then the long way, to drop the same one.
+        let uid = pod.uid();
+        let n = &self.nodes[i];
+        let fast = Arc::ptr_eq(&n.pods[p], pod)
             && pod.pod.spec.node_name == node
             && !pod.has_affinity()
             && pod.host_ports.is_empty()
+            && !n.pods_with_affinity.iter().any(|q| q.uid() == uid)
+            && !n
+                .pods_with_required_anti_affinity
+                .iter()
+                .any(|q| q.uid() == uid)
             && self.pod_index.node_of(pod) == Some(i);
         if !fast {
             let uid = pod.uid().to_string();
