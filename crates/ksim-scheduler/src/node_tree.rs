@@ -12,7 +12,7 @@
 //! (see [`crate::node_info::Snapshot::update_for_cycle`]), as upstream's `UpdateSnapshot` does.
 
 use ksim_api::core::Node;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::node_info::zone_key;
 
@@ -21,6 +21,10 @@ use crate::node_info::zone_key;
 pub struct NodeTree {
     zones: Vec<String>,
     tree: FxHashMap<String, Vec<String>>,
+    /// (zone, node name) of every node in `tree`: upstream's "already in its zone" test scans
+    /// the zone's list, which makes building a tree of n nodes in one zone O(n²) (seconds at
+    /// 50,000 nodes); the set answers it at once.
+    members: FxHashSet<(String, String)>,
     num_nodes: usize,
 }
 
@@ -48,13 +52,11 @@ impl NodeTree {
     pub fn add_node(&mut self, node: &Node) {
         let zone = zone_key(node);
         let name = &node.metadata.name;
+        if !self.members.insert((zone.clone(), name.clone())) {
+            return;
+        }
         match self.tree.get_mut(&zone) {
-            Some(names) => {
-                if names.iter().any(|n| n == name) {
-                    return;
-                }
-                names.push(name.clone());
-            }
+            Some(names) => names.push(name.clone()),
             None => {
                 self.zones.push(zone.clone());
                 self.tree.insert(zone, vec![name.clone()]);
@@ -73,7 +75,8 @@ impl NodeTree {
         let Some(i) = names.iter().position(|n| *n == node.metadata.name) else {
             return false;
         };
-        names.remove(i);
+        let name = names.remove(i);
+        self.members.remove(&(zone.clone(), name));
         if names.is_empty() {
             self.tree.remove(&zone);
             self.zones.retain(|z| *z != zone);
@@ -178,6 +181,80 @@ mod tests {
         relabelled.metadata.labels.insert("x".into(), "y".into());
         t.update_node(&a1, &relabelled);
         assert_eq!(t.list(), ["a1", "b2", "a2", "b1"]);
+    }
+
+    /// Upstream's tree as written (a linear "already in its zone" scan), to compare with.
+    #[derive(Default)]
+    struct Linear {
+        zones: Vec<String>,
+        tree: std::collections::HashMap<String, Vec<String>>,
+    }
+
+    impl Linear {
+        fn add(&mut self, n: &Node) {
+            let zone = zone_key(n);
+            match self.tree.get_mut(&zone) {
+                Some(names) if names.contains(&n.metadata.name) => {}
+                Some(names) => names.push(n.metadata.name.clone()),
+                None => {
+                    self.zones.push(zone.clone());
+                    self.tree.insert(zone, vec![n.metadata.name.clone()]);
+                }
+            }
+        }
+        fn remove(&mut self, n: &Node) -> bool {
+            let zone = zone_key(n);
+            let Some(names) = self.tree.get_mut(&zone) else {
+                return false;
+            };
+            let Some(i) = names.iter().position(|x| *x == n.metadata.name) else {
+                return false;
+            };
+            names.remove(i);
+            if names.is_empty() {
+                self.tree.remove(&zone);
+                self.zones.retain(|z| *z != zone);
+            }
+            true
+        }
+        fn list(&self) -> Vec<String> {
+            let mut out = Vec::new();
+            let most = self.tree.values().map(Vec::len).max().unwrap_or(0);
+            for idx in 0..most {
+                for z in &self.zones {
+                    if let Some(name) = self.tree[z].get(idx) {
+                        out.push(name.clone());
+                    }
+                }
+            }
+            out
+        }
+    }
+
+    #[test]
+    fn adds_and_removes_list_as_the_linear_scan_does() {
+        // A fixed pseudo-random walk over 12 names in 3 zones: repeated adds, removals of
+        // absent nodes, zone moves.
+        let mut t = NodeTree::default();
+        let mut m = Linear::default();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = node(
+                &format!("n{}", x % 12),
+                ["a", "b", "c"][(x >> 8) as usize % 3],
+            );
+            if (x >> 16).is_multiple_of(3) {
+                assert_eq!(t.remove_node(&n), m.remove(&n));
+            } else {
+                t.add_node(&n);
+                m.add(&n);
+            }
+            assert_eq!(t.list(), m.list());
+            assert_eq!(t.len(), m.list().len());
+        }
     }
 
     #[test]
