@@ -20,7 +20,7 @@ extern "C" {
 }
 
 /// `mi_option_purge_delay` in `mi_option_e` of the mimalloc v3 that libmimalloc-sys 0.1.49
-/// builds (`c_src/mimalloc/v3/include/mimalloc.h`).
+/// builds (`c_src/mimalloc/v3/include/mimalloc.h`); ksim-cli pins that version exactly.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
 /// Tells mimalloc never to purge (return to the OS) the memory it frees, unless the user set

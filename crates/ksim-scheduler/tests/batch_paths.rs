@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use ksim_api::{Node, Pod};
 use ksim_scheduler::framework::{
-    build_framework, Code, CycleState, NoNominatedPods, NodeToStatus, PluginsRunner, Registry,
-    ScoreTable, Status,
+    build_framework, Code, CycleState, Framework, NoNominatedPods, NodeToStatus, PluginsRunner,
+    Registry, ScoreTable, Status,
 };
 use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
@@ -133,6 +133,27 @@ fn snapshot(nodes: &[NodeShape]) -> Snapshot {
     )
 }
 
+/// The default profile, a snapshot of `nodes` and the pod after a successful PreFilter (`None`
+/// when PreFilter rejects it): what every Filter-side property starts from.
+fn prefiltered(
+    nodes: &[NodeShape],
+    pod_shape: &PodShape,
+) -> Option<(Framework, Snapshot, PodInfo, CycleState)> {
+    let fwk = build_framework(
+        &Registry::in_tree(),
+        &Default::default(),
+        &Default::default(),
+    )
+    .expect("the default profile");
+    let snapshot = snapshot(nodes);
+    let pod = pod(pod_shape);
+    let mut state = CycleState::default();
+    let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
+    pre.status
+        .is_success()
+        .then_some((fwk, snapshot, pod, state))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
@@ -142,13 +163,9 @@ proptest! {
         pod_shape in pod_shape(),
         limit in 0usize..20,
     ) {
-        let fwk = build_framework(&Registry::in_tree(), &Default::default(), &Default::default())
-            .expect("the default profile");
-        let snapshot = snapshot(&nodes);
-        let pod = pod(&pod_shape);
-        let mut state = CycleState::default();
-        let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
-        prop_assume!(pre.status.is_success());
+        let Some((fwk, snapshot, pod, state)) = prefiltered(&nodes, &pod_shape) else {
+            return Err(TestCaseError::reject("PreFilter rejects the pod"));
+        };
         let active = fwk.active_filters(&state, &pod);
         for start in 0..snapshot.len() {
             let run = &snapshot.nodes[start..];
@@ -167,13 +184,9 @@ proptest! {
         pod_shape in pod_shape(),
         limit in 0usize..20,
     ) {
-        let fwk = build_framework(&Registry::in_tree(), &Default::default(), &Default::default())
-            .expect("the default profile");
-        let snapshot = snapshot(&nodes);
-        let pod = pod(&pod_shape);
-        let mut state = CycleState::default();
-        let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
-        prop_assume!(pre.status.is_success());
+        let Some((fwk, snapshot, pod, state)) = prefiltered(&nodes, &pod_shape) else {
+            return Err(TestCaseError::reject("PreFilter rejects the pod"));
+        };
         let active = fwk.active_filters(&state, &pod);
         for start in 0..snapshot.len() {
             let run = &snapshot.nodes[start..];
@@ -197,13 +210,9 @@ proptest! {
     ) {
         // The preemption dry run filters through the cycle's resolved plugins
         // (`PluginsRunner::dry_run_filters`), and its reprieve loop asks only pass or fail.
-        let fwk = build_framework(&Registry::in_tree(), &Default::default(), &Default::default())
-            .expect("the default profile");
-        let snapshot = snapshot(&nodes);
-        let pod = pod(&pod_shape);
-        let mut state = CycleState::default();
-        let pre = fwk.run_pre_filter(&mut state, &pod, &snapshot);
-        prop_assume!(pre.status.is_success());
+        let Some((fwk, snapshot, pod, state)) = prefiltered(&nodes, &pod_shape) else {
+            return Err(TestCaseError::reject("PreFilter rejects the pod"));
+        };
         let runner: &dyn PluginsRunner = &fwk;
         let filters = runner.dry_run_filters(&state, &pod);
         prop_assert!(filters.is_some());

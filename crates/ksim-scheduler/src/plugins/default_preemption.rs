@@ -461,7 +461,6 @@ impl Start {
 /// `filterPodsWithPDBViolation`: splits `pods` (order kept) into those whose eviction would
 /// exceed a matching PDB's `disruptionsAllowed` (counting the earlier pods of the list against
 /// the budget) and the others.
-#[allow(clippy::type_complexity)]
 fn filter_pods_with_pdb_violation<'p>(
     pods: &[(&'p Arc<PodInfo>, i32, Start)],
     pdbs: &[CompiledPdb],
