@@ -198,6 +198,16 @@ impl Status {
         }
     }
 
+    /// A fixed rejection already named by its plugin, for a `static` that Filter shares across
+    /// nodes ([`FilterResult::shared`]): the framework would name it so anyway.
+    pub const fn fixed(code: Code, reason: &'static str, plugin: &'static str) -> Status {
+        Status {
+            code,
+            reasons: Reasons::one(Cow::Borrowed(reason)),
+            plugin,
+        }
+    }
+
     pub fn with_plugin(mut self, plugin: &'static str) -> Status {
         self.plugin = plugin;
         self
@@ -384,6 +394,16 @@ mod tests {
         assert_eq!(other.status().map(|s| s.plugin), Some("Other"));
         assert_ne!(other, owned);
         assert_ne!(FilterResult::PASS, owned);
+    }
+
+    #[test]
+    fn a_fixed_rejection_is_the_one_the_framework_would_name() {
+        static ANTI: Status = Status::fixed(Code::Unschedulable, "anti", "InterPodAffinity");
+        let owned = Status::unschedulable("anti").with_plugin("InterPodAffinity");
+        assert_eq!(ANTI, owned);
+        let shared = FilterResult::shared(&ANTI);
+        assert!(shared.is_shared_rejection_of("InterPodAffinity"));
+        assert_eq!(shared, FilterResult::from(owned));
     }
 
     #[test]

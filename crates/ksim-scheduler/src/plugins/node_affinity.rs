@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ksim_api::config::{decode_args, NodeAffinityArgs};
 
 use crate::framework::{
-    ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
+    ClusterEventKind, ClusterEventObjects, Code, CycleState, EnqueueExtensions, FactoryArgs,
     FilterPlugin, FilterResult, Plugin, PluginRef, PreFilterPlugin, PreFilterResult,
     PreScorePlugin, QueueingHint, ScorePlugin, Status, MAX_NODE_SCORE,
 };
@@ -152,12 +152,21 @@ impl PreFilterPlugin for NodeAffinity {
     }
 }
 
-impl NodeAffinity {
-    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
-    fn filter_status(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+// Filter's two fixed rejections, shared by every node they reject (named by the plugin, as the
+// framework names them anyway): rejecting most of a cluster allocates nothing.
+static ENFORCED_NOT_MATCH: Status = Status::fixed(
+    Code::UnschedulableAndUnresolvable,
+    ERR_REASON_ENFORCED,
+    NAME,
+);
+static POD_NOT_MATCH: Status =
+    Status::fixed(Code::UnschedulableAndUnresolvable, ERR_REASON_POD, NAME);
+
+impl FilterPlugin for NodeAffinity {
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         if let Some(sel) = &self.added_node_selector {
             if !sel.matches(&node.node) {
-                return Status::unresolvable(ERR_REASON_ENFORCED);
+                return FilterResult::shared(&ENFORCED_NOT_MATCH);
             }
         }
         let ok = match state.read::<PreFilterState>(NAME) {
@@ -165,16 +174,10 @@ impl NodeAffinity {
             None => RequiredNodeAffinity::of_pod(&pod.pod).matches(&node.node),
         };
         if ok {
-            Status::success()
+            FilterResult::PASS
         } else {
-            Status::unresolvable(ERR_REASON_POD)
+            FilterResult::shared(&POD_NOT_MATCH)
         }
-    }
-}
-
-impl FilterPlugin for NodeAffinity {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
-        self.filter_status(state, pod, node).into()
     }
 }
 

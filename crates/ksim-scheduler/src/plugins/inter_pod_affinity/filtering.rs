@@ -10,10 +10,10 @@ use rustc_hash::FxHashMap;
 use super::{
     incoming_term_matches, matches_all_incoming, InterPodAffinity,
     ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, PRE_FILTER_STATE_KEY,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, NAME, PRE_FILTER_STATE_KEY,
 };
 use crate::framework::{
-    CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult, Status,
+    Code, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult, Status,
 };
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use crate::pod_index::{NodeSlice, TermKind, TopologyColumn, ValueCounts};
@@ -429,28 +429,39 @@ fn satisfy_existing_pods_anti_affinity(s: &PreFilterState, node: &NodeInfo) -> b
     !s.existing_anti_affinity_counts.any_positive(s.slice, node)
 }
 
-impl InterPodAffinity {
-    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
-    fn filter_status(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        let s = match pre_filter_state(state) {
-            Ok(s) => s,
-            Err(e) => return e,
-        };
-        if !satisfy_pod_affinity(s, pod, node) {
-            return Status::unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH);
-        }
-        if !satisfy_pod_anti_affinity(s, pod, node) {
-            return Status::unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH);
-        }
-        if !satisfy_existing_pods_anti_affinity(s, node) {
-            return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
-        }
-        Status::success()
-    }
-}
+// Filter's three fixed rejections, shared by every node they reject: rejecting the nodes of a
+// required anti-affinity group allocates nothing and passes through the framework untouched.
+static AFFINITY_RULES_NOT_MATCH: Status = Status::fixed(
+    Code::UnschedulableAndUnresolvable,
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    NAME,
+);
+static ANTI_AFFINITY_RULES_NOT_MATCH: Status = Status::fixed(
+    Code::Unschedulable,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    NAME,
+);
+static EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Status = Status::fixed(
+    Code::Unschedulable,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    NAME,
+);
 
 impl FilterPlugin for InterPodAffinity {
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
-        self.filter_status(state, pod, node).into()
+        let s = match pre_filter_state(state) {
+            Ok(s) => s,
+            Err(e) => return e.into(),
+        };
+        if !satisfy_pod_affinity(s, pod, node) {
+            return FilterResult::shared(&AFFINITY_RULES_NOT_MATCH);
+        }
+        if !satisfy_pod_anti_affinity(s, pod, node) {
+            return FilterResult::shared(&ANTI_AFFINITY_RULES_NOT_MATCH);
+        }
+        if !satisfy_existing_pods_anti_affinity(s, node) {
+            return FilterResult::shared(&EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
+        }
+        FilterResult::PASS
     }
 }

@@ -9,10 +9,10 @@ use rustc_hash::FxHashMap;
 use super::common::{node_labels_match, Constraint};
 use super::{
     PodTopologySpread, DO_NOT_SCHEDULE, ERR_REASON_CONSTRAINTS_NOT_MATCH,
-    ERR_REASON_NODE_LABEL_NOT_MATCH, MAX_INT32, PRE_FILTER_STATE_KEY,
+    ERR_REASON_NODE_LABEL_NOT_MATCH, MAX_INT32, NAME, PRE_FILTER_STATE_KEY,
 };
 use crate::framework::{
-    CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult, Status,
+    Code, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult, Status,
 };
 use crate::node_info::{LabelColumn, NodeInfo, Snapshot};
 use crate::plugins::helper::RequiredNodeAffinity;
@@ -415,16 +415,25 @@ impl PreFilterPlugin for PodTopologySpread {
     }
 }
 
-impl PodTopologySpread {
-    /// The Filter verdict as a [`Status`] (the trait method boxes a rejection).
-    fn filter_status(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
+// Filter's two fixed rejections, shared by every node they reject (named by the plugin, as the
+// framework names them anyway).
+static NODE_LABEL_NOT_MATCH: Status = Status::fixed(
+    Code::UnschedulableAndUnresolvable,
+    ERR_REASON_NODE_LABEL_NOT_MATCH,
+    NAME,
+);
+static CONSTRAINTS_NOT_MATCH: Status =
+    Status::fixed(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH, NAME);
+
+impl FilterPlugin for PodTopologySpread {
+    fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
-            return pre_filter_state_missing();
+            return pre_filter_state_missing().into();
         };
         let labels = node.labels();
         for (i, c) in s.constraints.iter().enumerate() {
             let Some(value) = labels.get(&c.topology_key) else {
-                return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
+                return FilterResult::shared(&NODE_LABEL_NOT_MATCH);
             };
             // 'existing matching num' + 'if self-match (1 or 0)' - 'global minimum' <= 'maxSkew'
             let min_match_num = s.min_match_num(i, c.min_domains);
@@ -432,15 +441,9 @@ impl PodTopologySpread {
             let match_num = s.domains[i].get(value);
             let skew = match_num + self_match_num - min_match_num;
             if skew > i64::from(c.max_skew) {
-                return Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
+                return FilterResult::shared(&CONSTRAINTS_NOT_MATCH);
             }
         }
-        Status::success()
-    }
-}
-
-impl FilterPlugin for PodTopologySpread {
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
-        self.filter_status(state, pod, node).into()
+        FilterResult::PASS
     }
 }
