@@ -16,6 +16,7 @@ use crate::framework::{
 };
 use crate::node_info::{LabelColumn, NodeInfo, Snapshot};
 use crate::plugins::helper::RequiredNodeAffinity;
+use crate::pod_index::NodeSlice;
 use crate::pod_info::PodInfo;
 use crate::spread_index::{KeyCounts, SpreadQuery, SpreadView};
 
@@ -112,6 +113,24 @@ impl Domains {
         self.slot(value).map_or(0, |d| self.counts[d])
     }
 
+    /// [`get`](Self::get) of the value with column id `id`, without reading the value:
+    /// `None` when only the value can tell (a domain outside the column, or an id past the
+    /// counts).
+    #[inline]
+    fn get_by_id(&self, id: u32) -> Option<i64> {
+        if !self.extra.is_empty() {
+            return None;
+        }
+        match &self.slot_of {
+            None => self.counts.get(id as usize).copied(),
+            Some(s) => match s.get(id as usize) {
+                Some(&u32::MAX) => Some(0),
+                Some(&d) => self.counts.get(d as usize).copied(),
+                None => None,
+            },
+        }
+    }
+
     fn index_of(&mut self, value: &str) -> usize {
         if let Some(d) = self.slot(value) {
             return d;
@@ -151,6 +170,10 @@ struct PreFilterState {
     required: Arc<RequiredNodeAffinity>,
     domains: Vec<Domains>,
     critical_paths: Vec<CriticalPaths>,
+    /// Each constraint's label column, and where the snapshot's nodes are: Filter reads a
+    /// snapshot node's value id by its index instead of looking its labels up by string.
+    columns: Arc<[Arc<LabelColumn>]>,
+    slice: NodeSlice,
 }
 
 impl PreFilterState {
@@ -375,6 +398,8 @@ impl PreFilterPlugin for PodTopologySpread {
                 required: Arc::new(required),
                 domains,
                 critical_paths,
+                columns: columns.into(),
+                slice: NodeSlice::of(&snapshot.nodes),
             },
         );
         (None, Status::success())
@@ -431,14 +456,25 @@ impl FilterPlugin for PodTopologySpread {
             return pre_filter_state_missing().into();
         };
         let labels = node.labels();
+        // A snapshot node's value of each key is its id in the key's column.
+        let at = s.slice.index_of(node);
         for (i, c) in s.constraints.iter().enumerate() {
-            let Some(value) = labels.get(&c.topology_key) else {
-                return FilterResult::shared(&NODE_LABEL_NOT_MATCH);
+            let id = at.and_then(|k| s.columns.get(i).and_then(|col| col.ids.get(k)));
+            let match_num = match id {
+                Some(&LabelColumn::ABSENT) => return FilterResult::shared(&NODE_LABEL_NOT_MATCH),
+                Some(&id) => s.domains[i].get_by_id(id),
+                None => None,
+            };
+            let match_num = match match_num {
+                Some(m) => m,
+                None => match labels.get(&c.topology_key) {
+                    Some(value) => s.domains[i].get(value),
+                    None => return FilterResult::shared(&NODE_LABEL_NOT_MATCH),
+                },
             };
             // 'existing matching num' + 'if self-match (1 or 0)' - 'global minimum' <= 'maxSkew'
             let min_match_num = s.min_match_num(i, c.min_domains);
             let self_match_num = i64::from(s.self_match[i]);
-            let match_num = s.domains[i].get(value);
             let skew = match_num + self_match_num - min_match_num;
             if skew > i64::from(c.max_skew) {
                 return FilterResult::shared(&CONSTRAINTS_NOT_MATCH);

@@ -11,6 +11,7 @@ use super::{PodTopologySpread, LABEL_HOSTNAME, PRE_SCORE_STATE_KEY, SCHEDULE_ANY
 use crate::framework::{CycleState, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE};
 use crate::node_info::{LabelColumn, NodeInfo, Snapshot};
 use crate::plugins::helper::RequiredNodeAffinity;
+use crate::pod_index::NodeSlice;
 use crate::pod_info::PodInfo;
 use crate::spread_index::SpreadQuery;
 
@@ -26,6 +27,84 @@ struct PreScoreState {
     /// are counted per node in Score).
     topology_value_to_pod_counts: Vec<FxHashMap<String, i64>>,
     topology_normalizing_weight: Vec<f64>,
+    /// The same counts by value id of each constraint's label column, for Score to read a
+    /// snapshot node's count by its index (empty when PreScore did not build them).
+    by_id: ByValueId,
+}
+
+/// [`PreScoreState::topology_value_to_pod_counts`] by the ids of the keys' label columns:
+/// `counts[i][id]` is the count of the value with column id `id` (0 when it is no domain).
+/// Hostname constraints keep an empty list (Score counts them per node).
+#[derive(Clone, Default)]
+struct ByValueId {
+    columns: Vec<Arc<LabelColumn>>,
+    counts: Vec<Vec<i64>>,
+    slice: NodeSlice,
+}
+
+impl ByValueId {
+    /// Built from the final counts when every column is small next to the nodes scored (one
+    /// lookup per column value), else left empty.
+    fn build(
+        constraints: &[Constraint],
+        counts: &[FxHashMap<String, i64>],
+        snapshot: &Snapshot,
+        scored: usize,
+    ) -> ByValueId {
+        let columns: Vec<Arc<LabelColumn>> = constraints
+            .iter()
+            .map(|c| snapshot.label_column(&c.topology_key))
+            .collect();
+        let values: usize = columns.iter().map(|c| c.values.len()).sum();
+        if values > 4 * scored.max(16) {
+            return ByValueId::default();
+        }
+        let counts = constraints
+            .iter()
+            .zip(&columns)
+            .zip(counts)
+            .map(|((c, col), m)| {
+                if c.topology_key == LABEL_HOSTNAME {
+                    return Vec::new();
+                }
+                col.values
+                    .iter()
+                    .map(|v| m.get(v.as_str()).copied().unwrap_or(0))
+                    .collect()
+            })
+            .collect();
+        ByValueId {
+            columns,
+            counts,
+            slice: NodeSlice::of(&snapshot.nodes),
+        }
+    }
+
+    /// [`node_score`] of a snapshot node by its value ids; `None` for any other node.
+    #[inline]
+    fn node_score(&self, s: &PreScoreState, pod: &PodInfo, node: &NodeInfo) -> Option<i64> {
+        if self.columns.is_empty() {
+            return None;
+        }
+        let k = self.slice.index_of(node)?;
+        let mut score = 0f64;
+        for (i, c) in s.constraints.iter().enumerate() {
+            let id = *self.columns[i].ids.get(k)?;
+            if id == LabelColumn::ABSENT {
+                if s.require_all_topologies {
+                    return Some(0);
+                }
+                continue;
+            }
+            let cnt = if c.topology_key == LABEL_HOSTNAME {
+                count_pods_match_selector(&node.pods, &c.selector, pod.namespace())
+            } else {
+                *self.counts[i].get(id as usize)?
+            };
+            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
+        }
+        Some(score.round() as i64)
+    }
 }
 
 impl PreScoreState {
@@ -63,9 +142,53 @@ impl PreScorePlugin for PodTopologySpread {
         let mut counts: Vec<FxHashMap<String, i64>> = vec![FxHashMap::default(); constraints.len()];
         let mut ignored = vec![false; nodes.len()];
         let mut num_ignored = 0usize;
+        // A snapshot node's value of each key is its id in the key's label column: the domains
+        // are marked by id and named once after the walk (the same set of values). Columns
+        // much larger than the node list are read by label instead.
+        let columns: Vec<Arc<LabelColumn>> = constraints
+            .iter()
+            .map(|c| snapshot.label_column(&c.topology_key))
+            .collect();
+        let by_id =
+            columns.iter().map(|c| c.values.len()).sum::<usize>() <= 4 * nodes.len().max(16);
+        let slice = NodeSlice::of(&snapshot.nodes);
+        let mut seen: Vec<Vec<bool>> = if by_id {
+            columns
+                .iter()
+                .map(|c| vec![false; c.values.len()])
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut seen_absent = vec![false; constraints.len()];
+        let mut ids: Vec<u32> = Vec::with_capacity(constraints.len());
         // The node's value of every constraint's key, looked up once per node.
         let mut values: Vec<Option<&String>> = Vec::with_capacity(constraints.len());
         for (k, n) in nodes.iter().enumerate() {
+            if let Some(at) = slice.index_of(n).filter(|_| by_id) {
+                ids.clear();
+                ids.extend(
+                    columns
+                        .iter()
+                        .map(|col| col.ids.get(at).copied().unwrap_or(LabelColumn::ABSENT)),
+                );
+                if require_all && ids.contains(&LabelColumn::ABSENT) {
+                    ignored[k] = true;
+                    num_ignored += 1;
+                    continue;
+                }
+                for (i, c) in constraints.iter().enumerate() {
+                    if c.topology_key == LABEL_HOSTNAME {
+                        continue;
+                    }
+                    match seen[i].get_mut(ids[i] as usize) {
+                        Some(seen) => *seen = true,
+                        // A missing key reads as "" (below).
+                        None => seen_absent[i] = true,
+                    }
+                }
+                continue;
+            }
             let labels = n.labels();
             values.clear();
             values.extend(constraints.iter().map(|c| labels.get(&c.topology_key)));
@@ -85,6 +208,18 @@ impl PreScorePlugin for PodTopologySpread {
                     counts[i].insert(value.to_string(), 0);
                 }
             }
+        }
+        // The domains marked by id, named (a missing key reads as "", Go map semantics).
+        for (i, seen) in seen.iter().enumerate() {
+            for (id, _) in seen.iter().enumerate().filter(|(_, &s)| s) {
+                let value = columns[i].values[id].as_str();
+                if !counts[i].contains_key(value) {
+                    counts[i].insert(value.to_string(), 0);
+                }
+            }
+        }
+        for (i, _) in seen_absent.iter().enumerate().filter(|(_, &a)| a) {
+            counts[i].entry(String::new()).or_insert(0);
         }
         let weights: Vec<f64> = constraints
             .iter()
@@ -184,12 +319,14 @@ impl PreScorePlugin for PodTopologySpread {
                     }
                 });
         }
+        let by_id = ByValueId::build(&constraints, &counts, snapshot, nodes.len());
         state.write(
             PRE_SCORE_STATE_KEY,
             PreScoreState {
                 constraints,
                 require_all_topologies: require_all,
                 ignored,
+                by_id,
                 topology_value_to_pod_counts: counts,
                 topology_normalizing_weight: weights,
             },
@@ -253,7 +390,11 @@ impl ScorePlugin for PodTopologySpread {
         let Some(s) = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) else {
             return Err(pre_score_state_missing());
         };
-        out.extend(nodes.iter().map(|node| node_score(s, pod, node)));
+        out.extend(nodes.iter().map(|node| {
+            s.by_id
+                .node_score(s, pod, node)
+                .unwrap_or_else(|| node_score(s, pod, node))
+        }));
         Ok(())
     }
 
