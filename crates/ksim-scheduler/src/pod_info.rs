@@ -58,15 +58,24 @@ pub struct HostPort {
 }
 
 /// A pod as the scheduler sees it. Shared by `Arc` between the queue, the cache and node infos.
+///
+/// Laid out in declaration order (`repr(C)`): the priority and the requests first, beside the
+/// `Arc`'s counters. A preemption dry run reads little more than those of hundreds of pods per
+/// attempt; together they take one or two cache lines instead of lying across the pod object.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct PodInfo {
-    pub pod: Pod,
-    /// `namespace/name`.
-    pub key: String,
+    /// `spec.priority` (0 when unset), read once: every object a `PodInfo` is built from or
+    /// given ([`PodInfo::with_object`]) sets it, and nothing changes a pod's priority after
+    /// admission.
+    priority: i32,
     /// Sum of requests as `PodRequests` computes them (init containers, sidecars, overhead).
     pub requests: Resource,
     /// Requests with missing container cpu/memory counted as 100m / 200Mi (scoring only).
     pub non_zero_requests: Resource,
+    pub pod: Pod,
+    /// `namespace/name`.
+    pub key: String,
     pub host_ports: Vec<HostPort>,
     pub required_affinity: Vec<AffinityTerm>,
     pub required_anti_affinity: Vec<AffinityTerm>,
@@ -82,6 +91,7 @@ impl PodInfo {
     pub fn with_object(&self, pod: Pod) -> PodInfo {
         debug_assert_eq!(pod.key(), self.key);
         PodInfo {
+            priority: pod.priority(),
             pod,
             key: self.key.clone(),
             requests: self.requests.clone(),
@@ -133,6 +143,7 @@ impl PodInfo {
             }
         }
         PodInfo {
+            priority: pod.priority(),
             pod,
             key,
             requests,
@@ -172,8 +183,9 @@ impl PodInfo {
         &self.pod.metadata.uid
     }
 
+    #[inline]
     pub fn priority(&self) -> i32 {
-        self.pod.priority()
+        self.priority
     }
 
     pub fn labels(&self) -> &Labels {

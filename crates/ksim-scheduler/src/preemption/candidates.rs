@@ -151,19 +151,9 @@ impl Evaluator<'_> {
 }
 
 /// `NodeToStatus.NodesForStatusCode`: the nodes whose status has `code`, in snapshot order.
+/// A node without an explicit status has the absent one, when there is one.
 pub fn nodes_for_status_code(statuses: &NodeToStatus, num_nodes: usize, code: Code) -> Vec<usize> {
-    let absent_code = statuses
-        .absent
-        .as_ref()
-        .map_or(Code::UnschedulableAndUnresolvable, |s| s.code);
-    if absent_code == code {
-        return (0..num_nodes)
-            .filter(|&i| statuses.get(i).map(|s| s.code) == Some(code))
-            .collect();
-    }
-    (0..num_nodes)
-        .filter(|&i| statuses.explicit(i).is_some_and(|s| s.code == code))
-        .collect()
+    statuses.nodes_where(num_nodes, |s| s.is_some_and(|s| s.code == code))
 }
 
 /// `utilerrors.NewAggregate(errs).Error()`: one message as is, several deduplicated in brackets.
