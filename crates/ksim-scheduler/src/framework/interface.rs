@@ -272,7 +272,12 @@ impl NodeToStatus {
         if self.slots.len() < nodes.end {
             self.slots.resize(self.num_nodes.max(nodes.end), 0);
         }
-        let id = self.push_entry(status.clone());
+        // A failed cycle records run after run with the same status (the runs end where
+        // another status interrupts them): the last entry serves again when equal.
+        let id = match self.entries.last() {
+            Some(last) if last == status => u32::try_from(self.entries.len()).unwrap_or(u32::MAX),
+            _ => self.push_entry(status.clone()),
+        };
         let run = &mut self.slots[nodes];
         self.explicit += run.iter().filter(|&&s| s == 0).count();
         run.fill(id);
@@ -294,16 +299,14 @@ impl NodeToStatus {
         mut keep: impl FnMut(Option<&Status>) -> bool,
     ) -> Vec<usize> {
         let absent = keep(self.absent.as_ref());
-        let kept: Vec<bool> = self.entries.iter().map(|s| keep(Some(s))).collect();
+        // Indexed by slot value: 0 is the absent status.
+        let mut kept: Vec<bool> = Vec::with_capacity(self.entries.len() + 1);
+        kept.push(absent);
+        kept.extend(self.entries.iter().map(|s| keep(Some(s))));
         let explicit_upto = self.slots.len().min(num_nodes);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(num_nodes);
         for (i, &s) in self.slots[..explicit_upto].iter().enumerate() {
-            let k = if s == 0 {
-                absent
-            } else {
-                kept.get(s as usize - 1).copied().unwrap_or(absent)
-            };
-            if k {
+            if kept.get(s as usize).copied().unwrap_or(false) {
                 out.push(i);
             }
         }
