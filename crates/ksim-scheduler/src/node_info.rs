@@ -104,6 +104,10 @@ impl std::ops::BitOr for NodeFlags {
 }
 
 impl NodeInfo {
+    /// The most pods of a node [`NodeInfo::copy_removing_into`] takes (its positions are
+    /// bytes); more than the default 110 pods a node allows is rare.
+    pub const COPY_REMOVING_MAX_PODS: usize = 128;
+
     pub fn new(node: Arc<Node>) -> NodeInfo {
         let allocatable = Resource::from_list(&node.status.allocatable);
         NodeInfo {
@@ -192,6 +196,124 @@ impl NodeInfo {
         );
         copy_vec(&mut dst.used_ports, used_ports);
         dst.generation = *generation;
+    }
+
+    /// What [`copy_into`](Self::copy_into) `dst` followed by
+    /// [`remove_pod_info`](Self::remove_pod_info) of each pod of `remove`, in order, leaves in
+    /// `dst`, when every removal finds a pod and the node has at most
+    /// [`COPY_REMOVING_MAX_PODS`](Self::COPY_REMOVING_MAX_PODS) pods (`true`); otherwise
+    /// `false` and `dst` untouched (the caller takes the long way).
+    ///
+    /// The removals are played on the positions of this node's pods first (the same scan by
+    /// address or UID, the same swaps), so the copy clones only the pods that stay and
+    /// subtracts the removed ones' counts: a preemption dry run removes every lower-priority
+    /// pod of each node it checks, often all of them, and each clone and drop of a pod is an
+    /// atomic update of its reference count.
+    pub fn copy_removing_into<'a>(
+        &self,
+        dst: &mut NodeInfo,
+        remove: impl IntoIterator<Item = &'a Arc<PodInfo>>,
+    ) -> bool {
+        const MAX: usize = NodeInfo::COPY_REMOVING_MAX_PODS;
+        let n = self.pods.len();
+        if n > MAX {
+            return false;
+        }
+        // Positions of the remaining pods (the first `len`), in the order the removals' swaps
+        // leave them; positions of the removed pods (the first `num_gone`), in removal order.
+        // Fixed arrays on the stack: positions fit a byte, and a node's copy costs no
+        // allocation and no list setup.
+        let mut order = [0u8; MAX];
+        for (i, o) in order[..n].iter_mut().enumerate() {
+            *o = i as u8;
+        }
+        let mut len = n;
+        let mut gone = [0u8; MAX];
+        let mut num_gone = 0;
+        for pod in remove {
+            // (The UIDs are read only past a pod found by address: `remove_pod_info`'s scan.)
+            let Some(j) = order[..len].iter().position(|&o| {
+                let p = &self.pods[o as usize];
+                Arc::ptr_eq(p, pod) || p.uid() == pod.uid()
+            }) else {
+                return false;
+            };
+            // At most `len` removals find a pod, so `num_gone < MAX` here.
+            gone[num_gone] = order[j];
+            num_gone += 1;
+            len -= 1;
+            order[j] = order[len];
+        }
+        let order = &order[..len];
+        let gone = &gone[..num_gone];
+        // Destructured so that a new field cannot be forgotten here.
+        let NodeInfo {
+            flags,
+            pods,
+            allocatable,
+            requested,
+            non_zero_requested,
+            image_states,
+            node,
+            pods_with_affinity,
+            pods_with_required_anti_affinity,
+            used_ports,
+            generation,
+        } = self;
+        dst.flags = *flags;
+        dst.pods.clear();
+        dst.pods
+            .extend(order.iter().map(|&o| pods[o as usize].clone()));
+        dst.allocatable.clone_from(allocatable);
+        dst.requested.clone_from(requested);
+        dst.non_zero_requested.clone_from(non_zero_requested);
+        if image_states.is_empty() {
+            dst.image_states.clear();
+        } else {
+            dst.image_states.clone_from(image_states);
+        }
+        if !Arc::ptr_eq(&dst.node, node) {
+            dst.node.clone_from(node);
+        }
+        copy_vec(&mut dst.pods_with_affinity, pods_with_affinity);
+        copy_vec(
+            &mut dst.pods_with_required_anti_affinity,
+            pods_with_required_anti_affinity,
+        );
+        copy_vec(&mut dst.used_ports, used_ports);
+        dst.generation = *generation;
+        // What `remove_pod_at` does for each removed pod but the list removal.
+        for &g in gone {
+            let pod = &pods[g as usize];
+            dst.generation += 1;
+            // The affinity lists are usually empty: the UID is read only when they are not.
+            if !dst.pods_with_affinity.is_empty() {
+                let uid = pod.uid();
+                if let Some(j) = dst.pods_with_affinity.iter().position(|p| p.uid() == uid) {
+                    dst.pods_with_affinity.swap_remove(j);
+                }
+            }
+            if !dst.pods_with_required_anti_affinity.is_empty() {
+                let uid = pod.uid();
+                if let Some(j) = dst
+                    .pods_with_required_anti_affinity
+                    .iter()
+                    .position(|p| p.uid() == uid)
+                {
+                    dst.pods_with_required_anti_affinity.swap_remove(j);
+                }
+            }
+            dst.requested.sub(&pod.requests);
+            dst.requested.allowed_pod_number = 0;
+            dst.non_zero_requested.milli_cpu -= pod.non_zero_requests.milli_cpu;
+            dst.non_zero_requested.memory -= pod.non_zero_requests.memory;
+            for hp in &pod.host_ports {
+                if let Some(k) = dst.used_ports.iter().position(|x| x == hp) {
+                    dst.used_ports.swap_remove(k);
+                }
+            }
+        }
+        true
     }
 
     /// Replaces the node object, keeping the pods (a node update).

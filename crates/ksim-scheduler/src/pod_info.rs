@@ -58,11 +58,18 @@ pub struct HostPort {
 }
 
 /// A pod as the scheduler sees it. Shared by `Arc` between the queue, the cache and node infos.
+///
+/// Laid out in declaration order (`repr(C)`): the priority, the requests, the ports and the
+/// affinity lists first, beside the `Arc`'s counters, the object last. Adding or removing a pod
+/// on a node, and a preemption dry run's scan of hundreds of pods per attempt, read little
+/// more than those: a few cache lines at the start instead of lines across the object.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct PodInfo {
-    pub pod: Pod,
-    /// `namespace/name`.
-    pub key: String,
+    /// `spec.priority` (0 when unset), read once: every object a `PodInfo` is built from or
+    /// given ([`PodInfo::with_object`]) sets it, and nothing changes a pod's priority after
+    /// admission.
+    priority: i32,
     /// Sum of requests as `PodRequests` computes them (init containers, sidecars, overhead).
     pub requests: Resource,
     /// Requests with missing container cpu/memory counted as 100m / 200Mi (scoring only).
@@ -72,6 +79,9 @@ pub struct PodInfo {
     pub required_anti_affinity: Vec<AffinityTerm>,
     pub preferred_affinity: Vec<WeightedAffinityTerm>,
     pub preferred_anti_affinity: Vec<WeightedAffinityTerm>,
+    pub pod: Pod,
+    /// `namespace/name`.
+    pub key: String,
 }
 
 impl PodInfo {
@@ -82,6 +92,7 @@ impl PodInfo {
     pub fn with_object(&self, pod: Pod) -> PodInfo {
         debug_assert_eq!(pod.key(), self.key);
         PodInfo {
+            priority: pod.priority(),
             pod,
             key: self.key.clone(),
             requests: self.requests.clone(),
@@ -133,6 +144,7 @@ impl PodInfo {
             }
         }
         PodInfo {
+            priority: pod.priority(),
             pod,
             key,
             requests,
@@ -172,8 +184,9 @@ impl PodInfo {
         &self.pod.metadata.uid
     }
 
+    #[inline]
     pub fn priority(&self) -> i32 {
-        self.pod.priority()
+        self.priority
     }
 
     pub fn labels(&self) -> &Labels {

@@ -203,12 +203,21 @@ pub trait FilterPlugin {
 ///
 /// Explicit statuses are indexed like `Snapshot::nodes`. The table is allocated on the first
 /// rejected node, so a cycle whose sampled nodes all pass allocates nothing per node.
+///
+/// Each node has a 4-byte slot naming its status in a list of distinct entries: a run of nodes
+/// rejected with one status (a failed cycle over full nodes, one entry for a thousand nodes)
+/// writes one small number per node, and dropping the table drops one status, not a status
+/// per node.
 #[derive(Debug, Clone, Default)]
 pub struct NodeToStatus {
-    /// Empty, or one slot per node; `None` for nodes that were not rejected explicitly.
-    statuses: Vec<Option<Status>>,
+    /// Empty, or one slot per node: 0 for a node that was not rejected explicitly, else one
+    /// more than the index of its status in `entries`.
+    slots: Vec<u32>,
+    /// The statuses the slots name. An entry whose nodes all got another status since stays
+    /// (unread) until the table is dropped.
+    entries: Vec<Status>,
     num_nodes: usize,
-    /// Number of `Some` slots.
+    /// Number of non-zero slots.
     explicit: usize,
     /// The status of every node without an explicit one (set when PreFilter rejected or
     /// restricted the node set).
@@ -218,7 +227,8 @@ pub struct NodeToStatus {
 impl NodeToStatus {
     pub fn new(num_nodes: usize) -> NodeToStatus {
         NodeToStatus {
-            statuses: Vec::new(),
+            slots: Vec::new(),
+            entries: Vec::new(),
             num_nodes,
             explicit: 0,
             absent: None,
@@ -229,16 +239,27 @@ impl NodeToStatus {
         self.explicit(i).or(self.absent.as_ref())
     }
     /// The explicit status of node `i`, if any.
+    #[inline]
     pub fn explicit(&self, i: usize) -> Option<&Status> {
-        self.statuses.get(i).and_then(|s| s.as_ref())
+        match self.slots.get(i) {
+            Some(&s) if s != 0 => self.entries.get(s as usize - 1),
+            _ => None,
+        }
+    }
+    /// Adds `status` to the entries and returns its slot value.
+    fn push_entry(&mut self, status: Status) -> u32 {
+        self.entries.push(status);
+        // More entries than a u32 counts would take hundreds of gigabytes of statuses.
+        u32::try_from(self.entries.len()).unwrap_or(u32::MAX)
     }
     /// Records node `i`'s status. Indices past the node count given to [`Self::new`] grow
     /// the table.
     pub fn set(&mut self, i: usize, status: Status) {
-        if self.statuses.len() <= i {
-            self.statuses.resize(self.num_nodes.max(i + 1), None);
+        if self.slots.len() <= i {
+            self.slots.resize(self.num_nodes.max(i + 1), 0);
         }
-        if self.statuses[i].replace(status).is_none() {
+        let id = self.push_entry(status);
+        if std::mem::replace(&mut self.slots[i], id) == 0 {
             self.explicit += 1;
         }
     }
@@ -248,21 +269,51 @@ impl NodeToStatus {
         if nodes.is_empty() {
             return;
         }
-        if self.statuses.len() < nodes.end {
-            self.statuses.resize(self.num_nodes.max(nodes.end), None);
+        if self.slots.len() < nodes.end {
+            self.slots.resize(self.num_nodes.max(nodes.end), 0);
         }
-        for slot in &mut self.statuses[nodes] {
-            if slot.replace(status.clone()).is_none() {
-                self.explicit += 1;
-            }
-        }
+        // A failed cycle records run after run with the same status (the runs end where
+        // another status interrupts them): the last entry serves again when equal.
+        let id = match self.entries.last() {
+            Some(last) if last == status => u32::try_from(self.entries.len()).unwrap_or(u32::MAX),
+            _ => self.push_entry(status.clone()),
+        };
+        let run = &mut self.slots[nodes];
+        self.explicit += run.iter().filter(|&&s| s == 0).count();
+        run.fill(id);
     }
     /// The explicit statuses with their node indices, in node order.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &Status)> {
-        self.statuses
+        self.slots
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
+            .filter(|(_, &s)| s != 0)
+            .filter_map(|(i, &s)| self.entries.get(s as usize - 1).map(|e| (i, e)))
+    }
+    /// The nodes among the first `num_nodes` whose status ([`Self::get`]) `keep` accepts, in
+    /// node order. `keep` is asked once per distinct status (and once for the absent one),
+    /// not once per node.
+    pub fn nodes_where(
+        &self,
+        num_nodes: usize,
+        mut keep: impl FnMut(Option<&Status>) -> bool,
+    ) -> Vec<usize> {
+        let absent = keep(self.absent.as_ref());
+        // Indexed by slot value: 0 is the absent status.
+        let mut kept: Vec<bool> = Vec::with_capacity(self.entries.len() + 1);
+        kept.push(absent);
+        kept.extend(self.entries.iter().map(|s| keep(Some(s))));
+        let explicit_upto = self.slots.len().min(num_nodes);
+        let mut out = Vec::with_capacity(num_nodes);
+        for (i, &s) in self.slots[..explicit_upto].iter().enumerate() {
+            if kept.get(s as usize).copied().unwrap_or(false) {
+                out.push(i);
+            }
+        }
+        if absent {
+            out.extend(explicit_upto..num_nodes);
+        }
+        out
     }
     /// Number of explicit entries.
     pub fn len(&self) -> usize {

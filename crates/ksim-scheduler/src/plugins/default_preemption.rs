@@ -31,7 +31,7 @@ use crate::framework::{
 use crate::node_info::{NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 use crate::preemption::{
-    copy_to_scratch, go_sort_slice, more_important, random_offset, Candidate, CompiledPdb,
+    go_sort_slice, more_important, random_offset, scratch_node, Candidate, CompiledPdb,
     DryRunContext, Evaluator, Interface, StartTime,
 };
 
@@ -337,12 +337,17 @@ fn select_victims_on_node<'n>(
     if potential.is_empty() {
         return (Vec::new(), 0, Status::unresolvable(NO_VICTIMS));
     }
-    // Remove them from a copy of the node and check the pod fits without them.
-    let node = copy_to_scratch(original, scratch);
-    for &(p, _, _) in &potential {
-        let s = remove(state, node, p);
-        if !s.is_success() {
-            return (Vec::new(), 0, s);
+    // Remove them from a copy of the node and check the pod fits without them. Without
+    // PreFilter extensions to call after each removal, the copy is made without them at once
+    // (the same node; see `NodeInfo::copy_removing_into`).
+    let node = scratch_node(original, scratch);
+    if extensions || !original.copy_removing_into(node, potential.iter().map(|e| e.0)) {
+        original.copy_into(node);
+        for &(p, _, _) in &potential {
+            let s = remove(state, node, p);
+            if !s.is_success() {
+                return (Vec::new(), 0, s);
+            }
         }
     }
     // Upstream does not try to satisfy the pod's affinity to the victims themselves.

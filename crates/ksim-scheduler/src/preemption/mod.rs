@@ -167,6 +167,15 @@ pub fn copy_to_scratch<'s>(node: &NodeInfo, scratch: &'s mut Option<NodeInfo>) -
     }
 }
 
+/// The scratch NodeInfo of a dry run (allocated for `node` on the first use, reused after),
+/// for the caller to copy a node into.
+pub fn scratch_node<'s>(node: &NodeInfo, scratch: &'s mut Option<NodeInfo>) -> &'s mut NodeInfo {
+    match scratch {
+        Some(s) => s,
+        None => scratch.insert(NodeInfo::new(node.node.clone())),
+    }
+}
+
 /// Runs preemption with a plugin's policy.
 pub struct Evaluator<'p> {
     pub plugin_name: &'static str,
