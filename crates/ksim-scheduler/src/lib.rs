@@ -12,6 +12,7 @@
 
 pub mod extender;
 pub mod framework;
+pub mod node_columns;
 pub mod node_info;
 pub mod node_tree;
 pub mod plugins;

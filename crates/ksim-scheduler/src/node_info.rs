@@ -11,6 +11,7 @@ use ksim_api::{
 };
 use rustc_hash::FxHashMap;
 
+use crate::node_columns::NodeColumns;
 use crate::node_tree::NodeTree;
 use crate::pod_index::PodIndex;
 use crate::pod_info::{HostPort, PodInfo};
@@ -666,6 +667,8 @@ pub struct Snapshot {
     pub pod_index: PodIndex,
     /// Label columns built on demand ([`Snapshot::label_column`]), dropped when nodes change.
     columns: ColumnCache,
+    /// The nodes' resource columns, kept equal to `nodes` (see [`Snapshot::sync_columns`]).
+    resource_columns: NodeColumns,
     /// The cache's node tree, updated on every node event (upstream's `cache.nodeTree`).
     tree: NodeTree,
     /// The node names as the last cycle listed them: the order `nodes` must have during a
@@ -746,6 +749,7 @@ impl Snapshot {
             objects,
             pod_index: PodIndex::default(),
             columns: ColumnCache::default(),
+            resource_columns: NodeColumns::default(),
             tree,
             listed,
             membership_changed: false,
@@ -823,6 +827,24 @@ impl Snapshot {
         self.refresh_affinity_lists();
         self.refresh_pod_index();
         self.invalidate_columns();
+        self.resource_columns.rebuild(&self.nodes);
+    }
+
+    /// The nodes' resource columns (indexed like `nodes`), what the batch paths of
+    /// NodeResourcesFit and the resource scorers read.
+    #[inline]
+    pub fn resource_columns(&self) -> &NodeColumns {
+        &self.resource_columns
+    }
+
+    /// Brings node `i`'s resource columns up to date: called after every change of a node's
+    /// pods, requests, allocatable or flags in place (node additions, removals and reorders
+    /// rebuild the columns in `reindex`).
+    #[inline]
+    fn sync_columns(&mut self, i: usize) {
+        if let Some(n) = self.nodes.get(i) {
+            self.resource_columns.set(i, n);
+        }
     }
 
     /// The values of label `key` on every node (built on first use after the nodes changed).
@@ -908,6 +930,7 @@ impl Snapshot {
             .enumerate()
             .map(|(i, n)| (n.name().to_string(), i))
             .collect();
+        self.resource_columns.rebuild(&self.nodes);
     }
 
     /// Adds a node (or restores `info` with its pods, for a node re-added after removal). It
@@ -947,6 +970,7 @@ impl Snapshot {
             self.tree.update_node(&old, &node);
         }
         self.nodes[i].set_node(node);
+        self.sync_columns(i);
         self.invalidate_columns();
         if images_changed {
             self.refresh_derived();
@@ -965,6 +989,7 @@ impl Snapshot {
         let had_anti = !self.nodes[i].pods_with_required_anti_affinity.is_empty();
         self.pod_index.add(i, &pod, &self.nodes);
         self.nodes[i].add_pod(pod);
+        self.sync_columns(i);
         if !had_aff && !self.nodes[i].pods_with_affinity.is_empty() {
             insert_sorted(&mut self.have_pods_with_affinity, i);
         }
@@ -985,6 +1010,7 @@ impl Snapshot {
             return false;
         };
         let pod = self.nodes[i].remove_pod_at(p);
+        self.sync_columns(i);
         self.pod_index.remove(&pod);
         if self.nodes[i].pods_with_affinity.is_empty() {
             if let Ok(k) = self.have_pods_with_affinity.binary_search(&i) {
@@ -1060,6 +1086,7 @@ impl Snapshot {
         let n = &mut self.nodes[i];
         n.pods.push(pod.clone());
         n.generation += 1;
+        self.sync_columns(i);
         true
     }
 

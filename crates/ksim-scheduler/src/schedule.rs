@@ -516,11 +516,13 @@ impl Algorithm {
             if batch && feasible.len() < to_find {
                 // The run ends at the wrap of the round-robin or at the last node to visit.
                 let end = num_all.min(pos + left);
-                let k = fwk.leading_passes(
+                let k = fwk.leading_passes_in(
                     &filters,
                     state,
                     pod,
-                    &snapshot.nodes[pos..end],
+                    snapshot,
+                    pos,
+                    end,
                     to_find - feasible.len(),
                 );
                 feasible.extend(pos..pos + k);
@@ -618,7 +620,13 @@ impl Algorithm {
         if !s.is_success() {
             return Err(s);
         }
-        let s = fwk.run_score(state, pod, &nodes, &mut self.scores);
+        let s = fwk.run_score_in(
+            state,
+            pod,
+            &nodes,
+            Some((snapshot, feasible)),
+            &mut self.scores,
+        );
         if !s.is_success() {
             return Err(s);
         }

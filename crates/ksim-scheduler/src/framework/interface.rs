@@ -183,6 +183,24 @@ pub trait FilterPlugin {
         0
     }
 
+    /// [`leading_passes`](Self::leading_passes) over `snapshot.nodes[from..to]`, with the same
+    /// contract, read from the snapshot's resource columns
+    /// ([`Snapshot::resource_columns`]) where the plugin can. `None` (the default): the
+    /// framework calls `leading_passes` on the slice instead.
+    #[allow(clippy::too_many_arguments)]
+    fn leading_passes_in(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _snapshot: &Snapshot,
+        _from: usize,
+        _to: usize,
+        _stop: NodeFlags,
+        _limit: usize,
+    ) -> Option<usize> {
+        None
+    }
+
     /// A batch of rejections: some `k` at most `limit` and `nodes.len()`, and a rejection
     /// built once, such that `filter` returns [`FilterResult::shared`] of that very status on
     /// each of `nodes[..k]` and none of them has a flag of `stop` (a run of full nodes, say).
@@ -477,6 +495,21 @@ pub trait ScorePlugin {
             out.push(self.score(state, pod, n)?);
         }
         Ok(())
+    }
+
+    /// [`score_nodes`](Self::score_nodes) of the snapshot's nodes `feasible` (indices into
+    /// `snapshot.nodes`, so `nodes[k]` is `&snapshot.nodes[feasible[k]]`), with the same
+    /// result, read from the snapshot's resource columns ([`Snapshot::resource_columns`])
+    /// where the plugin can. `None` (the default): the framework calls `score_nodes` instead.
+    fn score_nodes_in(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _snapshot: &Snapshot,
+        _feasible: &[usize],
+        _out: &mut Vec<i64>,
+    ) -> Option<Result<(), Status>> {
+        None
     }
 
     /// When every node of `nodes` gets the same score this cycle, `Some((raw, normalized))`:

@@ -255,6 +255,59 @@ impl Framework {
         }
     }
 
+    /// [`leading_passes`](Self::leading_passes) over `snapshot.nodes[from..to]`: the same
+    /// count, with the node flags and each plugin's check read from the snapshot's resource
+    /// columns where the plugin can ([`FilterPlugin::leading_passes_in`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn leading_passes_in(
+        &self,
+        filters: &ActiveFilters<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        from: usize,
+        to: usize,
+        limit: usize,
+    ) -> usize {
+        if !filters.batches {
+            return 0;
+        }
+        let flags = &snapshot.resource_columns().flags;
+        let to = to.min(snapshot.nodes.len()).min(flags.len());
+        if from >= to {
+            return 0;
+        }
+        let mut k = limit.min(to - from);
+        match filters.unpromised.as_slice() {
+            // Every plugin promised: a node without their flags passes.
+            [] => flags[from..from + k]
+                .iter()
+                .position(|f| f.intersects(filters.mask))
+                .unwrap_or(k),
+            list => {
+                // Each plugin vouches for a prefix; the shortest holds for all of them.
+                for &(_, f) in list {
+                    if k == 0 {
+                        break;
+                    }
+                    let passes = f
+                        .leading_passes_in(state, pod, snapshot, from, from + k, filters.mask, k)
+                        .unwrap_or_else(|| {
+                            f.leading_passes(
+                                state,
+                                pod,
+                                &snapshot.nodes[from..from + k],
+                                filters.mask,
+                                k,
+                            )
+                        });
+                    k = passes.min(k);
+                }
+                k
+            }
+        }
+    }
+
     /// How many of `nodes`, from the first and at most `limit`,
     /// [`run_active_filters`](Self::run_active_filters) rejects with one shared status, and
     /// that status: the first plugin called on a node without a promised flag vouches for the
@@ -515,6 +568,20 @@ impl Framework {
         nodes: &[&NodeInfo],
         out: &mut ScoreTable,
     ) -> Status {
+        self.run_score_in(state, pod, nodes, None, out)
+    }
+
+    /// [`run_score`](Self::run_score) of `nodes`, which are `snapshot.nodes[feasible[k]]` when
+    /// `indexed` is `Some((snapshot, feasible))`: then plugins may score from the snapshot's
+    /// resource columns ([`ScorePlugin::score_nodes_in`]). The same table either way.
+    pub fn run_score_in(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        indexed: Option<(&Snapshot, &[usize])>,
+        out: &mut ScoreTable,
+    ) -> Status {
         out.clear(nodes.len());
         for wp in &self.score {
             let p = &wp.plugin;
@@ -538,7 +605,13 @@ impl Framework {
                     ps.normalized.resize(nodes.len(), normalized);
                     ps.has_normalized = true;
                 }
-            } else if let Err(s) = sp.score_nodes(state, pod, nodes, &mut ps.raw) {
+            } else if let Err(s) = indexed
+                .filter(|(_, feasible)| feasible.len() == nodes.len())
+                .and_then(|(snapshot, feasible)| {
+                    sp.score_nodes_in(state, pod, snapshot, feasible, &mut ps.raw)
+                })
+                .unwrap_or_else(|| sp.score_nodes(state, pod, nodes, &mut ps.raw))
+            {
                 out.spare.push(ps);
                 return Status::error(format!(
                     "running Score plugins: plugin {:?} failed with: {}",

@@ -92,6 +92,20 @@ impl ScorePlugin for BalancedAllocation {
         self.scorer.score_nodes(nodes, reqs, out);
         Ok(())
     }
+
+    fn score_nodes_in(
+        &self,
+        state: &CycleState,
+        _: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[usize],
+        out: &mut Vec<i64>,
+    ) -> Option<Result<(), Status>> {
+        let reqs = &state.read::<PreScoreState>(NAME)?.0;
+        self.scorer
+            .score_nodes_in(snapshot, feasible, reqs, out)
+            .then_some(Ok(()))
+    }
 }
 
 impl EnqueueExtensions for BalancedAllocation {

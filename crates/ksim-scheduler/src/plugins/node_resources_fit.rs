@@ -195,6 +195,77 @@ impl ResourceAllocationScorer {
         }
     }
 
+    /// [`score_nodes`](Self::score_nodes) of `snapshot.nodes[feasible[k]]`, read from the
+    /// snapshot's resource columns: for the cpu + memory pair (equal weights for the weighted
+    /// strategies), two nodes at a time, one node per lane of the packed float operations
+    /// ([`F2`]), with the scalar loops' operations lane by lane (so the same scores bit for
+    /// bit). Returns false, having written nothing, for any other configuration or a pod
+    /// request out of the packed paths' bounds: the caller then scores the nodes themselves.
+    pub fn score_nodes_in(
+        &self,
+        snapshot: &Snapshot,
+        feasible: &[usize],
+        pod_requests: &[i64],
+        out: &mut Vec<i64>,
+    ) -> bool {
+        if self.keys != [ResourceKey::Cpu, ResourceKey::Memory] || pod_requests.len() != 2 {
+            return false;
+        }
+        let c = snapshot.resource_columns();
+        if c.len() != snapshot.nodes.len() {
+            return false;
+        }
+        let (requested_cpu, requested_memory) = if self.use_requested {
+            (&c.requested_cpu, &c.requested_memory)
+        } else {
+            (&c.non_zero_cpu, &c.non_zero_memory)
+        };
+        // All cut to one length, so that one bounds check per node covers every column.
+        let n = c.len();
+        let cols = CpuMemoryColumns {
+            alloc_cpu: &c.alloc_cpu[..n],
+            alloc_memory: &c.alloc_memory[..n],
+            requested_cpu: &requested_cpu[..n],
+            requested_memory: &requested_memory[..n],
+        };
+        let pod = [pod_requests[0], pod_requests[1]];
+        // A node outside the packed path's bounds is scored as `score` scores it.
+        let per_node = |i: usize| {
+            debug_assert!(
+                c.matches(i, &snapshot.nodes[i]),
+                "resource columns out of step with the nodes"
+            );
+            self.score(&snapshot.nodes[i], pod_requests)
+        };
+        let [w_cpu, w_mem] = [self.resources[0].weight, self.resources[1].weight];
+        let equal_weights = w_cpu == w_mem && (1..=1 << 20).contains(&w_cpu);
+        match (&self.strategy, PairConstants::new(pod)) {
+            // Other weights, or requests the packed paths do not take: `score_nodes`.
+            (Strategy::RequestedToCapacityRatio(_), _) | (_, None) => return false,
+            (Strategy::LeastAllocated | Strategy::MostAllocated, _) if !equal_weights => {
+                return false
+            }
+            (Strategy::LeastAllocated, Some(k)) => {
+                score_pairs::<false, false>(cols, &k, feasible, per_node, out)
+            }
+            (Strategy::MostAllocated, Some(k)) => {
+                score_pairs::<false, true>(cols, &k, feasible, per_node, out)
+            }
+            (Strategy::Balanced, Some(k)) => {
+                score_pairs::<true, false>(cols, &k, feasible, per_node, out)
+            }
+        }
+        if cfg!(debug_assertions) {
+            for &i in feasible {
+                debug_assert!(
+                    c.matches(i, &snapshot.nodes[i]),
+                    "resource columns out of step with the nodes"
+                );
+            }
+        }
+        true
+    }
+
     fn allocatable_request(
         &self,
         node: &NodeInfo,
@@ -374,6 +445,377 @@ fn weighted_cpu_memory<const USE_REQUESTED: bool>(
             }
         }
     }));
+}
+
+/// The columns a cpu + memory scorer reads, all `n` long: allocatable, and the node's
+/// Requested or NonZeroRequested (as floats, see [`NodeColumns`]).
+///
+/// [`NodeColumns`]: crate::node_columns::NodeColumns
+#[derive(Clone, Copy)]
+struct CpuMemoryColumns<'a> {
+    alloc_cpu: &'a [f64],
+    alloc_memory: &'a [f64],
+    requested_cpu: &'a [f64],
+    requested_memory: &'a [f64],
+}
+
+/// Requests and capacities below this are exact as floats, and so is the sum of two of them
+/// (below 2^53).
+const EXACT_SUM_LIMIT: i64 = 1 << 52;
+
+impl CpuMemoryColumns<'_> {
+    /// Nodes `i` and `j`, one per lane: allocatable cpu, requested cpu, allocatable memory,
+    /// requested memory.
+    #[inline(always)]
+    fn pair(&self, i: usize, j: usize) -> (F2, F2, F2, F2) {
+        (
+            F2::new(self.alloc_cpu[i], self.alloc_cpu[j]),
+            F2::new(self.requested_cpu[i], self.requested_cpu[j]),
+            F2::new(self.alloc_memory[i], self.alloc_memory[j]),
+            F2::new(self.requested_memory[i], self.requested_memory[j]),
+        )
+    }
+}
+
+/// The lanes of `requested + pod` where the node's requested amount is below
+/// [`EXACT_SUM_LIMIT`] (and the caller checked the pod's request is in `[0, EXACT_SUM_LIMIT)`),
+/// with the mask of the lanes where that holds and the sum is at least 0. In those lanes the
+/// sum is the integer `requested + pod` exactly: both addends are exact (a converted amount
+/// below 2^52 came from an integer below 2^52, conversion being monotonic; one at least
+/// −pod > −2^52 likewise), so their sum, below 2^53 in magnitude, is too.
+#[inline(always)]
+fn exact_request(requested: F2, pod: F2, zero: F2, limit: F2) -> (F2, F2) {
+    let sum = requested.add(pod);
+    (sum, requested.lt(limit).and(sum.ge(zero)))
+}
+
+/// The per-cycle constants of the packed paths.
+struct PairConstants {
+    zero: F2,
+    one: F2,
+    half: F2,
+    max: F2,
+    capacity_limit: F2,
+    exact_limit: F2,
+    /// The pod's cpu and memory requests.
+    pod_cpu: F2,
+    pod_memory: F2,
+}
+
+impl PairConstants {
+    /// `None` when a request of the pod is negative or not below [`EXACT_SUM_LIMIT`].
+    fn new(pod: [i64; 2]) -> Option<PairConstants> {
+        if !pod.iter().all(|q| (0..EXACT_SUM_LIMIT).contains(q)) {
+            return None;
+        }
+        Some(PairConstants {
+            zero: F2::splat(0.0),
+            one: F2::splat(1.0),
+            half: F2::splat(0.5),
+            max: F2::splat(MAX_NODE_SCORE as f64),
+            capacity_limit: F2::splat(PAIRED_CAPACITY_LIMIT as f64),
+            exact_limit: F2::splat(EXACT_SUM_LIMIT as f64),
+            pod_cpu: F2::splat(pod[0] as f64),
+            pod_memory: F2::splat(pod[1] as f64),
+        })
+    }
+}
+
+/// Nodes `i` and `j` of the weighted strategies with equal weights (`MOST`: MostAllocated,
+/// else LeastAllocated), one per lane; `None` when either is outside the paired divide's
+/// bounds (capacities in `[1, PAIRED_CAPACITY_LIMIT)`, requests with the pod from 0 and
+/// exact, see [`exact_request`]).
+///
+/// In those bounds each lane computes what [`weighted_cpu_memory`] computes: the capacities
+/// (below 2^46) and requests are exact, the numerator `(capacity − min(requested, capacity))
+/// × 100` (or `min(requested, capacity) × 100`) is an integer below 2^53 and so exact, the
+/// divide is the same IEEE divide, truncating its quotient in `[0, 100]` is the same integer,
+/// and `(a·w + b·w) / 2w` is the shift `(a + b) >> 1`, as there.
+#[inline(always)]
+fn weighted_pair<const MOST: bool>(
+    c: &CpuMemoryColumns<'_>,
+    k: &PairConstants,
+    i: usize,
+    j: usize,
+) -> Option<[i64; 2]> {
+    let (ac, rqc, am, rqm) = c.pair(i, j);
+    let (rc, ok_c) = exact_request(rqc, k.pod_cpu, k.zero, k.exact_limit);
+    let (rm, ok_m) = exact_request(rqm, k.pod_memory, k.zero, k.exact_limit);
+    // Capacities in [1, 2^46): conversion is monotonic and exact at 1 and 2^46, so the bounds
+    // read the same on the converted values.
+    let inside = ok_c
+        .and(ok_m)
+        .and(ac.ge(k.one))
+        .and(ac.lt(k.capacity_limit))
+        .and(am.ge(k.one))
+        .and(am.lt(k.capacity_limit));
+    if !inside.all() {
+        return None;
+    }
+    let (nc, nm) = if MOST {
+        (rc.min(ac).mul(k.max), rm.min(am).mul(k.max))
+    } else {
+        // `capacity − requested`, or 0 where the request exceeds the capacity.
+        (
+            ac.sub(rc).and(rc.le(ac)).mul(k.max),
+            am.sub(rm).and(rm.le(am)).mul(k.max),
+        )
+    };
+    Some(nc.div(ac).trunc().add(nm.div(am).trunc()).shr1().to_i64())
+}
+
+/// Nodes `i` and `j` of the balanced strategy, one per lane; `None` when either lacks a
+/// capacity, has a negative capacity or request, or a request that is not exact (see
+/// [`exact_request`]). In bounds each lane takes [`balanced_cpu_memory`]'s float operations
+/// on the same values (the fractions capped at 1 then lie in `[0, 1]`, so the score is in
+/// `[50, 100]` and truncates alike; `x / 2.0` and `x * 0.5` are the same correctly rounded
+/// value).
+#[inline(always)]
+fn balanced_pair(
+    c: &CpuMemoryColumns<'_>,
+    k: &PairConstants,
+    i: usize,
+    j: usize,
+) -> Option<[i64; 2]> {
+    let (ac, rqc, am, rqm) = c.pair(i, j);
+    let (rc, ok_c) = exact_request(rqc, k.pod_cpu, k.zero, k.exact_limit);
+    let (rm, ok_m) = exact_request(rqm, k.pod_memory, k.zero, k.exact_limit);
+    let inside = ok_c.and(ok_m).and(ac.ge(k.one)).and(am.ge(k.one));
+    if !inside.all() {
+        return None;
+    }
+    let (fc, fm) = (rc.div(ac).min(k.one), rm.div(am).min(k.one));
+    let std = fc.sub(fm).mul(k.half).abs();
+    Some(k.one.sub(std).mul(k.max).trunc().to_i64())
+}
+
+/// The scores of `feasible`, two nodes at a time by `pair` (`BALANCED`: [`balanced_pair`],
+/// else [`weighted_pair`]), a pair it declines (and a lone last node it declines) by
+/// `per_node`.
+#[inline(always)]
+fn score_pairs<const BALANCED: bool, const MOST: bool>(
+    c: CpuMemoryColumns<'_>,
+    k: &PairConstants,
+    feasible: &[usize],
+    per_node: impl Fn(usize) -> i64,
+    out: &mut Vec<i64>,
+) {
+    let pair = |i: usize, j: usize| {
+        if BALANCED {
+            balanced_pair(&c, k, i, j)
+        } else {
+            weighted_pair::<MOST>(&c, k, i, j)
+        }
+    };
+    out.reserve(feasible.len());
+    let mut it = feasible.chunks_exact(2);
+    for p in &mut it {
+        let (i, j) = (p[0], p[1]);
+        match pair(i, j) {
+            Some(s) => out.extend_from_slice(&s),
+            None => {
+                out.push(per_node(i));
+                out.push(per_node(j));
+            }
+        }
+    }
+    if let [i] = *it.remainder() {
+        out.push(match pair(i, i) {
+            Some([s, _]) => s,
+            None => per_node(i),
+        });
+    }
+}
+
+/// Two `f64` lanes (SSE2 on x86-64; two plain values elsewhere). Every arithmetic operation
+/// is the scalar IEEE one lane by lane; comparisons give a lane mask (all ones or zero).
+#[derive(Clone, Copy)]
+struct F2(
+    #[cfg(target_arch = "x86_64")] std::arch::x86_64::__m128d,
+    #[cfg(not(target_arch = "x86_64"))] [f64; 2],
+);
+
+/// Two `i32` lanes (the low two of an SSE2 register on x86-64).
+#[derive(Clone, Copy)]
+struct I2(
+    #[cfg(target_arch = "x86_64")] std::arch::x86_64::__m128i,
+    #[cfg(not(target_arch = "x86_64"))] [i32; 2],
+);
+
+// SAFETY (every `unsafe` block below): SSE2 is part of the x86-64 baseline, so these
+// intrinsics are always available there; they take and return values, no pointers.
+#[cfg(target_arch = "x86_64")]
+impl F2 {
+    #[inline(always)]
+    fn new(a: f64, b: f64) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_set_pd(b, a)) }
+    }
+    #[inline(always)]
+    fn splat(x: f64) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_set1_pd(x)) }
+    }
+    #[inline(always)]
+    fn ge(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_cmpge_pd(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn le(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_cmple_pd(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn lt(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_cmplt_pd(self.0, o.0)) }
+    }
+    /// Bitwise and: of two masks, or of a value and a mask (the value or +0).
+    #[inline(always)]
+    fn and(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_and_pd(self.0, o.0)) }
+    }
+    /// Whether every lane of a mask is set.
+    #[inline(always)]
+    fn all(self) -> bool {
+        unsafe { std::arch::x86_64::_mm_movemask_pd(self.0) == 3 }
+    }
+    /// `f64::min` for operands that are not NaN.
+    #[inline(always)]
+    fn min(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_min_pd(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn add(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_add_pd(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn sub(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_sub_pd(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn mul(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_mul_pd(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn div(self, o: F2) -> F2 {
+        unsafe { F2(std::arch::x86_64::_mm_div_pd(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn abs(self) -> F2 {
+        unsafe {
+            use std::arch::x86_64::*;
+            F2(_mm_andnot_pd(_mm_set1_pd(-0.0), self.0))
+        }
+    }
+    /// Truncation toward zero, as `as i64` for lanes in the `i32` range (the callers' are in
+    /// `[0, 100]`).
+    #[inline(always)]
+    fn trunc(self) -> I2 {
+        unsafe { I2(std::arch::x86_64::_mm_cvttpd_epi32(self.0)) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl I2 {
+    #[inline(always)]
+    fn add(self, o: I2) -> I2 {
+        unsafe { I2(std::arch::x86_64::_mm_add_epi32(self.0, o.0)) }
+    }
+    /// `>> 1` of lanes >= 0.
+    #[inline(always)]
+    fn shr1(self) -> I2 {
+        unsafe { I2(std::arch::x86_64::_mm_srli_epi32::<1>(self.0)) }
+    }
+    /// The two lanes, widened (they are >= 0: zero-extended).
+    #[inline(always)]
+    fn to_i64(self) -> [i64; 2] {
+        unsafe {
+            use std::arch::x86_64::*;
+            let wide = _mm_unpacklo_epi32(self.0, _mm_setzero_si128());
+            let mut out = [0i64; 2];
+            _mm_storeu_si128(out.as_mut_ptr().cast(), wide);
+            out
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl F2 {
+    #[inline(always)]
+    fn new(a: f64, b: f64) -> F2 {
+        F2([a, b])
+    }
+    #[inline(always)]
+    fn splat(x: f64) -> F2 {
+        F2([x, x])
+    }
+    #[inline(always)]
+    fn mask(a: bool, b: bool) -> F2 {
+        let m = |x: bool| f64::from_bits(if x { u64::MAX } else { 0 });
+        F2([m(a), m(b)])
+    }
+    #[inline(always)]
+    fn ge(self, o: F2) -> F2 {
+        F2::mask(self.0[0] >= o.0[0], self.0[1] >= o.0[1])
+    }
+    #[inline(always)]
+    fn le(self, o: F2) -> F2 {
+        F2::mask(self.0[0] <= o.0[0], self.0[1] <= o.0[1])
+    }
+    #[inline(always)]
+    fn lt(self, o: F2) -> F2 {
+        F2::mask(self.0[0] < o.0[0], self.0[1] < o.0[1])
+    }
+    #[inline(always)]
+    fn and(self, o: F2) -> F2 {
+        let b = |k: usize| f64::from_bits(self.0[k].to_bits() & o.0[k].to_bits());
+        F2([b(0), b(1)])
+    }
+    #[inline(always)]
+    fn all(self) -> bool {
+        self.0[0].to_bits() == u64::MAX && self.0[1].to_bits() == u64::MAX
+    }
+    #[inline(always)]
+    fn min(self, o: F2) -> F2 {
+        F2([self.0[0].min(o.0[0]), self.0[1].min(o.0[1])])
+    }
+    #[inline(always)]
+    fn add(self, o: F2) -> F2 {
+        F2([self.0[0] + o.0[0], self.0[1] + o.0[1]])
+    }
+    #[inline(always)]
+    fn sub(self, o: F2) -> F2 {
+        F2([self.0[0] - o.0[0], self.0[1] - o.0[1]])
+    }
+    #[inline(always)]
+    fn mul(self, o: F2) -> F2 {
+        F2([self.0[0] * o.0[0], self.0[1] * o.0[1]])
+    }
+    #[inline(always)]
+    fn div(self, o: F2) -> F2 {
+        F2([self.0[0] / o.0[0], self.0[1] / o.0[1]])
+    }
+    #[inline(always)]
+    fn abs(self) -> F2 {
+        F2([self.0[0].abs(), self.0[1].abs()])
+    }
+    #[inline(always)]
+    fn trunc(self) -> I2 {
+        I2([self.0[0] as i32, self.0[1] as i32])
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl I2 {
+    #[inline(always)]
+    fn add(self, o: I2) -> I2 {
+        I2([self.0[0] + o.0[0], self.0[1] + o.0[1]])
+    }
+    #[inline(always)]
+    fn shr1(self) -> I2 {
+        I2([self.0[0] >> 1, self.0[1] >> 1])
+    }
+    #[inline(always)]
+    fn to_i64(self) -> [i64; 2] {
+        [self.0[0] as i64, self.0[1] as i64]
+    }
 }
 
 /// The balanced strategy over cpu and memory.
@@ -612,6 +1054,85 @@ impl FilterPlugin for Fit {
 
     fn has_leading_passes(&self) -> bool {
         true
+    }
+
+    /// `leading_passes` over the snapshot's resource columns: per node, five comparisons of
+    /// plain numbers (flags, room for a pod, free cpu, memory and ephemeral storage) taken
+    /// eight nodes at a time with no branch between them.
+    fn leading_passes_in(
+        &self,
+        _: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        from: usize,
+        to: usize,
+        stop: NodeFlags,
+        limit: usize,
+    ) -> Option<usize> {
+        let req = &pod.requests;
+        if !req.scalar.is_empty() {
+            return Some(0);
+        }
+        let c = snapshot.resource_columns();
+        let to = to.min(c.len()).min(from.saturating_add(limit));
+        if from >= to {
+            return Some(0);
+        }
+        // `q <= 0 || q <= free` is `free >= need(q)`.
+        let need = |q: i64| if q > 0 { q } else { i64::MIN };
+        let (tc, tm, te) = (
+            need(req.milli_cpu),
+            need(req.memory),
+            need(req.ephemeral_storage),
+        );
+        let flags = &c.flags[from..to];
+        let pods = &c.free_pods[from..to];
+        let (cpu, mem) = (&c.free_cpu[from..to], &c.free_memory[from..to]);
+        let eph = &c.free_ephemeral_storage[from..to];
+        // `fits_core` and the stop flags, as non-short-circuit tests.
+        #[inline(always)]
+        fn passes(
+            f: NodeFlags,
+            stop: NodeFlags,
+            [pods, cpu, mem, eph]: [i64; 4],
+            [tc, tm, te]: [i64; 3],
+        ) -> bool {
+            !f.intersects(stop) & (pods > 0) & (cpu >= tc) & (mem >= tm) & (eph >= te)
+        }
+        let t = [tc, tm, te];
+        // Eight nodes per test, no branch between them.
+        const W: usize = 8;
+        let mut k = 0;
+        for ((((f, p), c), m), e) in flags
+            .chunks_exact(W)
+            .zip(pods.chunks_exact(W))
+            .zip(cpu.chunks_exact(W))
+            .zip(mem.chunks_exact(W))
+            .zip(eph.chunks_exact(W))
+        {
+            let mut all = true;
+            for j in 0..W {
+                all &= passes(f[j], stop, [p[j], c[j], m[j], e[j]], t);
+            }
+            if !all {
+                break;
+            }
+            k += W;
+        }
+        while k < flags.len()
+            && k < pods.len()
+            && k < cpu.len()
+            && k < mem.len()
+            && k < eph.len()
+            && passes(flags[k], stop, [pods[k], cpu[k], mem[k], eph[k]], t)
+        {
+            k += 1;
+        }
+        debug_assert!(
+            (from..(from + k + 1).min(to)).all(|i| c.matches(i, &snapshot.nodes[i])),
+            "resource columns out of step with the nodes"
+        );
+        Some(k)
     }
 
     /// The common verdict over a run of nodes: one tight loop, stopping at the first node it
@@ -874,6 +1395,20 @@ impl ScorePlugin for Fit {
         self.scorer.score_nodes(nodes, reqs, out);
         Ok(())
     }
+
+    fn score_nodes_in(
+        &self,
+        state: &CycleState,
+        _: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[usize],
+        out: &mut Vec<i64>,
+    ) -> Option<Result<(), Status>> {
+        let reqs = &state.read::<PreScoreState>(PRE_SCORE_KEY)?.0;
+        self.scorer
+            .score_nodes_in(snapshot, feasible, reqs, out)
+            .then_some(Ok(()))
+    }
 }
 
 impl EnqueueExtensions for Fit {
@@ -1002,20 +1537,25 @@ mod tests {
     proptest! {
         /// The cpu + memory loops of `score_nodes` give every node what `score` gives it, for
         /// every strategy, both request kinds, equal and unequal weights, nodes lacking a resource,
-        /// capacities about the paired divide's limit, and negative requests.
+        /// capacities about the paired divide's limit, and negative requests; and from the
+        /// snapshot's columns (`score_nodes_in`), with requests about the limit of exact sums.
         #[test]
         fn score_nodes_is_score_per_node(
             nodes in proptest::collection::vec(
                 (prop_oneof![Just(0i64), 1i64..64_000, (1i64 << 46) - 2..(1i64 << 46) + 2],
                  prop_oneof![Just(0i64), 1i64..(1 << 40), (1i64 << 46) - 2..(1i64 << 46) + 2],
-                 prop_oneof![0i64..64_000, -64_000i64..0], 0i64..(1 << 40),
-                 0i64..64_000, prop_oneof![0i64..(1 << 40), -(1i64 << 40)..0]),
+                 prop_oneof![0i64..64_000, -64_000i64..0],
+                 prop_oneof![0i64..(1 << 40), (1i64 << 52) - 3..(1i64 << 52) + 3],
+                 0i64..64_000,
+                 prop_oneof![0i64..(1 << 40), -(1i64 << 40)..0, (1i64 << 52) - 3..(1i64 << 52) + 3]),
                 1..24),
             pod in (0i64..8_000, 0i64..(1 << 34)),
             weights in (1i64..100, 1i64..100),
             equal_weights in any::<bool>(),
             strategy in 0usize..4,
             use_requested in any::<bool>(),
+            rotate in 0usize..24,
+            skip in 0u8..2,
         ) {
             // Equal weights take a shift instead of the weighted divide.
             let weights = if equal_weights { (weights.0, weights.0) } else { weights };
@@ -1038,8 +1578,48 @@ mod tests {
             let mut out = Vec::new();
             scorer.score_nodes(&refs, &[pod.0, pod.1], &mut out);
             let each: Vec<i64> = refs.iter().map(|n| scorer.score(n, &[pod.0, pod.1])).collect();
-            prop_assert_eq!(out, each);
+            prop_assert_eq!(&out, &each);
+            // From the snapshot's resource columns, in a rotated order with a node left out
+            // (the feasible list of a sampled cycle), pairs and a lone last node alike.
+            let snapshot = snapshot_of(infos);
+            let n = snapshot.nodes.len();
+            let feasible: Vec<usize> = (0..n).map(|k| (k + rotate) % n).skip(skip as usize).collect();
+            let mut got = Vec::new();
+            let columns = scorer.score_nodes_in(&snapshot, &feasible, &[pod.0, pod.1], &mut got);
+            // The packed paths take the balanced strategy, and the weighted ones with equal
+            // weights; the rest is left to `score_nodes`.
+            let packed = match scorer.strategy {
+                super::Strategy::Balanced => true,
+                super::Strategy::RequestedToCapacityRatio(_) => false,
+                _ => weights.0 == weights.1,
+            };
+            prop_assert_eq!(columns, packed);
+            if columns {
+                let want: Vec<i64> = feasible
+                    .iter()
+                    .map(|&i| scorer.score(&snapshot.nodes[i], &[pod.0, pod.1]))
+                    .collect();
+                prop_assert_eq!(got, want);
+            } else {
+                prop_assert!(got.is_empty());
+            }
         }
+    }
+
+    /// A snapshot holding exactly `infos` (named apart), in that order.
+    fn snapshot_of(infos: Vec<NodeInfo>) -> Snapshot {
+        let mut s = Snapshot::default();
+        for (k, mut info) in infos.into_iter().enumerate() {
+            let mut node = ksim_api::Node::default();
+            node.metadata.name = format!("n{k}");
+            let (allocatable, flags) = (info.allocatable.clone(), info.flags());
+            info.set_node(std::sync::Arc::new(node));
+            // `set_node` reads the allocatable of the (empty) object: the test's stays.
+            info.allocatable = allocatable;
+            assert_eq!(info.flags(), flags);
+            s.add_node(info);
+        }
+        s
     }
 
     proptest! {
