@@ -625,7 +625,7 @@ pub struct PriorityClass {
 impl Pod {
     /// `namespace/name`.
     pub fn key(&self) -> String {
-        format!("{}/{}", self.metadata.namespace, self.metadata.name)
+        crate::meta::concat(&[&self.metadata.namespace, "/", &self.metadata.name])
     }
 
     pub fn priority(&self) -> i32 {

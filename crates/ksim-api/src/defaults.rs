@@ -32,7 +32,8 @@ pub fn default_pod(pod: &mut Pod) {
     }
     // A pod named by generateName gets its uid when it is named.
     if pod.metadata.uid.is_empty() && !pod.metadata.name.is_empty() {
-        pod.metadata.uid = format!("uid-{}-{}", pod.metadata.namespace, pod.metadata.name);
+        pod.metadata.uid =
+            crate::meta::concat(&["uid-", &pod.metadata.namespace, "-", &pod.metadata.name]);
     }
     if pod.spec.scheduler_name.is_empty() {
         pod.spec.scheduler_name = DEFAULT_SCHEDULER_NAME.into();

@@ -232,9 +232,8 @@ fn push_digits(out: &mut String, v: i64, width: usize) {
         *b = b'0' + (v % 10) as u8;
         v /= 10;
     }
-    for &b in &buf[..width] {
-        out.push(b as char);
-    }
+    // ASCII digits, so always valid UTF-8: one append instead of a char push per digit.
+    out.push_str(std::str::from_utf8(&buf[..width]).unwrap_or_default());
 }
 
 impl fmt::Display for SimTime {

@@ -676,6 +676,19 @@ pub struct Snapshot {
     listed: Vec<String>,
     /// A node was added or removed since the last listing.
     membership_changed: bool,
+    /// Per node (as `nodes`), the hashes of its pods' UIDs in the order of its `pods`: finding
+    /// a pod by UID compares these (one array, no pod object read) and reads a pod's UID only
+    /// where the hash matches. Kept by `add_pod`, `remove_pod` and `update_pod_status`, rebuilt
+    /// with the pod index; a node whose list has another length is scanned the plain way.
+    uid_hashes: Vec<Vec<u64>>,
+}
+
+/// The hash [`Snapshot`] keeps per bound pod's UID.
+fn uid_hash(uid: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    uid.hash(&mut h);
+    h.finish()
 }
 
 /// One label key's values on every node, interned: what the spreading plugins read for every
@@ -753,6 +766,7 @@ impl Snapshot {
             tree,
             listed,
             membership_changed: false,
+            uid_hashes: Vec::new(),
         };
         s.refresh_derived();
         s
@@ -879,7 +893,8 @@ impl Snapshot {
             .clear();
     }
 
-    /// Rebuilds the pod index from the nodes (after node indices changed).
+    /// Rebuilds the pod index (and the pods' UID hashes) from the nodes (after node indices
+    /// changed).
     pub fn refresh_pod_index(&mut self) {
         let mut ix = PodIndex::default();
         for (i, n) in self.nodes.iter().enumerate() {
@@ -888,6 +903,44 @@ impl Snapshot {
             }
         }
         self.pod_index = ix;
+        self.uid_hashes = self
+            .nodes
+            .iter()
+            .map(|n| n.pods.iter().map(|p| uid_hash(p.uid())).collect())
+            .collect();
+    }
+
+    /// The position in node `i`'s pods of the first pod with UID `uid`: what
+    /// `pods.iter().position(|p| p.uid() == uid)` gives, comparing the UID hashes first.
+    fn position_of_uid(&self, i: usize, uid: &str) -> Option<usize> {
+        let pods = &self.nodes.get(i)?.pods;
+        match self.uid_hashes.get(i).filter(|h| h.len() == pods.len()) {
+            // A miss is checked by the plain scan (absent pods are rare), so that hashes out
+            // of step with the list can cost time but never give another answer.
+            Some(hashes) => {
+                let h = uid_hash(uid);
+                (0..hashes.len())
+                    .find(|&p| hashes[p] == h && pods[p].uid() == uid)
+                    .or_else(|| pods.iter().position(|p| p.uid() == uid))
+            }
+            None => pods.iter().position(|p| p.uid() == uid),
+        }
+    }
+
+    /// Node `i`'s UID hashes after its pod list changed: `edit` applied when they were in step
+    /// with the list before (`before` pods), else rebuilt from the list.
+    fn sync_uid_hashes(&mut self, i: usize, before: usize, edit: impl FnOnce(&mut Vec<u64>)) {
+        if self.uid_hashes.len() != self.nodes.len() {
+            self.uid_hashes.resize_with(self.nodes.len(), Vec::new);
+        }
+        let hashes = &mut self.uid_hashes[i];
+        if hashes.len() == before {
+            edit(hashes);
+        }
+        let pods = &self.nodes[i].pods;
+        if hashes.len() != pods.len() {
+            *hashes = pods.iter().map(|p| uid_hash(p.uid())).collect();
+        }
     }
 
     pub fn refresh_affinity_lists(&mut self) {
@@ -988,8 +1041,10 @@ impl Snapshot {
         let had_aff = !self.nodes[i].pods_with_affinity.is_empty();
         let had_anti = !self.nodes[i].pods_with_required_anti_affinity.is_empty();
         self.pod_index.add(i, &pod, &self.nodes);
+        let (before, h) = (self.nodes[i].pods.len(), uid_hash(pod.uid()));
         self.nodes[i].add_pod(pod);
         self.sync_columns(i);
+        self.sync_uid_hashes(i, before, |hs| hs.push(h));
         if !had_aff && !self.nodes[i].pods_with_affinity.is_empty() {
             insert_sorted(&mut self.have_pods_with_affinity, i);
         }
@@ -1004,13 +1059,17 @@ impl Snapshot {
         let Some(&i) = self.index.get(node) else {
             return false;
         };
-        // The first pod with that UID, as NodeInfo::remove_pod takes it (one scan, not two:
-        // each comparison reads a pod object and its UID, two cache misses per pod).
-        let Some(p) = self.nodes[i].pods.iter().position(|p| p.uid() == uid) else {
+        // The first pod with that UID, as NodeInfo::remove_pod takes it (by the UID hashes:
+        // comparing pod objects' UIDs costs two cache misses per pod).
+        let Some(p) = self.position_of_uid(i, uid) else {
             return false;
         };
+        let before = self.nodes[i].pods.len();
         let pod = self.nodes[i].remove_pod_at(p);
         self.sync_columns(i);
+        self.sync_uid_hashes(i, before, |hs| {
+            hs.swap_remove(p);
+        });
         self.pod_index.remove(&pod);
         if self.nodes[i].pods_with_affinity.is_empty() {
             if let Ok(k) = self.have_pods_with_affinity.binary_search(&i) {
@@ -1044,11 +1103,10 @@ impl Snapshot {
         pod: &mut Arc<PodInfo>,
         f: impl FnOnce(&mut ksim_api::PodStatus),
     ) -> bool {
-        let found = self.index.get(node).and_then(|&i| {
-            let uid = pod.uid();
-            let p = self.nodes[i].pods.iter().position(|p| p.uid() == uid)?;
-            Some((i, p))
-        });
+        let found = self
+            .index
+            .get(node)
+            .and_then(|&i| Some((i, self.position_of_uid(i, pod.uid())?)));
         let Some((i, p)) = found else {
             f(&mut Arc::make_mut(pod).pod.status);
             return false;
@@ -1076,6 +1134,7 @@ impl Snapshot {
         }
         // remove_pod: the node's list swaps its last pod into the pod's place.
         let n = &mut self.nodes[i];
+        let before = n.pods.len();
         n.pods.swap_remove(p);
         n.generation += 1;
         self.pod_index.unlink(pod);
@@ -1087,6 +1146,12 @@ impl Snapshot {
         n.pods.push(pod.clone());
         n.generation += 1;
         self.sync_columns(i);
+        // The UID hashes move as the pods did: the last into the pod's place, the pod's to
+        // the end.
+        self.sync_uid_hashes(i, before, |hs| {
+            let h = hs.swap_remove(p);
+            hs.push(h);
+        });
         true
     }
 

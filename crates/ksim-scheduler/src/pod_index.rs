@@ -586,18 +586,26 @@ impl PodIndex {
         let node = node as u32;
         let uid = key_of(pod);
         for (k, v) in pod.labels() {
-            // Look up before inserting: the key and value strings are cloned only when new.
-            if !self.pods_by_label.contains_key(k.as_str()) {
-                self.pods_by_label.insert(k.clone(), FxHashMap::default());
-            }
-            let Some(by_value) = self.pods_by_label.get_mut(k.as_str()) else {
-                continue;
-            };
-            if !by_value.contains_key(v.as_str()) {
-                by_value.insert(v.clone(), PodSet::default());
-            }
-            if let Some(set) = by_value.get_mut(v.as_str()) {
-                set.insert(uid, (node, pod.clone()));
+            // One lookup per level when the key and value are known; their strings are cloned
+            // only when new.
+            match self.pods_by_label.get_mut(k.as_str()) {
+                Some(by_value) => match by_value.get_mut(v.as_str()) {
+                    Some(set) => {
+                        set.insert(uid, (node, pod.clone()));
+                    }
+                    None => {
+                        let mut set = PodSet::default();
+                        set.insert(uid, (node, pod.clone()));
+                        by_value.insert(v.clone(), set);
+                    }
+                },
+                None => {
+                    let mut set = PodSet::default();
+                    set.insert(uid, (node, pod.clone()));
+                    let mut by_value = FxHashMap::default();
+                    by_value.insert(v.clone(), set);
+                    self.pods_by_label.insert(k.clone(), by_value);
+                }
             }
         }
         self.all.insert(uid, (node, pod.clone()));

@@ -151,47 +151,48 @@ pub fn is_native_resource(name: &str) -> bool {
 }
 
 /// Per-resource sums in milli units; converted once at the end so that the sum of fractional
-/// quantities rounds as upstream's exact Quantity arithmetic would.
+/// quantities rounds as upstream's exact Quantity arithmetic would. Names are borrowed from
+/// the pod (or are the default requests' constants): summing allocates no string.
 #[derive(Default, Clone)]
-struct MilliList(Vec<(String, i128)>);
+struct MilliList<'a>(Vec<(&'a str, i128)>);
 
-impl MilliList {
-    fn from_list(l: &ResourceList) -> MilliList {
+impl<'a> MilliList<'a> {
+    fn from_list(l: &'a ResourceList) -> MilliList<'a> {
         MilliList(
             l.iter()
-                .map(|(k, q)| (k.clone(), q.milli_value() as i128))
+                .map(|(k, q)| (k.as_str(), q.milli_value() as i128))
                 .collect(),
         )
     }
     fn get_mut(&mut self, k: &str) -> Option<&mut i128> {
-        self.0.iter_mut().find(|(n, _)| n == k).map(|(_, v)| v)
+        self.0.iter_mut().find(|(n, _)| *n == k).map(|(_, v)| v)
     }
-    fn add(&mut self, o: &MilliList) {
-        for (k, v) in &o.0 {
+    fn add(&mut self, o: &MilliList<'a>) {
+        for &(k, v) in &o.0 {
             match self.get_mut(k) {
                 Some(x) => *x += v,
-                None => self.0.push((k.clone(), *v)),
+                None => self.0.push((k, v)),
             }
         }
     }
-    fn max(&mut self, o: &MilliList) {
-        for (k, v) in &o.0 {
+    fn max(&mut self, o: &MilliList<'a>) {
+        for &(k, v) in &o.0 {
             match self.get_mut(k) {
-                Some(x) => *x = (*x).max(*v),
-                None => self.0.push((k.clone(), *v)),
+                Some(x) => *x = (*x).max(v),
+                None => self.0.push((k, v)),
             }
         }
     }
     fn to_resource(&self) -> Resource {
         let mut r = Resource::default();
-        for (k, m) in &self.0 {
+        for &(k, ref m) in &self.0 {
             let value = (*m as f64 / 1000.0).ceil() as i64;
             let value = if m % 1000 == 0 {
                 (m / 1000) as i64
             } else {
                 value
             };
-            match k.as_str() {
+            match k {
                 CPU => r.milli_cpu += *m as i64,
                 MEMORY => r.memory += value,
                 EPHEMERAL_STORAGE => r.ephemeral_storage += value,
@@ -204,29 +205,32 @@ impl MilliList {
     }
 }
 
+/// A container's requests, with the scoring defaults for missing cpu/memory when
+/// `non_missing` is set.
+fn container_requests(l: &ResourceList, non_missing: bool) -> MilliList<'_> {
+    let mut m = MilliList::from_list(l);
+    if non_missing {
+        if !l.contains_key(CPU) {
+            m.0.push((CPU, DEFAULT_MILLI_CPU_REQUEST as i128));
+        }
+        if !l.contains_key(MEMORY) {
+            m.0.push((MEMORY, DEFAULT_MEMORY_REQUEST as i128 * 1000));
+        }
+    }
+    m
+}
+
 /// What `PodRequests` returns, with missing cpu/memory container requests replaced by the
 /// scoring defaults when `non_missing` is set.
 pub fn pod_requests(pod: &Pod, non_missing: bool) -> Resource {
-    let container_reqs = |l: &ResourceList| -> MilliList {
-        let mut m = MilliList::from_list(l);
-        if non_missing {
-            if !l.contains_key(CPU) {
-                m.0.push((CPU.into(), DEFAULT_MILLI_CPU_REQUEST as i128));
-            }
-            if !l.contains_key(MEMORY) {
-                m.0.push((MEMORY.into(), DEFAULT_MEMORY_REQUEST as i128 * 1000));
-            }
-        }
-        m
-    };
     let mut reqs = MilliList::default();
     for c in &pod.spec.containers {
-        reqs.add(&container_reqs(&c.resources.requests));
+        reqs.add(&container_requests(&c.resources.requests, non_missing));
     }
     let mut restartable = MilliList::default();
     let mut init_max = MilliList::default();
     for c in &pod.spec.init_containers {
-        let creqs = container_reqs(&c.resources.requests);
+        let creqs = container_requests(&c.resources.requests, non_missing);
         let effective = if c.is_sidecar() {
             reqs.add(&creqs);
             restartable.add(&creqs);

@@ -99,18 +99,43 @@ impl Simulation {
         obs: &mut dyn Observer,
     ) {
         self.nominator.remove(self.pods[pod as usize].info.uid());
-        let mut p = self.pods[pod as usize].info.pod.clone();
-        p.spec.node_name = node.clone();
-        p.status.nominated_node_name.clear();
-        let info = Arc::new(self.pods[pod as usize].info.with_object(p));
-        self.pods[pod as usize].info = info.clone();
-        self.pods[pod as usize].node = node.clone();
-        self.pods[pod as usize].phase = PodPhase::Binding;
+        // The queue's in-flight entry lets go of its reference while the pod is assumed, so
+        // that the slot's is usually the only one left and the object takes its node in place
+        // (`Arc::make_mut`) instead of being copied whole, the old copy freed at the binding.
+        // The entry gets its object back below if the pod stays in the queue.
+        let placeholder = self.released_info.clone();
+        let queued = self.queue.replace_in_flight(pod, placeholder.clone());
+        let slot = &mut self.pods[pod as usize];
+        // The entry's object is the slot's unless the pod was updated during its cycle.
+        let queued = queued.filter(|q| !Arc::ptr_eq(q, &slot.info));
+        let p = &mut Arc::make_mut(&mut slot.info).pod;
+        let node_before = std::mem::replace(&mut p.spec.node_name, node.clone());
+        let nominated_before = std::mem::take(&mut p.status.nominated_node_name);
+        slot.node = node.clone();
+        slot.phase = PodPhase::Binding;
+        let info = slot.info.clone();
         self.snapshot.add_pod(info.clone());
         let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
         // A pod waiting for its volumes stays in flight in the queue until they are
         // bound (or PreBind fails and it goes back to the error backoff).
-        let Some(state) = self.pre_bind(pod, &node, &fwk, state, obs) else {
+        let state = self.pre_bind(pod, &node, &fwk, state, obs);
+        // PreBind waits for the volumes and the entry still has the placeholder (a failure
+        // replaced it, a binding removed it): its own object again, as before the assume.
+        if state.is_none()
+            && self
+                .queue
+                .get(pod)
+                .is_some_and(|q| Arc::ptr_eq(&q.pod, &placeholder))
+        {
+            let before = queued.unwrap_or_else(|| {
+                let mut p = info.pod.clone();
+                p.spec.node_name = node_before;
+                p.status.nominated_node_name = nominated_before;
+                Arc::new(info.with_object(p))
+            });
+            self.queue.replace_in_flight(pod, before);
+        }
+        let Some(state) = state else {
             return;
         };
         self.bind(pod, &node, &fwk, state, obs);

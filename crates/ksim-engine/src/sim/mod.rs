@@ -26,7 +26,7 @@
 //! (`schedule`); only this loop pops the heap and moves the clock.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::sync::Arc;
 
 use ksim_api::config::KubeSchedulerConfiguration;
@@ -127,9 +127,17 @@ type Key = (SimTime, u8, u64);
 /// completion), so the heap's sift moves and cache misses are those of small pairs, not of
 /// whole events. Keys are unique (the sequence), so the slot never decides the order: events
 /// come out exactly as a heap of the events by key would give them.
+///
+/// A pair whose key comes after every pair of `run` (and `run` is empty or holds the last such)
+/// is appended to `run` instead of the heap: `run` stays in key order, so the next event is the
+/// smaller of the heap's top and `run`'s front. Completions are pushed in the order of their
+/// times (a fixed run time after bindings in time order), so the many far-off ones wait in
+/// `run` at the cost of an append and a pop from the front, and the heap keeps the few near
+/// events (bindings, cycle ends, the next input).
 #[derive(Clone, Default)]
 struct EventHeap {
     heap: BinaryHeap<Reverse<(Key, u32)>>,
+    run: VecDeque<(Key, u32)>,
     slab: Vec<Option<Ev>>,
     free: Vec<u32>,
 }
@@ -146,16 +154,43 @@ impl EventHeap {
                 (self.slab.len() - 1) as u32
             }
         };
-        self.heap.push(Reverse((key, slot)));
+        self.push_pair(key, slot);
+    }
+
+    fn push_pair(&mut self, key: Key, slot: u32) {
+        if self.run.back().is_none_or(|&(last, _)| key > last) {
+            self.run.push_back((key, slot));
+        } else {
+            self.heap.push(Reverse((key, slot)));
+        }
+    }
+
+    /// The smallest pair: the heap's top or `run`'s front, and whether it is `run`'s.
+    fn first(&self) -> Option<((Key, u32), bool)> {
+        match (self.heap.peek(), self.run.front()) {
+            (Some(&Reverse(h)), Some(&r)) => Some(if r < h { (r, true) } else { (h, false) }),
+            (Some(&Reverse(h)), None) => Some((h, false)),
+            (None, Some(&r)) => Some((r, true)),
+            (None, None) => None,
+        }
     }
 
     /// The time of the next event.
     fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|Reverse((k, _))| k.0)
+        self.first().map(|((k, _), _)| k.0)
+    }
+
+    fn pop_pair(&mut self) -> Option<(Key, u32)> {
+        let (_, from_run) = self.first()?;
+        if from_run {
+            self.run.pop_front()
+        } else {
+            self.heap.pop().map(|Reverse(p)| p)
+        }
     }
 
     fn pop(&mut self) -> Option<(Key, Ev)> {
-        let Reverse((key, slot)) = self.heap.pop()?;
+        let (key, slot) = self.pop_pair()?;
         let ev = self.slab[slot as usize].take()?;
         self.free.push(slot);
         Some((key, ev))
@@ -229,7 +264,7 @@ pub struct Simulation {
     input_origin: Option<SourcePos>,
     /// Hashes of every pod key ever created, so that deleting a pod that never existed is an
     /// error (a collision could only let such a deletion pass silently, as before).
-    created_keys: rustc_hash::FxHashSet<u64>,
+    created_keys: pods::CreatedKeys,
     /// `--explain`: whose attempts are recorded, and the records (pod key, unschedulable, line).
     explain: Option<crate::explain::ExplainSelector>,
     explain_out: Vec<(String, bool, String)>,
@@ -688,8 +723,8 @@ impl Simulation {
 
     /// A pod that ended (finished, deleted, preempted) may be deleted again, as `ksim validate`
     /// accepts; one that was never created is an error, as the API server's 404.
-    fn check_pod_existed(&self, what: &str, key: &str) -> Result<(), SimError> {
-        if self.live.contains_key(key) || self.created_keys.contains(&pods::key_hash(key)) {
+    fn check_pod_existed(&mut self, what: &str, key: &str) -> Result<(), SimError> {
+        if self.live.contains_key(key) || self.created_keys.contains(pods::key_hash(key)) {
             return Ok(());
         }
         Err(self.input_err(format!("{what} of pod {key}, which was never created")))
@@ -741,6 +776,48 @@ impl Simulation {
                 namespace,
                 name,
             } => self.delete_object(object_kind, &namespace, &name, obs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The heap with its in-order run pops exactly what a plain binary heap of the same
+        /// pairs pops, for any interleaving of pushes (unique keys, mostly increasing times as
+        /// a run's, some earlier) and pops.
+        #[test]
+        fn event_heap_pops_as_a_binary_heap(
+            ops in proptest::collection::vec((0u8..4, 0i64..50, 0u8..2), 1..300)
+        ) {
+            let mut ours = EventHeap::default();
+            let mut plain: BinaryHeap<Reverse<(Key, u32)>> = BinaryHeap::new();
+            let (mut seq, mut now) = (0u64, 0i64);
+            for (op, dt, class) in ops {
+                if op == 0 {
+                    let a = ours.pop_pair();
+                    let b = plain.pop().map(|Reverse(p)| p);
+                    prop_assert_eq!(a, b);
+                    if let Some(((t, _, _), _)) = a {
+                        now = t.micros();
+                    }
+                } else {
+                    seq += 1;
+                    // Mostly far ahead and increasing (completions), sometimes near (bindings).
+                    let at = if op == 3 { now + dt } else { now + 1000 + seq as i64 + dt };
+                    let key = (SimTime(at), class, seq);
+                    ours.push_pair(key, seq as u32);
+                    plain.push(Reverse((key, seq as u32)));
+                }
+                prop_assert_eq!(ours.peek_time(), plain.peek().map(|Reverse(p)| p.0 .0));
+            }
+            while let Some(b) = plain.pop() {
+                prop_assert_eq!(ours.pop_pair(), Some(b.0));
+            }
+            prop_assert_eq!(ours.pop_pair(), None);
         }
     }
 }

@@ -460,6 +460,29 @@ impl Simulation {
     }
 }
 
+/// The hashes of every pod key ever created. A creation appends its hash to a list (a write
+/// to the end of an array, not a miss in a set as large as every pod ever created); a lookup,
+/// which only a deletion of a pod that is no longer live makes, first moves the list into the
+/// set. The answers are those of a set filled at each creation.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CreatedKeys {
+    set: rustc_hash::FxHashSet<u64>,
+    recent: Vec<u64>,
+}
+
+impl CreatedKeys {
+    pub(super) fn insert(&mut self, h: u64) {
+        self.recent.push(h);
+    }
+
+    pub(super) fn contains(&mut self, h: u64) -> bool {
+        if !self.recent.is_empty() {
+            self.set.extend(self.recent.drain(..));
+        }
+        self.set.contains(&h)
+    }
+}
+
 /// The hash kept per created pod key ([`Simulation::check_pod_existed`]'s memory of pods).
 pub(super) fn key_hash(key: &str) -> u64 {
     use std::hash::{Hash, Hasher};

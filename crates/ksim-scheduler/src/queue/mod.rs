@@ -381,6 +381,17 @@ impl SchedulingQueue {
         self.place(id, loc);
     }
 
+    /// Replaces the object of a popped pod that has not come back yet (in flight) and returns
+    /// the one it had; `None`, with nothing replaced, for a pod that is not in flight. An
+    /// in-flight pod is in none of the ordered sets, so nothing moves.
+    pub fn replace_in_flight(&mut self, id: QPodId, pod: Arc<PodInfo>) -> Option<Arc<PodInfo>> {
+        let q = self.pods.get_mut(&id)?;
+        if q.location != Location::InFlight {
+            return None;
+        }
+        Some(std::mem::replace(&mut q.pod, pod))
+    }
+
     /// The pod was scheduled (or deleted): it leaves the queue.
     pub fn remove(&mut self, id: QPodId) -> Option<QueuedPod> {
         self.unlink(id);
