@@ -10,7 +10,8 @@
 //!   answer every node as the full plugin list does, status and pass/fail alike;
 //! - `ScorePlugin::uniform_score` (a score the same on every node, filled instead of scored)
 //!   must be what `score_nodes` and `normalize` give each node, and `run_score`'s table (raw,
-//!   normalized, weighted, totals) must equal one built plugin by plugin without it.
+//!   normalized, weighted, totals) must equal one built plugin by plugin without it; told the
+//!   union of the nodes' flags (`uniform_score_with_flags`), a plugin answers the same.
 
 mod common;
 
@@ -21,7 +22,7 @@ use ksim_scheduler::framework::{
     build_framework, Code, CycleState, Framework, NoNominatedPods, NodeToStatus, PluginsRunner,
     Registry, ScoreTable, Status,
 };
-use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use ksim_scheduler::node_info::{ClusterObjects, NodeFlags, NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -286,6 +287,10 @@ proptest! {
             if sp.has_normalize() {
                 prop_assert!(sp.normalize(&state, &pod, &mut normalized).is_success());
             }
+            // Told the union of the nodes' flags, the same answer.
+            let flags = refs.iter().fold(NodeFlags::NONE, |a, n| a | n.flags());
+            prop_assert_eq!(sp.uniform_score_with_flags(&state, &pod, &refs, flags),
+                sp.uniform_score(&state, &pod, &refs), "{}", p.name());
             if let Some((r, n)) = sp.uniform_score(&state, &pod, &refs) {
                 prop_assert!(raw.iter().all(|&x| x == r), "{}: raw {:?}, uniform {}", p.name(), raw, r);
                 prop_assert!(normalized.iter().all(|&x| x == n),

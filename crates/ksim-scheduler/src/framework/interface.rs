@@ -527,6 +527,19 @@ pub trait ScorePlugin {
         None
     }
 
+    /// [`uniform_score`](Self::uniform_score) told `flags`, the union of the nodes' flags
+    /// (the framework reads them once per cycle from the snapshot's columns, where the nodes'
+    /// own objects would be cold): the same answer. The default asks `uniform_score`.
+    fn uniform_score_with_flags(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        _flags: crate::node_info::NodeFlags,
+    ) -> Option<(i64, i64)> {
+        self.uniform_score(state, pod, nodes)
+    }
+
     /// Whether [`normalize`](Self::normalize) does anything.
     fn has_normalize(&self) -> bool {
         false

@@ -583,6 +583,16 @@ impl Framework {
         out: &mut ScoreTable,
     ) -> Status {
         out.clear(nodes.len());
+        // The union of the scored nodes' flags, from the columns (read once, for the plugins'
+        // uniform-score tests).
+        let flags = indexed
+            .filter(|(_, feasible)| feasible.len() == nodes.len())
+            .and_then(|(snapshot, feasible)| {
+                let column = &snapshot.resource_columns().flags;
+                feasible
+                    .iter()
+                    .try_fold(NodeFlags::NONE, |acc, &i| column.get(i).map(|&f| acc | f))
+            });
         for wp in &self.score {
             let p = &wp.plugin;
             if state.should_skip_score(p.name()) {
@@ -596,7 +606,10 @@ impl Framework {
             ps.raw.clear();
             ps.normalized.clear();
             ps.has_normalized = false;
-            let uniform = sp.uniform_score(state, pod, nodes);
+            let uniform = match flags {
+                Some(flags) => sp.uniform_score_with_flags(state, pod, nodes, flags),
+                None => sp.uniform_score(state, pod, nodes),
+            };
             if let Some((raw, normalized)) = uniform {
                 // The same score on every node: filled, with nothing scored or normalized per
                 // node.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::framework::{
     CycleState, FactoryArgs, Plugin, PluginRef, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
 };
-use crate::node_info::{NodeInfo, Snapshot};
+use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 
 pub const NAME: &str = "ImageLocality";
@@ -155,12 +155,30 @@ impl ScorePlugin for ImageLocality {
         if nodes.iter().any(|n| n.lists_images()) {
             return None;
         }
+        Some(self.empty_score(state, pod))
+    }
+
+    /// No node among them lists an image: the empty score, without reading a node.
+    fn uniform_score_with_flags(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        _nodes: &[&NodeInfo],
+        flags: NodeFlags,
+    ) -> Option<(i64, i64)> {
+        (!flags.intersects(NodeFlags::IMAGES)).then(|| self.empty_score(state, pod))
+    }
+}
+
+impl ImageLocality {
+    /// The (raw, normalized) score of a node listing no image.
+    fn empty_score(&self, state: &CycleState, pod: &PodInfo) -> (i64, i64) {
         let num_images = match state.read::<PreScoreState>(NAME) {
             Some(s) => s.images.len(),
             None => pod_images(pod).len(),
         };
         let empty = calculate_priority(0, num_images);
-        Some((empty, empty))
+        (empty, empty)
     }
 }
 

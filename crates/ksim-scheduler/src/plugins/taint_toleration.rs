@@ -166,6 +166,21 @@ impl ScorePlugin for TaintToleration {
         Some((0, MAX_NODE_SCORE))
     }
 
+    /// No tainted node among them: every node counts nothing, without reading a node.
+    fn uniform_score_with_flags(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+        flags: NodeFlags,
+    ) -> Option<(i64, i64)> {
+        if flags.intersects(NodeFlags::TAINTED) {
+            self.uniform_score(state, pod, nodes)
+        } else {
+            Some((0, MAX_NODE_SCORE))
+        }
+    }
+
     fn has_normalize(&self) -> bool {
         true
     }
