@@ -8,6 +8,8 @@
 //! and requires equal nodes; and builds `Reasons` every way the code does and requires the
 //! slice of a `Vec`.
 
+mod common;
+
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -53,19 +55,7 @@ fn pod(node: usize, k: usize, &(cpu, aff, anti, port): &(u32, bool, bool, Option
                  "containers": [{"name": "c", "image": "img-0:1",
                     "resources": {"requests": {"cpu": format!("{cpu}m"), "memory": "1Gi"}}}]}
     });
-    let term = json!([{"labelSelector": {"matchLabels": {"app": "a"}},
-                       "topologyKey": "kubernetes.io/hostname"}]);
-    if aff {
-        v["spec"]["affinity"]["podAffinity"] =
-            json!({"requiredDuringSchedulingIgnoredDuringExecution": term.clone()});
-    }
-    if anti {
-        v["spec"]["affinity"]["podAntiAffinity"] =
-            json!({"requiredDuringSchedulingIgnoredDuringExecution": term});
-    }
-    if let Some(p) = port {
-        v["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "hostPort": p}]);
-    }
+    common::with_terms_and_port(&mut v, aff, anti, port);
     let p: Pod = serde_json::from_value(v).expect("a valid pod");
     PodInfo::new(p)
 }

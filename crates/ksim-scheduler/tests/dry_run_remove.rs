@@ -10,6 +10,8 @@
 //!   `explicit`, `iter`, `len` and `nodes_where` as a plain map of node → status filled by the
 //!   same `set` and `set_run` calls.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -54,19 +56,7 @@ fn pod(node: usize, k: usize, &(uid, cpu, gpus, aff, anti, port): &PodShape) -> 
                  "containers": [{"name": "c", "image": "img-0:1",
                     "resources": {"requests": requests}}]}
     });
-    let term = json!([{"labelSelector": {"matchLabels": {"app": "a"}},
-                       "topologyKey": "kubernetes.io/hostname"}]);
-    if aff {
-        v["spec"]["affinity"]["podAffinity"] =
-            json!({"requiredDuringSchedulingIgnoredDuringExecution": term.clone()});
-    }
-    if anti {
-        v["spec"]["affinity"]["podAntiAffinity"] =
-            json!({"requiredDuringSchedulingIgnoredDuringExecution": term});
-    }
-    if let Some(p) = port {
-        v["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "hostPort": p}]);
-    }
+    common::with_terms_and_port(&mut v, aff, anti, port);
     let p: Pod = serde_json::from_value(v).expect("a valid pod");
     Arc::new(PodInfo::new(p))
 }

@@ -1,4 +1,6 @@
 //! Kubernetes JSON pieces shared by the property tests that build random nodes and pods.
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
 
 use serde_json::{json, Value};
 
@@ -29,4 +31,22 @@ pub fn tolerations(pairs: &[(Option<usize>, Option<usize>)]) -> Vec<Value> {
             t
         })
         .collect()
+}
+
+/// Gives the pod JSON `v` required pod affinity and/or anti-affinity to pods labelled
+/// `app=a` on the same host, and a host port on its first container.
+pub fn with_terms_and_port(v: &mut Value, aff: bool, anti: bool, port: Option<u16>) {
+    let term = json!([{"labelSelector": {"matchLabels": {"app": "a"}},
+                       "topologyKey": "kubernetes.io/hostname"}]);
+    if aff {
+        v["spec"]["affinity"]["podAffinity"] =
+            json!({"requiredDuringSchedulingIgnoredDuringExecution": term.clone()});
+    }
+    if anti {
+        v["spec"]["affinity"]["podAntiAffinity"] =
+            json!({"requiredDuringSchedulingIgnoredDuringExecution": term});
+    }
+    if let Some(p) = port {
+        v["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "hostPort": p}]);
+    }
 }
