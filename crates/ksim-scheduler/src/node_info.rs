@@ -163,10 +163,16 @@ impl NodeInfo {
     /// allocations: a dry run that copies node after node into one scratch `NodeInfo` allocates
     /// only when a node holds more than any node before it.
     pub fn copy_into(&self, dst: &mut NodeInfo) {
+        copy_vec(&mut dst.pods, &self.pods);
+        self.copy_all_but_pods_into(dst);
+    }
+
+    /// [`copy_into`](Self::copy_into) of every field but the pod list.
+    fn copy_all_but_pods_into(&self, dst: &mut NodeInfo) {
         // Destructured so that a new field cannot be forgotten here.
         let NodeInfo {
             flags,
-            pods,
+            pods: _,
             allocatable,
             requested,
             non_zero_requested,
@@ -178,7 +184,6 @@ impl NodeInfo {
             generation,
         } = self;
         dst.flags = *flags;
-        copy_vec(&mut dst.pods, pods);
         dst.allocatable.clone_from(allocatable);
         dst.requested.clone_from(requested);
         dst.non_zero_requested.clone_from(non_zero_requested);
@@ -247,42 +252,11 @@ impl NodeInfo {
         }
         let order = &order[..len];
         let gone = &gone[..num_gone];
-        // Destructured so that a new field cannot be forgotten here.
-        let NodeInfo {
-            flags,
-            pods,
-            allocatable,
-            requested,
-            non_zero_requested,
-            image_states,
-            node,
-            pods_with_affinity,
-            pods_with_required_anti_affinity,
-            used_ports,
-            generation,
-        } = self;
-        dst.flags = *flags;
+        let pods = &self.pods;
         dst.pods.clear();
         dst.pods
             .extend(order.iter().map(|&o| pods[o as usize].clone()));
-        dst.allocatable.clone_from(allocatable);
-        dst.requested.clone_from(requested);
-        dst.non_zero_requested.clone_from(non_zero_requested);
-        if image_states.is_empty() {
-            dst.image_states.clear();
-        } else {
-            dst.image_states.clone_from(image_states);
-        }
-        if !Arc::ptr_eq(&dst.node, node) {
-            dst.node.clone_from(node);
-        }
-        copy_vec(&mut dst.pods_with_affinity, pods_with_affinity);
-        copy_vec(
-            &mut dst.pods_with_required_anti_affinity,
-            pods_with_required_anti_affinity,
-        );
-        copy_vec(&mut dst.used_ports, used_ports);
-        dst.generation = *generation;
+        self.copy_all_but_pods_into(dst);
         // What `remove_pod_at` does for each removed pod but the list removal.
         for &g in gone {
             let pod = &pods[g as usize];
