@@ -259,34 +259,7 @@ impl NodeInfo {
         self.copy_all_but_pods_into(dst);
         // What `remove_pod_at` does for each removed pod but the list removal.
         for &g in gone {
-            let pod = &pods[g as usize];
-            dst.generation += 1;
-            // The affinity lists are usually empty: the UID is read only when they are not.
-            if !dst.pods_with_affinity.is_empty() {
-                let uid = pod.uid();
-                if let Some(j) = dst.pods_with_affinity.iter().position(|p| p.uid() == uid) {
-                    dst.pods_with_affinity.swap_remove(j);
-                }
-            }
-            if !dst.pods_with_required_anti_affinity.is_empty() {
-                let uid = pod.uid();
-                if let Some(j) = dst
-                    .pods_with_required_anti_affinity
-                    .iter()
-                    .position(|p| p.uid() == uid)
-                {
-                    dst.pods_with_required_anti_affinity.swap_remove(j);
-                }
-            }
-            dst.requested.sub(&pod.requests);
-            dst.requested.allowed_pod_number = 0;
-            dst.non_zero_requested.milli_cpu -= pod.non_zero_requests.milli_cpu;
-            dst.non_zero_requested.memory -= pod.non_zero_requests.memory;
-            for hp in &pod.host_ports {
-                if let Some(k) = dst.used_ports.iter().position(|x| x == hp) {
-                    dst.used_ports.swap_remove(k);
-                }
-            }
+            dst.forget_pod(&pods[g as usize]);
         }
         true
     }
@@ -344,16 +317,29 @@ impl NodeInfo {
     /// when it is the first pod with that UID, and returns it.
     pub fn remove_pod_at(&mut self, i: usize) -> Arc<PodInfo> {
         let pod = self.pods.swap_remove(i);
-        let uid = pod.uid();
-        if let Some(j) = self.pods_with_affinity.iter().position(|p| p.uid() == uid) {
-            self.pods_with_affinity.swap_remove(j);
+        self.forget_pod(&pod);
+        pod
+    }
+
+    /// What removing `pod` changes besides the pod list: its affinity list entries (the
+    /// first with its UID), its requests, its host ports, the generation.
+    fn forget_pod(&mut self, pod: &PodInfo) {
+        // The affinity lists are usually empty: the UID is read only when they are not.
+        if !self.pods_with_affinity.is_empty() {
+            let uid = pod.uid();
+            if let Some(j) = self.pods_with_affinity.iter().position(|p| p.uid() == uid) {
+                self.pods_with_affinity.swap_remove(j);
+            }
         }
-        if let Some(j) = self
-            .pods_with_required_anti_affinity
-            .iter()
-            .position(|p| p.uid() == uid)
-        {
-            self.pods_with_required_anti_affinity.swap_remove(j);
+        if !self.pods_with_required_anti_affinity.is_empty() {
+            let uid = pod.uid();
+            if let Some(j) = self
+                .pods_with_required_anti_affinity
+                .iter()
+                .position(|p| p.uid() == uid)
+            {
+                self.pods_with_required_anti_affinity.swap_remove(j);
+            }
         }
         self.requested.sub(&pod.requests);
         self.requested.allowed_pod_number = 0;
@@ -365,7 +351,6 @@ impl NodeInfo {
             }
         }
         self.generation += 1;
-        pod
     }
 
     /// `HostPortInfo.CheckConflict`.
@@ -827,7 +812,7 @@ impl Snapshot {
 
     /// Brings node `i`'s resource columns up to date: called after every change of a node's
     /// pods, requests, allocatable or flags in place (node additions, removals and reorders
-    /// rebuild the columns in `reindex`).
+    /// rebuild the columns in `refresh_derived`, which follows each of them).
     #[inline]
     fn sync_columns(&mut self, i: usize) {
         if let Some(n) = self.nodes.get(i) {
@@ -957,7 +942,6 @@ impl Snapshot {
             .enumerate()
             .map(|(i, n)| (n.name().to_string(), i))
             .collect();
-        self.resource_columns.rebuild(&self.nodes);
     }
 
     /// Adds a node (or restores `info` with its pods, for a node re-added after removal). It
@@ -1119,7 +1103,8 @@ impl Snapshot {
         let n = &mut self.nodes[i];
         n.pods.push(pod.clone());
         n.generation += 1;
-        self.sync_columns(i);
+        // The node's resource columns stay: its requests, allocatable, flags and pod count
+        // are what they were.
         // The UID hashes move as the pods did: the last into the pod's place, the pod's to
         // the end.
         self.sync_uid_hashes(i, before, |hs| {

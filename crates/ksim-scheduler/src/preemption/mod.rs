@@ -143,7 +143,7 @@ pub trait Interface {
     /// The fewest pods to evict from `node` (the snapshot's) for `pod` to fit, most important
     /// first, and how many of them violate a PDB. `state` is a private copy; pods are removed
     /// and added on a copy of `node` made in `scratch` (its allocations reused from node to
-    /// node; see [`copy_to_scratch`]).
+    /// node; see [`scratch_node`]).
     fn select_victims_on_node(
         &self,
         ctx: &DryRunContext<'_>,
@@ -153,18 +153,6 @@ pub trait Interface {
         scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
     ) -> (Vec<Arc<PodInfo>>, i64, Status);
-}
-
-/// `node` copied into `scratch` (allocated on the first use, reused after), returned for the
-/// dry run to change.
-pub fn copy_to_scratch<'s>(node: &NodeInfo, scratch: &'s mut Option<NodeInfo>) -> &'s mut NodeInfo {
-    match scratch {
-        Some(s) => {
-            node.copy_into(s);
-            s
-        }
-        None => scratch.insert(node.clone()),
-    }
 }
 
 /// The scratch NodeInfo of a dry run (allocated for `node` on the first use, reused after),
