@@ -233,12 +233,14 @@ proptest! {
         num_nodes in 0usize..12,
         runs in proptest::collection::vec((0usize..14, 0usize..6, 0usize..3), 0..6),
     ) {
-        // The failed cycle records a run of rejected nodes with `NodeToStatus::set_run`.
-        let statuses = [
-            Status::unschedulable("Insufficient cpu"),
-            Status::unresolvable("Insufficient memory"),
-            Status::new(Code::Unschedulable, "Too many pods"),
+        // The failed cycle records a run of rejected nodes with `NodeToStatus::set_run`, of
+        // shared (static) statuses.
+        static STATUSES: [Status; 3] = [
+            Status::fixed(Code::Unschedulable, "Insufficient cpu", ""),
+            Status::fixed(Code::UnschedulableAndUnresolvable, "Insufficient memory", ""),
+            Status::fixed(Code::Unschedulable, "Too many pods", ""),
         ];
+        let statuses = &STATUSES;
         let mut by_run = NodeToStatus::new(num_nodes);
         let mut by_node = NodeToStatus::new(num_nodes);
         for &(start, len, k) in &runs {

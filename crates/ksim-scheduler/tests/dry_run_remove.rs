@@ -146,12 +146,14 @@ proptest! {
         ops in proptest::collection::vec((any::<bool>(), 0usize..14, 0usize..6, 0usize..4), 0..10),
         absent in proptest::option::of(0usize..4),
     ) {
-        let statuses = [
-            Status::unschedulable("Insufficient cpu"),
-            Status::unresolvable("Insufficient memory"),
-            Status::new(Code::Unschedulable, "Too many pods"),
-            Status::error("boom"),
+        // Shared (static) statuses, as `set_run` takes them.
+        static STATUSES: [Status; 4] = [
+            Status::fixed(Code::Unschedulable, "Insufficient cpu", ""),
+            Status::fixed(Code::UnschedulableAndUnresolvable, "Insufficient memory", ""),
+            Status::fixed(Code::Unschedulable, "Too many pods", ""),
+            Status::fixed(Code::Error, "boom", ""),
         ];
+        let statuses = &STATUSES;
         let mut table = NodeToStatus::new(num_nodes);
         let mut model: BTreeMap<usize, Status> = BTreeMap::new();
         table.absent = absent.map(|k| statuses[k].clone());

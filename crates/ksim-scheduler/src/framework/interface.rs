@@ -234,6 +234,10 @@ pub struct NodeToStatus {
     /// The statuses the slots name. An entry whose nodes all got another status since stays
     /// (unread) until the table is dropped.
     entries: Vec<Status>,
+    /// The address of the status the last entry was copied from by [`Self::set_run`] (0 when
+    /// `set` added the last entry): a failed cycle records run after run with the same shared
+    /// status, which then names the same entry without comparing its text.
+    last_run_from: usize,
     num_nodes: usize,
     /// Number of non-zero slots.
     explicit: usize,
@@ -247,6 +251,7 @@ impl NodeToStatus {
         NodeToStatus {
             slots: Vec::new(),
             entries: Vec::new(),
+            last_run_from: 0,
             num_nodes,
             explicit: 0,
             absent: None,
@@ -277,24 +282,30 @@ impl NodeToStatus {
             self.slots.resize(self.num_nodes.max(i + 1), 0);
         }
         let id = self.push_entry(status);
+        self.last_run_from = 0;
         if std::mem::replace(&mut self.slots[i], id) == 0 {
             self.explicit += 1;
         }
     }
     /// Records `status` for every node of `nodes` (what [`Self::set`] node by node does; a
     /// run of nodes rejected with one shared status).
-    pub fn set_run(&mut self, nodes: std::ops::Range<usize>, status: &Status) {
+    pub fn set_run(&mut self, nodes: std::ops::Range<usize>, status: &'static Status) {
         if nodes.is_empty() {
             return;
         }
         if self.slots.len() < nodes.end {
             self.slots.resize(self.num_nodes.max(nodes.end), 0);
         }
-        // A failed cycle records run after run with the same status (the runs end where
-        // another status interrupts them): the last entry serves again when equal.
-        let id = match self.entries.last() {
-            Some(last) if last == status => u32::try_from(self.entries.len()).unwrap_or(u32::MAX),
-            _ => self.push_entry(status.clone()),
+        // A failed cycle records run after run with the same shared status (the runs end
+        // where another status interrupts them): the last entry serves again when it was
+        // copied from the same status.
+        let from = status as *const Status as usize;
+        let id = if from == self.last_run_from && !self.entries.is_empty() {
+            u32::try_from(self.entries.len()).unwrap_or(u32::MAX)
+        } else {
+            let id = self.push_entry(status.clone());
+            self.last_run_from = from;
+            id
         };
         let run = &mut self.slots[nodes];
         self.explicit += run.iter().filter(|&&s| s == 0).count();

@@ -583,16 +583,15 @@ impl Framework {
         out: &mut ScoreTable,
     ) -> Status {
         out.clear(nodes.len());
+        let indexed = indexed.filter(|(_, feasible)| feasible.len() == nodes.len());
         // The union of the scored nodes' flags, from the columns (read once, for the plugins'
         // uniform-score tests).
-        let flags = indexed
-            .filter(|(_, feasible)| feasible.len() == nodes.len())
-            .and_then(|(snapshot, feasible)| {
-                let column = &snapshot.resource_columns().flags;
-                feasible
-                    .iter()
-                    .try_fold(NodeFlags::NONE, |acc, &i| column.get(i).map(|&f| acc | f))
-            });
+        let flags = indexed.and_then(|(snapshot, feasible)| {
+            let column = &snapshot.resource_columns().flags;
+            feasible
+                .iter()
+                .try_fold(NodeFlags::NONE, |acc, &i| column.get(i).map(|&f| acc | f))
+        });
         for wp in &self.score {
             let p = &wp.plugin;
             if state.should_skip_score(p.name()) {
@@ -619,7 +618,6 @@ impl Framework {
                     ps.has_normalized = true;
                 }
             } else if let Err(s) = indexed
-                .filter(|(_, feasible)| feasible.len() == nodes.len())
                 .and_then(|(snapshot, feasible)| {
                     sp.score_nodes_in(state, pod, snapshot, feasible, &mut ps.raw)
                 })

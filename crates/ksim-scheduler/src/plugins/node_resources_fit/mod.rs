@@ -238,14 +238,9 @@ impl ResourceAllocationScorer {
             requested_memory: &requested_memory[..n],
         };
         let pod = [pod_requests[0], pod_requests[1]];
-        // A node outside the packed path's bounds is scored as `score` scores it.
-        let per_node = |i: usize| {
-            debug_assert!(
-                c.matches(i, &snapshot.nodes[i]),
-                "resource columns out of step with the nodes"
-            );
-            self.score(&snapshot.nodes[i], pod_requests)
-        };
+        // A node outside the packed path's bounds is scored as `score` scores it (every
+        // node's columns are checked below in debug builds).
+        let per_node = |i: usize| self.score(&snapshot.nodes[i], pod_requests);
         let [w_cpu, w_mem] = [self.resources[0].weight, self.resources[1].weight];
         let equal_weights = w_cpu == w_mem && (1..=1 << 20).contains(&w_cpu);
         match (&self.strategy, PairConstants::new(pod)) {
@@ -941,11 +936,7 @@ fn short_of_one(req: &crate::resource::Resource, node: &NodeInfo) -> Option<&'st
 /// A rejection for one insufficient resource, as `finish` builds it but named by the plugin
 /// (the framework names it so anyway), so that it stays shared through the framework.
 const fn short_of(reason: &'static str, code: crate::framework::Code) -> Status {
-    Status {
-        code,
-        reasons: Reasons::one(std::borrow::Cow::Borrowed(reason)),
-        plugin: NAME,
-    }
+    Status::fixed(code, reason, NAME)
 }
 
 /// The statuses of a node short of exactly cpu, memory or ephemeral storage (and nothing
