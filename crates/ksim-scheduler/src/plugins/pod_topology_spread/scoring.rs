@@ -43,20 +43,22 @@ struct ByValueId {
 }
 
 impl ByValueId {
-    /// Built from the final counts when every column is small next to the nodes scored (one
-    /// lookup per column value), else left empty.
+    /// Whether columns are small enough next to the `scored` nodes for PreScore's walk and
+    /// this table to go by id (one lookup per column value).
+    fn worth_it(columns: &[Arc<LabelColumn>], scored: usize) -> bool {
+        columns.iter().map(|c| c.values.len()).sum::<usize>() <= 4 * scored.max(16)
+    }
+
+    /// Built from the final counts and the constraints' label `columns` (left empty when
+    /// they are not [`worth_it`](Self::worth_it)).
     fn build(
         constraints: &[Constraint],
         counts: &[FxHashMap<String, i64>],
+        columns: Vec<Arc<LabelColumn>>,
         snapshot: &Snapshot,
         scored: usize,
     ) -> ByValueId {
-        let columns: Vec<Arc<LabelColumn>> = constraints
-            .iter()
-            .map(|c| snapshot.label_column(&c.topology_key))
-            .collect();
-        let values: usize = columns.iter().map(|c| c.values.len()).sum();
-        if values > 4 * scored.max(16) {
+        if !Self::worth_it(&columns, scored) {
             return ByValueId::default();
         }
         let counts = constraints
@@ -145,15 +147,14 @@ impl PreScorePlugin for PodTopologySpread {
         // A snapshot node's value of each key is its id in the key's label column: the domains
         // are marked by id and named once after the walk (the same set of values). Columns
         // much larger than the node list are read by label instead.
-        let columns: Vec<Arc<LabelColumn>> = constraints
+        let key_columns: Vec<Arc<LabelColumn>> = constraints
             .iter()
             .map(|c| snapshot.label_column(&c.topology_key))
             .collect();
-        let by_id =
-            columns.iter().map(|c| c.values.len()).sum::<usize>() <= 4 * nodes.len().max(16);
+        let by_id = ByValueId::worth_it(&key_columns, nodes.len());
         let slice = NodeSlice::of(&snapshot.nodes);
         let mut seen: Vec<Vec<bool>> = if by_id {
-            columns
+            key_columns
                 .iter()
                 .map(|c| vec![false; c.values.len()])
                 .collect()
@@ -168,7 +169,7 @@ impl PreScorePlugin for PodTopologySpread {
             if let Some(at) = slice.index_of(n).filter(|_| by_id) {
                 ids.clear();
                 ids.extend(
-                    columns
+                    key_columns
                         .iter()
                         .map(|col| col.ids.get(at).copied().unwrap_or(LabelColumn::ABSENT)),
                 );
@@ -212,7 +213,7 @@ impl PreScorePlugin for PodTopologySpread {
         // The domains marked by id, named (a missing key reads as "", Go map semantics).
         for (i, seen) in seen.iter().enumerate() {
             for (id, _) in seen.iter().enumerate().filter(|(_, &s)| s) {
-                let value = columns[i].values[id].as_str();
+                let value = key_columns[i].values[id].as_str();
                 if !counts[i].contains_key(value) {
                     counts[i].insert(value.to_string(), 0);
                 }
@@ -243,10 +244,7 @@ impl PreScorePlugin for PodTopologySpread {
             .filter(|&i| !counts[i].is_empty())
             .collect();
         if !wanted.is_empty() {
-            let columns: Vec<Arc<LabelColumn>> = wanted
-                .iter()
-                .map(|&i| snapshot.label_column(&constraints[i].topology_key))
-                .collect();
+            let columns: Vec<&Arc<LabelColumn>> = wanted.iter().map(|&i| &key_columns[i]).collect();
             let queries: Vec<SpreadQuery<'_>> = wanted
                 .iter()
                 .zip(&columns)
@@ -259,13 +257,9 @@ impl PreScorePlugin for PodTopologySpread {
             // Whether a node may lack a constraint's key and still count (for another key's
             // sum): only without `require_all`, or when every node carries every key.
             let every_node_has_every_key = || {
-                constraints.iter().all(|c| {
-                    snapshot
-                        .label_column(&c.topology_key)
-                        .ids
-                        .iter()
-                        .all(|&v| v != LabelColumn::ABSENT)
-                })
+                key_columns
+                    .iter()
+                    .all(|c| c.ids.iter().all(|&v| v != LabelColumn::ABSENT))
             };
             let key_sums_count =
                 !require_all || constraints.len() == 1 || every_node_has_every_key();
@@ -319,7 +313,7 @@ impl PreScorePlugin for PodTopologySpread {
                     }
                 });
         }
-        let by_id = ByValueId::build(&constraints, &counts, snapshot, nodes.len());
+        let by_id = ByValueId::build(&constraints, &counts, key_columns, snapshot, nodes.len());
         state.write(
             PRE_SCORE_STATE_KEY,
             PreScoreState {
