@@ -241,8 +241,10 @@ impl Framework {
                 .position(|n| n.flags().intersects(filters.mask))
                 .unwrap_or(k),
             list => {
-                // Each plugin vouches for a prefix; the shortest holds for all of them.
-                for &(_, f) in list {
+                // Each plugin vouches for a prefix; the shortest holds for all of them. Asked
+                // from the last: the later plugins (pod affinity) stop at the first node they
+                // reject, so the earlier ones' scans (resource columns) cover only that prefix.
+                for &(_, f) in list.iter().rev() {
                     if k == 0 {
                         break;
                     }
@@ -285,8 +287,9 @@ impl Framework {
                 .position(|f| f.intersects(filters.mask))
                 .unwrap_or(k),
             list => {
-                // Each plugin vouches for a prefix; the shortest holds for all of them.
-                for &(_, f) in list {
+                // Each plugin vouches for a prefix; the shortest holds for all of them. Asked
+                // from the last, as in `leading_passes`.
+                for &(_, f) in list.iter().rev() {
                     if k == 0 {
                         break;
                     }
@@ -310,9 +313,11 @@ impl Framework {
 
     /// How many of `nodes`, from the first and at most `limit`,
     /// [`run_active_filters`](Self::run_active_filters) rejects with one shared status, and
-    /// that status: the first plugin called on a node without a promised flag vouches for the
-    /// run ([`FilterPlugin::leading_rejections`]) with a rejection that names it, which the
-    /// framework returns as it is. `(0, None)` when there is no such run.
+    /// that status: a plugin called on a node without a promised flag vouches for the run
+    /// ([`FilterPlugin::leading_rejections`]) with a rejection that names it, which the
+    /// framework returns as it is, and every plugin called before it vouches that it passes
+    /// those nodes ([`FilterPlugin::leading_passes`]; the run is cut to the shortest), so
+    /// that the plugin's rejection is the first. `(0, None)` when there is no such run.
     pub fn leading_rejections(
         &self,
         filters: &ActiveFilters<'_>,
@@ -321,15 +326,33 @@ impl Framework {
         nodes: &[NodeInfo],
         limit: usize,
     ) -> (usize, Option<&'static Status>) {
-        let Some(&(name, f)) = filters.unpromised.first() else {
-            return (0, None);
-        };
-        match f.leading_rejections(state, pod, nodes, filters.mask, limit) {
-            (k, Some(s)) if k > 0 && s.is_rejected() && s.plugin == name => {
-                (k.min(limit).min(nodes.len()), Some(s))
+        let list = filters.unpromised.as_slice();
+        // Past the first plugin the earlier ones must vouch for passes, which only a batching
+        // list does.
+        let askable = if filters.batches { list.len() } else { 1 };
+        // Asked from the last (the pod-affinity plugins reject runs of nodes that the earlier
+        // ones pass); any plugin's run that the earlier ones pass is the answer.
+        for (j, &(name, f)) in list.iter().enumerate().take(askable).rev() {
+            let (k, Some(s)) = f.leading_rejections(state, pod, nodes, filters.mask, limit) else {
+                continue;
+            };
+            if k == 0 || !s.is_rejected() || s.plugin != name {
+                continue;
             }
-            _ => (0, None),
+            let mut k = k.min(limit).min(nodes.len());
+            for &(_, g) in &list[..j] {
+                if k == 0 {
+                    break;
+                }
+                k = g
+                    .leading_passes(state, pod, &nodes[..k], filters.mask, k)
+                    .min(k);
+            }
+            if k > 0 {
+                return (k, Some(s));
+            }
         }
+        (0, None)
     }
 
     /// `RunFilterPlugins`: the first failing plugin's status, tagged with its name.

@@ -15,7 +15,7 @@ use super::{
 use crate::framework::{
     Code, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult, Status,
 };
-use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use crate::node_info::{ClusterObjects, NodeFlags, NodeInfo, Snapshot};
 use crate::pod_index::{NodeSlice, TermKind, TopologyColumn, ValueCounts};
 use crate::pod_info::{AffinityTerm, PodInfo};
 
@@ -178,9 +178,103 @@ struct PreFilterState {
     matches_own_affinity: bool,
     /// The snapshot's nodes, for reading the columns by node index.
     slice: NodeSlice,
+    /// The column of the topology key of the incoming pod's one required affinity term (none
+    /// for no term or several), for Filter's checks by node index ([`Self::reject_at`]).
+    affinity_column: Option<Arc<TopologyColumn>>,
+    /// The one column that the affinity term's column (if any) and every shared source's
+    /// column are (the same `Arc`), when they are: a node's value id is then read once for
+    /// all of Filter's checks. Set in PreFilter, cleared with the shared counts.
+    common_column: Option<Arc<TopologyColumn>>,
+}
+
+/// Whether a source counts a pod at node index `i` (its column has no entry there when the
+/// node is not one the column was built from, which reads as 0: the callers only ask about
+/// nodes of the snapshot the columns describe).
+#[inline]
+fn positive_at(sources: &[(Arc<TopologyColumn>, Arc<ValueCounts>)], i: usize) -> bool {
+    sources
+        .iter()
+        .any(|(c, m)| c.ids.get(i).is_some_and(|&id| m.get(id) > 0))
+}
+
+/// The snapshot index of the first of `nodes` when they are consecutive nodes of the snapshot
+/// `slice` describes (a sub-slice is, when its first and last nodes are that far apart in
+/// the snapshot); `None` for no nodes or nodes elsewhere (copies).
+fn run_start(slice: NodeSlice, nodes: &[NodeInfo]) -> Option<usize> {
+    let from = slice.index_of(nodes.first()?)?;
+    (slice.index_of(nodes.last()?) == Some(from + nodes.len() - 1)).then_some(from)
 }
 
 impl PreFilterState {
+    /// Whether Filter's checks can be read by node index ([`Self::reject_at`]): every count is
+    /// still the pod index's shared counts by value id (no pod was added or removed for this
+    /// cycle), and the incoming pod has at most one required affinity term, whose column is
+    /// known.
+    fn by_index(&self, pod: &PodInfo) -> bool {
+        self.existing_anti_affinity_counts.owned.is_none()
+            && self.affinity_counts.owned.is_none()
+            && self.anti_affinity_counts.owned.is_none()
+            && match pod.required_affinity.len() {
+                0 => true,
+                1 => self.affinity_column.is_some(),
+                _ => false,
+            }
+    }
+
+    /// What [`filter`](FilterPlugin::filter) returns on the snapshot's node `i`, read from the
+    /// columns by index: `None` when it passes, else its shared rejection. Only when
+    /// [`Self::by_index`]; `i` must be an index of the snapshot the state was built for.
+    ///
+    /// The same three checks in the same order: every count is positive and every source of a
+    /// count set is of a key of one of the pod's terms, so "some term's key has a positive sum
+    /// at the node's value" is "some source is positive at the node's value id" (a node
+    /// without the key reads [`TopologyColumn::ABSENT`], which has no count).
+    #[inline]
+    fn reject_at(&self, first_of_group: bool, i: usize) -> Option<&'static Status> {
+        if let Some(column) = &self.common_column {
+            // One column for everything: the same checks with the id read once (a missing
+            // entry reads as ABSENT, which has no count, as `positive_at` reads it).
+            let id = column.ids.get(i).copied().unwrap_or(TopologyColumn::ABSENT);
+            let positive = |c: &Counts| c.shared.iter().any(|(_, m)| m.get(id) > 0);
+            if self.affinity_column.is_some()
+                && (id == TopologyColumn::ABSENT
+                    || !(positive(&self.affinity_counts) || first_of_group))
+            {
+                return Some(&AFFINITY_RULES_NOT_MATCH);
+            }
+            if positive(&self.anti_affinity_counts) {
+                return Some(&ANTI_AFFINITY_RULES_NOT_MATCH);
+            }
+            if positive(&self.existing_anti_affinity_counts) {
+                return Some(&EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
+            }
+            return None;
+        }
+        if let Some(column) = &self.affinity_column {
+            // `satisfyPodAffinity` with one term: the node has the key, and a matching pod is
+            // in its domain or the pod may be the first of its group.
+            let has_key = column
+                .ids
+                .get(i)
+                .is_some_and(|&id| id != TopologyColumn::ABSENT);
+            if !has_key || !(positive_at(&self.affinity_counts.shared, i) || first_of_group) {
+                return Some(&AFFINITY_RULES_NOT_MATCH);
+            }
+        }
+        if positive_at(&self.anti_affinity_counts.shared, i) {
+            return Some(&ANTI_AFFINITY_RULES_NOT_MATCH);
+        }
+        if positive_at(&self.existing_anti_affinity_counts.shared, i) {
+            return Some(&EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
+        }
+        None
+    }
+
+    /// The "first pod of a group" exception of `satisfyPodAffinity`, the same for every node.
+    fn first_of_group(&self) -> bool {
+        self.affinity_counts.is_empty() && self.matches_own_affinity
+    }
+
     /// `updateWithPod`: the counts as if `other` were added (`delta` 1) to or removed (-1) from
     /// `node`.
     fn update_with_pod(
@@ -191,6 +285,9 @@ impl PreFilterState {
         objects: &ClusterObjects,
         delta: i64,
     ) {
+        // The counts become owned below: Filter reads them by label from now on.
+        self.affinity_column = None;
+        self.common_column = None;
         let labels = &node.metadata.labels;
         for t in &other.required_anti_affinity {
             if t.matches(pod, &self.namespace_labels) {
@@ -283,6 +380,7 @@ impl PreFilterPlugin for InterPodAffinity {
 
         // getIncomingAffinityAntiAffinityCounts: every pod on every node.
         let mut affinity = Counts::default();
+        let mut affinity_column = None;
         let mut anti_affinity = Counts::default();
         let has_required =
             !pod.required_affinity.is_empty() || !pod.required_anti_affinity.is_empty();
@@ -291,6 +389,7 @@ impl PreFilterPlugin for InterPodAffinity {
             [t] => {
                 let (column, counts) =
                     incoming_term_counts(snapshot, TermKind::RequiredAffinity, 0, t);
+                affinity_column = Some(column.clone());
                 affinity.push(column, counts);
             }
             [first, ..] => {
@@ -320,15 +419,29 @@ impl PreFilterPlugin for InterPodAffinity {
             return (None, Status::skip());
         }
 
+        // The column every check reads, when they all read one (see `common_column`).
+        let common_column = {
+            let mut columns = affinity_column.iter().chain(
+                [&affinity, &anti_affinity, &existing]
+                    .into_iter()
+                    .flat_map(|c| c.shared.iter().map(|(column, _)| column)),
+            );
+            columns
+                .next()
+                .cloned()
+                .filter(|first| columns.all(|c| Arc::ptr_eq(c, first)))
+        };
         state.write(
             PRE_FILTER_STATE_KEY,
             PreFilterState {
+                common_column,
                 existing_anti_affinity_counts: existing,
                 affinity_counts: affinity,
                 anti_affinity_counts: anti_affinity,
                 namespace_labels,
                 matches_own_affinity: matches_all_incoming(&pod.required_affinity, pod, objects),
                 slice: NodeSlice::of(&snapshot.nodes),
+                affinity_column,
             },
         );
         (None, Status::success())
@@ -463,5 +576,113 @@ impl FilterPlugin for InterPodAffinity {
             return FilterResult::shared(&EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
         }
         FilterResult::PASS
+    }
+
+    fn has_leading_passes(&self) -> bool {
+        true
+    }
+
+    /// The nodes `filter` passes from node `from` on, read by node index from the value-id
+    /// columns and the shared counts (a few array reads per node, no label lookup), stopping
+    /// at the first node it rejects or that has a flag of `stop`.
+    fn leading_passes_in(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        from: usize,
+        to: usize,
+        stop: NodeFlags,
+        limit: usize,
+    ) -> Option<usize> {
+        let Ok(s) = pre_filter_state(state) else {
+            return Some(0);
+        };
+        let flags = &snapshot.resource_columns().flags;
+        let to = to
+            .min(flags.len())
+            .min(snapshot.nodes.len())
+            .min(from.saturating_add(limit));
+        if from >= to {
+            return Some(0);
+        }
+        // The state must describe this snapshot's nodes, by index.
+        if !s.by_index(pod) || run_start(s.slice, &snapshot.nodes[from..to]).is_none() {
+            return Some(0);
+        }
+        let first = s.first_of_group();
+        Some(
+            (from..to)
+                .position(|i| flags[i].intersects(stop) || s.reject_at(first, i).is_some())
+                .unwrap_or(to - from),
+        )
+    }
+
+    /// [`leading_passes_in`](Self::leading_passes_in) over a run of the snapshot's own nodes
+    /// (found by address); 0 for nodes that are not.
+    fn leading_passes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[NodeInfo],
+        stop: NodeFlags,
+        limit: usize,
+    ) -> usize {
+        let Ok(s) = pre_filter_state(state) else {
+            return 0;
+        };
+        let nodes = &nodes[..limit.min(nodes.len())];
+        let Some(from) = run_start(s.slice, nodes) else {
+            return 0;
+        };
+        if !s.by_index(pod) {
+            return 0;
+        }
+        let first = s.first_of_group();
+        nodes
+            .iter()
+            .enumerate()
+            .position(|(j, n)| n.flags().intersects(stop) || s.reject_at(first, from + j).is_some())
+            .unwrap_or(nodes.len())
+    }
+
+    /// A run of the snapshot's own nodes that `filter` rejects with the same shared status
+    /// (the nodes of the pods a required anti-affinity term repels, say), read by index as in
+    /// [`leading_passes_in`](Self::leading_passes_in).
+    fn leading_rejections(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[NodeInfo],
+        stop: NodeFlags,
+        limit: usize,
+    ) -> (usize, Option<&'static Status>) {
+        let Ok(s) = pre_filter_state(state) else {
+            return (0, None);
+        };
+        let nodes = &nodes[..limit.min(nodes.len())];
+        let Some(from) = run_start(s.slice, nodes) else {
+            return (0, None);
+        };
+        if !s.by_index(pod) {
+            return (0, None);
+        }
+        let first = s.first_of_group();
+        let at = |j: usize, n: &NodeInfo| {
+            if n.flags().intersects(stop) {
+                return None;
+            }
+            s.reject_at(first, from + j)
+        };
+        let Some(status) = at(0, &nodes[0]) else {
+            return (0, None);
+        };
+        let k = nodes
+            .iter()
+            .enumerate()
+            .skip(1)
+            .position(|(j, n)| !at(j, n).is_some_and(|t| std::ptr::eq(t, status)))
+            .map_or(nodes.len(), |p| p + 1);
+        (k, Some(status))
     }
 }
