@@ -178,6 +178,8 @@ struct PreFilterState {
     matches_own_affinity: bool,
     /// The snapshot's nodes, for reading the columns by node index.
     slice: NodeSlice,
+    /// The same as (address, length), to place a run of nodes without looking node by node.
+    nodes_at: (usize, usize),
     /// The column of the topology key of the incoming pod's one required affinity term (none
     /// for no term or several), for Filter's checks by node index ([`Self::reject_at`]).
     affinity_column: Option<Arc<TopologyColumn>>,
@@ -197,15 +199,20 @@ fn positive_at(sources: &[(Arc<TopologyColumn>, Arc<ValueCounts>)], i: usize) ->
         .any(|(c, m)| c.ids.get(i).is_some_and(|&id| m.get(id) > 0))
 }
 
-/// The snapshot index of the first of `nodes` when they are consecutive nodes of the snapshot
-/// `slice` describes (a sub-slice is, when its first and last nodes are that far apart in
-/// the snapshot); `None` for no nodes or nodes elsewhere (copies).
-fn run_start(slice: NodeSlice, nodes: &[NodeInfo]) -> Option<usize> {
-    let from = slice.index_of(nodes.first()?)?;
-    (slice.index_of(nodes.last()?) == Some(from + nodes.len() - 1)).then_some(from)
-}
-
 impl PreFilterState {
+    /// The snapshot index of the first of `nodes` when they are consecutive nodes of the
+    /// snapshot this state was built for (a sub-slice of its nodes); `None` for no nodes or
+    /// nodes elsewhere (copies).
+    #[inline]
+    fn run_start(&self, nodes: &[NodeInfo]) -> Option<usize> {
+        let size = std::mem::size_of::<NodeInfo>();
+        let (base, len) = self.nodes_at;
+        let off = (nodes.as_ptr() as usize).wrapping_sub(base);
+        let from = off / size;
+        (!nodes.is_empty() && off % size == 0 && from <= len && nodes.len() <= len - from)
+            .then_some(from)
+    }
+
     /// Whether Filter's checks can be read by node index ([`Self::reject_at`]): every count is
     /// still the pod index's shared counts by value id (no pod was added or removed for this
     /// cycle), and the incoming pod has at most one required affinity term, whose column is
@@ -229,7 +236,7 @@ impl PreFilterState {
     /// count set is of a key of one of the pod's terms, so "some term's key has a positive sum
     /// at the node's value" is "some source is positive at the node's value id" (a node
     /// without the key reads [`TopologyColumn::ABSENT`], which has no count).
-    #[inline]
+    #[inline(always)]
     fn reject_at(&self, first_of_group: bool, i: usize) -> Option<&'static Status> {
         if let Some(column) = &self.common_column {
             // One column for everything: the same checks with the id read once (a missing
@@ -441,6 +448,7 @@ impl PreFilterPlugin for InterPodAffinity {
                 namespace_labels,
                 matches_own_affinity: matches_all_incoming(&pod.required_affinity, pod, objects),
                 slice: NodeSlice::of(&snapshot.nodes),
+                nodes_at: (snapshot.nodes.as_ptr() as usize, snapshot.nodes.len()),
                 affinity_column,
             },
         );
@@ -607,7 +615,9 @@ impl FilterPlugin for InterPodAffinity {
             return Some(0);
         }
         // The state must describe this snapshot's nodes, by index.
-        if !s.by_index(pod) || run_start(s.slice, &snapshot.nodes[from..to]).is_none() {
+        if !s.by_index(pod)
+            || s.nodes_at != (snapshot.nodes.as_ptr() as usize, snapshot.nodes.len())
+        {
             return Some(0);
         }
         let first = s.first_of_group();
@@ -632,7 +642,7 @@ impl FilterPlugin for InterPodAffinity {
             return 0;
         };
         let nodes = &nodes[..limit.min(nodes.len())];
-        let Some(from) = run_start(s.slice, nodes) else {
+        let Some(from) = s.run_start(nodes) else {
             return 0;
         };
         if !s.by_index(pod) {
@@ -661,7 +671,7 @@ impl FilterPlugin for InterPodAffinity {
             return (0, None);
         };
         let nodes = &nodes[..limit.min(nodes.len())];
-        let Some(from) = run_start(s.slice, nodes) else {
+        let Some(from) = s.run_start(nodes) else {
             return (0, None);
         };
         if !s.by_index(pod) {
@@ -677,12 +687,10 @@ impl FilterPlugin for InterPodAffinity {
         let Some(status) = at(0, &nodes[0]) else {
             return (0, None);
         };
-        let k = nodes
-            .iter()
-            .enumerate()
-            .skip(1)
-            .position(|(j, n)| !at(j, n).is_some_and(|t| std::ptr::eq(t, status)))
-            .map_or(nodes.len(), |p| p + 1);
+        let mut k = 1;
+        while k < nodes.len() && at(k, &nodes[k]).is_some_and(|t| std::ptr::eq(t, status)) {
+            k += 1;
+        }
         (k, Some(status))
     }
 }
