@@ -336,7 +336,9 @@ impl Framework {
             let (k, Some(s)) = f.leading_rejections(state, pod, nodes, filters.mask, limit) else {
                 continue;
             };
-            if k == 0 || !s.is_rejected() || s.plugin != name {
+            // Named by the same constant as a rule: the address settles it without reading
+            // bytes (once per run of a cycle).
+            if k == 0 || !s.is_rejected() || !(std::ptr::eq(s.plugin, name) || s.plugin == name) {
                 continue;
             }
             let mut k = k.min(limit).min(nodes.len());

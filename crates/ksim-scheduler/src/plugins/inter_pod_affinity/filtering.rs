@@ -621,11 +621,15 @@ impl FilterPlugin for InterPodAffinity {
             return Some(0);
         }
         let first = s.first_of_group();
-        Some(
-            (from..to)
-                .position(|i| flags[i].intersects(stop) || s.reject_at(first, i).is_some())
-                .unwrap_or(to - from),
-        )
+        let flags = &flags[from..to];
+        let mut k = 0;
+        while k < flags.len()
+            && !flags[k].intersects(stop)
+            && s.reject_at(first, from + k).is_none()
+        {
+            k += 1;
+        }
+        Some(k)
     }
 
     /// [`leading_passes_in`](Self::leading_passes_in) over a run of the snapshot's own nodes
