@@ -585,13 +585,25 @@ impl Framework {
         out.clear(nodes.len());
         let indexed = indexed.filter(|(_, feasible)| feasible.len() == nodes.len());
         // The union of the scored nodes' flags, from the columns (read once, for the plugins'
-        // uniform-score tests).
+        // uniform-score tests). When no node of the snapshot has a flag, neither has any
+        // scored node: no need to read their entries (a cache miss each, scattered over the
+        // column), only to check that every index is in it.
         let flags = indexed.and_then(|(snapshot, feasible)| {
-            let column = &snapshot.resource_columns().flags;
+            let columns = snapshot.resource_columns();
+            let column = &columns.flags;
+            if columns.flags_union() == NodeFlags::NONE {
+                let len = column.len();
+                return feasible.iter().all(|&i| i < len).then_some(NodeFlags::NONE);
+            }
             feasible
                 .iter()
                 .try_fold(NodeFlags::NONE, |acc, &i| column.get(i).map(|&f| acc | f))
         });
+        // The weighted scores of the plugins whose score is the same on every node, summed
+        // and not yet in `out.totals`: added in the next per-node weighting pass (or in one
+        // pass at the end), not in a pass of their own each. The totals are the same sums
+        // (integer addition in another order).
+        let mut pending_uniform: i64 = 0;
         for wp in &self.score {
             let p = &wp.plugin;
             if state.should_skip_score(p.name()) {
@@ -652,19 +664,17 @@ impl Framework {
             let max = crate::framework::interface::MAX_NODE_SCORE as u64;
             let weight = wp.weight;
             let mut out_of_range = false;
-            // One score for all: one range test, one addend.
+            // One score for all: one range test, one addend, kept for the next pass.
             match uniform.and_then(|_| ps.normalized().first().copied()) {
                 Some(v) => {
                     out_of_range = v as u64 > max;
-                    let add = v * weight;
-                    for total in out.totals.iter_mut() {
-                        *total += add;
-                    }
+                    pending_uniform += v * weight;
                 }
                 None => {
+                    let add = std::mem::take(&mut pending_uniform);
                     for (total, &v) in out.totals.iter_mut().zip(ps.normalized()) {
                         out_of_range |= v as u64 > max;
-                        *total += v * weight;
+                        *total += v * weight + add;
                     }
                 }
             }
@@ -686,6 +696,11 @@ impl Framework {
             ps.plugin = p.name();
             ps.weight = wp.weight;
             out.plugins.push(ps);
+        }
+        if pending_uniform != 0 {
+            for total in out.totals.iter_mut() {
+                *total += pending_uniform;
+            }
         }
         Status::success()
     }
