@@ -329,8 +329,8 @@ const SCORE_PLUGINS: [&str; 9] = [
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
-    /// `run_score_in` adds the uniform plugins' weighted scores into the totals in the next
-    /// plugin's per-node pass (or in one pass at the end), and skips reading the scored nodes'
+    /// `run_score_in` adds the uniform plugins' weighted scores into the totals in one pass
+    /// at the end, and skips reading the scored nodes'
     /// flags when no node of the snapshot has one: the table (totals, raw and normalized
     /// scores) must be the one built plugin by plugin, every node scored, whatever the order
     /// and weights of the plugins and the sampled nodes.

@@ -599,10 +599,10 @@ impl Framework {
                 .iter()
                 .try_fold(NodeFlags::NONE, |acc, &i| column.get(i).map(|&f| acc | f))
         });
-        // The weighted scores of the plugins whose score is the same on every node, summed
-        // and not yet in `out.totals`: added in the next per-node weighting pass (or in one
-        // pass at the end), not in a pass of their own each. The totals are the same sums
-        // (integer addition in another order).
+        // The weighted scores of the plugins whose score is the same on every node, summed:
+        // added to the totals in one pass at the end, not in a pass of their own each (the
+        // same sums, integer addition in another order; adding inside the other plugins'
+        // weighting loops kept the compiler from vectorizing them).
         let mut pending_uniform: i64 = 0;
         for wp in &self.score {
             let p = &wp.plugin;
@@ -664,17 +664,16 @@ impl Framework {
             let max = crate::framework::interface::MAX_NODE_SCORE as u64;
             let weight = wp.weight;
             let mut out_of_range = false;
-            // One score for all: one range test, one addend, kept for the next pass.
+            // One score for all: one range test, one addend, kept for the final pass.
             match uniform.and_then(|_| ps.normalized().first().copied()) {
                 Some(v) => {
                     out_of_range = v as u64 > max;
                     pending_uniform += v * weight;
                 }
                 None => {
-                    let add = std::mem::take(&mut pending_uniform);
                     for (total, &v) in out.totals.iter_mut().zip(ps.normalized()) {
                         out_of_range |= v as u64 > max;
-                        *total += v * weight + add;
+                        *total += v * weight;
                     }
                 }
             }
