@@ -182,11 +182,25 @@ impl Framework {
             }
         }
         let batches = unpromised.iter().all(|(_, f)| f.has_leading_passes());
+        let totals: Vec<&dyn FilterPlugin> = all
+            .iter()
+            .filter(|(_, f)| f.judges_totals())
+            .map(|&(_, f)| f)
+            .collect();
+        let pod_blind: Vec<&dyn FilterPlugin> = all
+            .iter()
+            .filter(|(_, f)| !f.judges_totals() && f.ignores_pods())
+            .map(|&(_, f)| f)
+            .collect();
+        let totals_decide = totals.len() + pod_blind.len() == all.len();
         ActiveFilters {
             all,
             unpromised,
             mask,
             batches,
+            totals,
+            pod_blind,
+            totals_decide,
         }
     }
 
@@ -785,11 +799,74 @@ pub struct ActiveFilters<'a> {
     /// ([`FilterPlugin::has_leading_passes`]); otherwise no run is asked for, so that no plugin
     /// scans ahead only for another to answer 0.
     batches: bool,
+    /// The active plugins that [`judge totals`](FilterPlugin::judges_totals), in order.
+    totals: Vec<&'a dyn FilterPlugin>,
+    /// The other active plugins that [`ignore pods`](FilterPlugin::ignores_pods), in order.
+    pod_blind: Vec<&'a dyn FilterPlugin>,
+    /// Every active plugin is in `totals` or `pod_blind`.
+    totals_decide: bool,
+}
+
+impl ActiveFilters<'_> {
+    /// Whether an active plugin is sure to reject `pod` on `node` were the node's requested
+    /// totals `requested` and its pod count `num_pods`
+    /// ([`FilterPlugin::passes_with_totals`]): then filtering such a node fails, whichever
+    /// plugin's status comes first, with or without nominated pods (the run without them
+    /// must pass too).
+    pub fn rejects_with_totals(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        requested: &crate::resource::Resource,
+        num_pods: usize,
+    ) -> bool {
+        self.totals
+            .iter()
+            .any(|f| f.passes_with_totals(state, pod, node, requested, num_pods) == Some(false))
+    }
+
+    /// Whether the verdict of every active plugin on a node depends on the node's pods only
+    /// through its requested totals and pod count: each one either
+    /// [`judges totals`](FilterPlugin::judges_totals) or
+    /// [`ignores pods`](FilterPlugin::ignores_pods).
+    pub fn totals_decide(&self) -> bool {
+        self.totals_decide
+    }
+
+    /// Whether every active plugin that [`ignores pods`](FilterPlugin::ignores_pods) (and does
+    /// not judge totals) passes `pod` on `node`: with any pods on the node, the same answer.
+    pub fn pod_blind_pass(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> bool {
+        self.pod_blind
+            .iter()
+            .all(|f| f.filter(state, pod, node).is_success())
+    }
+
+    /// Whether every active plugin that [`judges totals`](FilterPlugin::judges_totals) passes
+    /// `pod` on `node` were the node's requested totals `requested` and its pod count
+    /// `num_pods`. With [`totals_decide`](Self::totals_decide) and
+    /// [`pod_blind_pass`](Self::pod_blind_pass) on the node, that is whether the cycle's
+    /// filters pass the node holding such pods (without nominated pods to add).
+    pub fn pass_with_totals(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        requested: &crate::resource::Resource,
+        num_pods: usize,
+    ) -> bool {
+        self.totals
+            .iter()
+            .all(|f| f.passes_with_totals(state, pod, node, requested, num_pods) != Some(false))
+    }
 }
 
 /// The pods nominated to `node` (none without a lookup when no pod is nominated anywhere).
 #[inline]
-fn nominated_for<'n>(nominated: &'n dyn NominatedPods, node: &NodeInfo) -> &'n [Arc<PodInfo>] {
+pub(crate) fn nominated_for<'n>(
+    nominated: &'n dyn NominatedPods,
+    node: &NodeInfo,
+) -> &'n [Arc<PodInfo>] {
     if nominated.is_empty() {
         &[]
     } else {
@@ -800,7 +877,7 @@ fn nominated_for<'n>(nominated: &'n dyn NominatedPods, node: &NodeInfo) -> &'n [
 /// Whether any of `noms` takes part in filtering `pod` (`RunFilterPluginsWithNominatedPods`
 /// adds the nominated pods of equal or higher priority, other than the pod itself).
 #[inline]
-fn relevant_nominations(noms: &[Arc<PodInfo>], pod: &PodInfo) -> bool {
+pub(crate) fn relevant_nominations(noms: &[Arc<PodInfo>], pod: &PodInfo) -> bool {
     noms.iter()
         .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid())
 }
