@@ -49,6 +49,11 @@ pub struct ReplayResult {
     pub secs: f64,
     pub scheduled: u64,
     pub max_live_pods: u64,
+    /// FNV-1a 64 over every binding, in the order the engine reports them: its time (the
+    /// microseconds as 8 little-endian bytes), then `\t<namespace>/<name>\t<node>\n`. Equal digests mean the same pods bound to the
+    /// same nodes at the same times in the same order (a check that a faster engine decides
+    /// as before).
+    pub bind_digest: u64,
 }
 
 impl ReplayResult {
@@ -88,12 +93,24 @@ impl EventSource for StreamSource {
     }
 }
 
-/// Counts what the engine reports, keeping nothing per pod.
-#[derive(Default)]
+/// Counts what the engine reports, keeping nothing per pod (the bindings' digest is a
+/// running hash).
 struct Counter {
     scheduled: u64,
     live: u64,
     max_live: u64,
+    bind_digest: u64,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Counter {
+            scheduled: 0,
+            live: 0,
+            max_live: 0,
+            bind_digest: crate::FNV_OFFSET,
+        }
+    }
 }
 
 impl Observer for Counter {
@@ -103,7 +120,23 @@ impl Observer for Counter {
                 self.live += 1;
                 self.max_live = self.max_live.max(self.live);
             }
-            Record::PodBound { .. } => self.scheduled += 1,
+            Record::PodBound {
+                at,
+                namespace,
+                name,
+                node,
+            } => {
+                self.scheduled += 1;
+                let mut h = self.bind_digest;
+                h = crate::fnv1a64(&at.micros().to_le_bytes(), h);
+                h = crate::fnv1a64(b"\t", h);
+                h = crate::fnv1a64(namespace.as_bytes(), h);
+                h = crate::fnv1a64(b"/", h);
+                h = crate::fnv1a64(name.as_bytes(), h);
+                h = crate::fnv1a64(b"\t", h);
+                h = crate::fnv1a64(node.as_bytes(), h);
+                self.bind_digest = crate::fnv1a64(b"\n", h);
+            }
             Record::PodEnded { .. } => self.live = self.live.saturating_sub(1),
             _ => {}
         }
@@ -143,6 +176,7 @@ pub fn run(spec: &ReplaySpec) -> Result<ReplayResult, BenchError> {
         secs: start.elapsed().as_secs_f64(),
         scheduled: obs.scheduled,
         max_live_pods: obs.max_live,
+        bind_digest: obs.bind_digest,
     })
 }
 

@@ -41,6 +41,9 @@ pub struct NodeColumns {
     pub free_pods: Vec<i64>,
     /// [`NodeInfo::flags`].
     pub flags: Vec<NodeFlags>,
+    /// Per flag bit, how many entries of `flags` have it: their union without reading them
+    /// ([`NodeColumns::flags_union`]).
+    flag_counts: [u32; 8],
 }
 
 /// One node's entries, in the columns' order.
@@ -123,7 +126,35 @@ impl NodeColumns {
         self.free_memory[i] = r.free_memory;
         self.free_ephemeral_storage[i] = r.free_ephemeral_storage;
         self.free_pods[i] = r.free_pods;
-        self.flags[i] = r.flags;
+        let before = std::mem::replace(&mut self.flags[i], r.flags);
+        if before != r.flags {
+            self.count_flags(before, false);
+            self.count_flags(r.flags, true);
+        }
+    }
+
+    /// The union of every node's flags (from the per-bit counts, not a pass over `flags`).
+    #[inline]
+    pub fn flags_union(&self) -> NodeFlags {
+        let mut bits = 0u8;
+        for (b, &n) in self.flag_counts.iter().enumerate() {
+            if n > 0 {
+                bits |= 1 << b;
+            }
+        }
+        NodeFlags::from_bits(bits)
+    }
+
+    /// Counts (`add`) or uncounts one entry's flags in `flag_counts`.
+    fn count_flags(&mut self, f: NodeFlags, add: bool) {
+        let bits = f.bits();
+        for (b, n) in self.flag_counts.iter_mut().enumerate() {
+            if bits & (1 << b) != 0 {
+                // Never below zero: an entry is uncounted only when it leaves or changes,
+                // after it was counted.
+                *n = if add { *n + 1 } else { n.saturating_sub(1) };
+            }
+        }
     }
 
     /// Whether node `i`'s entries are `n`'s fields (what the batch paths assert in debug
@@ -165,9 +196,13 @@ impl NodeColumns {
         self.free_ephemeral_storage.push(r.free_ephemeral_storage);
         self.free_pods.push(r.free_pods);
         self.flags.push(r.flags);
+        self.count_flags(r.flags, true);
     }
 
     fn truncate(&mut self, n: usize) {
+        for k in n..self.flags.len() {
+            self.count_flags(self.flags[k], false);
+        }
         self.alloc_cpu.truncate(n);
         self.alloc_memory.truncate(n);
         self.requested_cpu.truncate(n);

@@ -95,6 +95,18 @@ impl NodeFlags {
     pub fn intersects(self, other: NodeFlags) -> bool {
         self.0 & other.0 != 0
     }
+
+    /// The flags as bits (bit `b` set when the flag `1 << b` is).
+    #[inline]
+    pub(crate) fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The flags of `bits` (see [`NodeFlags::bits`]).
+    #[inline]
+    pub(crate) fn from_bits(bits: u8) -> NodeFlags {
+        NodeFlags(bits)
+    }
 }
 
 impl std::ops::BitOr for NodeFlags {

@@ -313,6 +313,95 @@ proptest! {
     }
 }
 
+/// The default profile's Score plugins.
+const SCORE_PLUGINS: [&str; 9] = [
+    "TaintToleration",
+    "NodeAffinity",
+    "NodeResourcesFit",
+    "VolumeBinding",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DynamicResources",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// `run_score_in` adds the uniform plugins' weighted scores into the totals in one pass
+    /// at the end, and skips reading the scored nodes'
+    /// flags when no node of the snapshot has one: the table (totals, raw and normalized
+    /// scores) must be the one built plugin by plugin, every node scored, whatever the order
+    /// and weights of the plugins and the sampled nodes.
+    #[test]
+    fn totals_with_uniform_scores_folded_are_the_plugin_by_plugin_sums(
+        nodes in proptest::collection::vec(node_shape(), 1..16),
+        pod_shape in pod_shape(),
+        order in Just(SCORE_PLUGINS.to_vec()).prop_shuffle(),
+        weights in proptest::collection::vec(1i32..100, SCORE_PLUGINS.len()),
+        keep in proptest::collection::vec(proptest::bool::weighted(0.8), 16),
+        rotate in 0usize..16,
+    ) {
+        let enabled: Vec<Value> = order
+            .iter()
+            .zip(&weights)
+            .map(|(name, w)| json!({"name": name, "weight": w}))
+            .collect();
+        let profile: ksim_api::config::Profile = serde_json::from_value(json!({
+            "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": enabled}}
+        }))
+        .expect("a profile");
+        let fwk = build_framework(&Registry::in_tree(), &Default::default(), &profile)
+            .expect("the profile");
+        let snapshot = snapshot(&nodes);
+        let pod = pod(&pod_shape);
+        let n = snapshot.len();
+        let feasible: Vec<usize> =
+            (0..n).map(|k| (k + rotate) % n).filter(|&i| keep[i]).collect();
+        let refs: Vec<&NodeInfo> = feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
+        let mut state = CycleState::default();
+        prop_assume!(fwk.run_pre_filter(&mut state, &pod, &snapshot).status.is_success());
+        prop_assume!(fwk.run_pre_score(&mut state, &pod, &refs, &snapshot).is_success());
+        let mut by_columns = ScoreTable::default();
+        let mut by_nodes = ScoreTable::default();
+        let sc = fwk.run_score_in(&state, &pod, &refs, Some((&snapshot, &feasible)), &mut by_columns);
+        let sn = fwk.run_score(&state, &pod, &refs, &mut by_nodes);
+        prop_assert!(sc.is_success(), "{:?}", sc);
+        prop_assert!(sn.is_success(), "{:?}", sn);
+        // The straightforward table: every plugin scores and normalizes every node, and its
+        // weighted scores are added into the totals node by node.
+        let mut totals = vec![0i64; refs.len()];
+        let mut k = 0;
+        for wp in &fwk.score {
+            let p = &wp.plugin;
+            if state.should_skip_score(p.name()) {
+                continue;
+            }
+            let sp = p.as_score().expect("a score plugin");
+            let mut raw = Vec::new();
+            prop_assert!(sp.score_nodes(&state, &pod, &refs, &mut raw).is_ok());
+            let mut normalized = raw.clone();
+            if sp.has_normalize() {
+                prop_assert!(sp.normalize(&state, &pod, &mut normalized).is_success());
+            }
+            for table in [&by_columns, &by_nodes] {
+                let got = &table.plugins[k];
+                prop_assert_eq!(got.plugin, p.name());
+                prop_assert_eq!(&got.raw, &raw, "{}", p.name());
+                prop_assert_eq!(got.normalized(), &normalized[..], "{}", p.name());
+            }
+            for (t, v) in totals.iter_mut().zip(&normalized) {
+                *t += v * wp.weight;
+            }
+            k += 1;
+        }
+        prop_assert_eq!(k, by_columns.plugins.len());
+        prop_assert_eq!(&by_columns.totals, &totals);
+        prop_assert_eq!(&by_nodes.totals, &totals);
+    }
+}
+
 /// A cluster of plain nodes is filtered in runs: the batch takes every node it may, up to the
 /// limit, and stops at a cordoned or tainted node (whose promising plugins must run).
 #[test]

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use ksim_api::{Node, Pod};
 use ksim_scheduler::framework::{build_framework, CycleState, Registry, ScoreTable};
 use ksim_scheduler::node_columns::NodeColumns;
-use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use ksim_scheduler::node_info::{ClusterObjects, NodeFlags, NodeInfo, Snapshot};
 use ksim_scheduler::pod_info::PodInfo;
 use proptest::prelude::*;
 use serde_json::json;
@@ -183,6 +183,9 @@ proptest! {
                 _ => {}
             }
             prop_assert_eq!(s.resource_columns(), &NodeColumns::of(&s.nodes), "after {:?}", op);
+            // The union kept from per-flag counts is the union of the nodes' flags.
+            let union = s.nodes.iter().fold(NodeFlags::NONE, |a, n| a | n.flags());
+            prop_assert_eq!(s.resource_columns().flags_union(), union, "after {:?}", op);
             prop_assert!(s.resource_columns().matches_all(&s.nodes));
         }
     }

@@ -306,11 +306,12 @@ fn replay(a: &BenchArgs) -> anyhow::Result<ExitCode> {
                 "nodes": a.nodes, "pods": a.pods, "events": r.events, "seconds": r.secs,
                 "eventsPerSecond": r.events_per_sec(), "scheduled": r.scheduled,
                 "maxLivePods": r.max_live_pods, "peakMemoryBytes": peak,
+                "bindDigest": format!("{:016x}", r.bind_digest),
             })
         );
     } else {
         println!(
-            "replay {} nodes, {} pods ({}): {} events in {:.2} s = {:.0} events/s; {} scheduled, at most {} pods live; peak memory {}",
+            "replay {} nodes, {} pods ({}): {} events in {:.2} s = {:.0} events/s; {} scheduled, at most {} pods live; peak memory {}; bindings digest {:016x}",
             a.nodes,
             a.pods,
             kind.as_str(),
@@ -319,7 +320,8 @@ fn replay(a: &BenchArgs) -> anyhow::Result<ExitCode> {
             r.events_per_sec(),
             r.scheduled,
             r.max_live_pods,
-            mib(peak)
+            mib(peak),
+            r.bind_digest
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -205,7 +205,7 @@ impl Simulation {
                 &node,
             );
             for other in lower {
-                if let Some(&oid) = self.live.get(&other.key) {
+                if let Some(&oid) = self.live_get(&other.key) {
                     self.set_nomination(oid, None);
                 }
             }

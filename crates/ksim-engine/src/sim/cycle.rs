@@ -164,7 +164,7 @@ impl Simulation {
                         victims = r
                             .victims
                             .iter()
-                            .filter_map(|v| self.live.get(&v.key).copied())
+                            .filter_map(|v| self.live_get(&v.key).copied())
                             .collect();
                     }
                     fit.diagnosis.post_filter_msg = s.message();

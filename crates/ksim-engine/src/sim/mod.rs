@@ -39,7 +39,6 @@ use ksim_scheduler::queue::{Nominator, QueueConfig, SchedulingQueue};
 use ksim_scheduler::schedule::Algorithm;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rustc_hash::FxHashMap;
 
 use crate::config::EngineConfig;
 use crate::input::{EventSource, InputEvent, SourceError, SourcePos, TimedEvent};
@@ -52,6 +51,7 @@ mod controllers;
 mod cycle;
 mod fork;
 mod hints;
+mod live;
 mod nodes;
 mod pods;
 mod termination;
@@ -228,7 +228,7 @@ pub struct Simulation {
     retain_ended: bool,
     /// What a released slot holds instead of its pod.
     released_info: Arc<PodInfo>,
-    live: FxHashMap<String, PodId>,
+    live: live::LiveMap,
     queue: SchedulingQueue,
     nominator: Nominator,
     alg: Algorithm,
@@ -339,7 +339,7 @@ impl Simulation {
             dump_at: None,
             dump: None,
             released_info: Arc::new(PodInfo::new(Pod::default())),
-            live: FxHashMap::default(),
+            live: live::LiveMap::default(),
             queue: SchedulingQueue::new(qcfg),
             nominator: Nominator::default(),
             busy: false,
@@ -724,7 +724,7 @@ impl Simulation {
     /// A pod that ended (finished, deleted, preempted) may be deleted again, as `ksim validate`
     /// accepts; one that was never created is an error, as the API server's 404.
     fn check_pod_existed(&mut self, what: &str, key: &str) -> Result<(), SimError> {
-        if self.live.contains_key(key) || self.created_keys.contains(pods::key_hash(key)) {
+        if self.live_contains(key) || self.created_keys.contains(pods::key_hash(key)) {
             return Ok(());
         }
         Err(self.input_err(format!("{what} of pod {key}, which was never created")))

@@ -108,7 +108,7 @@ impl Simulation {
                 let victims: Vec<PodId> = info
                     .pods
                     .iter()
-                    .filter_map(|p| self.live.get(&p.key).copied())
+                    .filter_map(|p| self.live_get(&p.key).copied())
                     .collect();
                 for id in victims {
                     self.fail_on_node_removal(id, mode, obs);

@@ -97,7 +97,40 @@ impl Simulation {
     }
     /// The live pod with this `namespace/name`, if any.
     pub fn pod_id(&self, key: &str) -> Option<PodId> {
-        self.live.get(key).copied()
+        self.live_get(key).copied()
+    }
+
+    /// The slot of the live pod with this `namespace/name`, as a map by key answers.
+    pub(super) fn live_get(&self, key: &str) -> Option<&PodId> {
+        let pods = &self.pods;
+        self.live.get(key_hash(key), key, |id| {
+            pods.get(id as usize).map_or("", |s| s.info.key.as_str())
+        })
+    }
+
+    /// Whether a live pod has this `namespace/name`.
+    pub(super) fn live_contains(&self, key: &str) -> bool {
+        self.live_get(key).is_some()
+    }
+
+    /// Every live pod's key and slot (in no meaningful order).
+    pub(super) fn live_iter(&self) -> impl Iterator<Item = (&String, &PodId)> + '_ {
+        self.live
+            .ids()
+            .filter_map(|id| Some((&self.pods.get(*id as usize)?.info.key, id)))
+    }
+
+    /// Takes pod `id` (live under `key`) out of the live pods. By slot, not by comparing
+    /// keys: the slot is the one filed under the key.
+    fn live_remove(&mut self, key: &str, id: PodId) {
+        let h = key_hash(key);
+        if !self.live.remove(h, id) {
+            // Not filed under this slot (cannot happen: every caller found the slot as the
+            // key's): what a removal by key does.
+            if let Some(&other) = self.live_get(key) {
+                self.live.remove(h, other);
+            }
+        }
     }
 
     pub(super) fn create_pod(
@@ -116,7 +149,8 @@ impl Simulation {
         }
         default_pod(&mut pod);
         let key = pod.key();
-        if self.live.contains_key(&key) {
+        let h = key_hash(&key);
+        if self.live_contains(&key) {
             return Err(self.input_err(format!("CreatePod: pod {key} already exists")));
         }
         // A pod bound to a node the cluster never had is refused, as `ksim validate` refuses it;
@@ -132,7 +166,7 @@ impl Simulation {
                 "CreatePod: pod {key} is bound to node {node:?}, which does not exist"
             )));
         }
-        self.created_keys.insert(key_hash(&key));
+        self.created_keys.insert(h);
         let bound_to = pod.spec.node_name.clone();
         let info = Arc::new(PodInfo::new(pod));
         if !self.busy {
@@ -167,7 +201,7 @@ impl Simulation {
                 (self.pods.len() - 1) as PodId
             }
         };
-        self.live.insert(key, id);
+        self.live.insert(h, id);
         // The controller owner (pods.csv `owner_kind,owner_name`), else the first owner.
         let refs = &info.pod.metadata.owner_references;
         let owner = refs
@@ -264,7 +298,7 @@ impl Simulation {
         by: &'static str,
         obs: &mut dyn Observer,
     ) {
-        let Some(&id) = self.live.get(key) else {
+        let Some(&id) = self.live_get(key) else {
             return; // Deleting a pod that no longer exists does nothing.
         };
         self.end_pod(id, outcome, by, String::new(), obs);
@@ -282,7 +316,7 @@ impl Simulation {
         // The object and the phase it had (not a copy of the whole slot: its strings).
         let slot = &self.pods[id as usize];
         let (info, phase) = (slot.info.clone(), slot.phase);
-        self.live.remove(&info.key);
+        self.live_remove(&info.key, id);
         self.pods[id as usize].generation += 1;
         self.pods[id as usize].phase = PodPhase::Ended(outcome);
         self.pods[id as usize].ended_by = by;
@@ -336,7 +370,7 @@ impl Simulation {
     pub(super) fn update_pod(&mut self, mut pod: Pod) -> Result<(), SimError> {
         default_pod(&mut pod);
         let key = pod.key();
-        let Some(&id) = self.live.get(&key) else {
+        let Some(&id) = self.live_get(&key) else {
             return Err(self.input_err(format!("UpdatePod: pod {key} does not exist")));
         };
         let old = self.pods[id as usize].info.clone();
@@ -422,7 +456,7 @@ impl Simulation {
         obs: &mut dyn Observer,
     ) {
         let slot = self.pods[id as usize].clone();
-        self.live.remove(&slot.info.key);
+        self.live_remove(&slot.info.key, id);
         self.pods[id as usize].generation += 1;
         self.pods[id as usize].phase = PodPhase::Ended(Outcome::Failed);
         self.pods[id as usize].ended_by = "node-removed";

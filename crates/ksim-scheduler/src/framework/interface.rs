@@ -201,6 +201,37 @@ pub trait FilterPlugin {
         None
     }
 
+    /// Whether [`filter`](Self::filter) reads nothing of a node's pods but its requested
+    /// totals and its pod count, so that
+    /// [`passes_with_totals`](Self::passes_with_totals) answers for any totals
+    /// (NodeResourcesFit). The default: no.
+    fn judges_totals(&self) -> bool {
+        false
+    }
+
+    /// Whether [`filter`](Self::filter)'s verdict never depends on the pods on a node (nor on
+    /// what they request): only on the node object, the pod and the cycle state. A preemption
+    /// dry run that removes and adds pods need not ask such a plugin again. The default: no.
+    fn ignores_pods(&self) -> bool {
+        false
+    }
+
+    /// Whether [`filter`](Self::filter) would pass `pod` on `node` were the node's requested
+    /// totals `requested` and its pod count `num_pods`, all else as it is (a preemption dry
+    /// run asks this of the totals left once pods are removed, before removing any). `Some`
+    /// only from a plugin that [`judges_totals`](Self::judges_totals); `None` (the default)
+    /// says nothing.
+    fn passes_with_totals(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _node: &NodeInfo,
+        _requested: &crate::resource::Resource,
+        _num_pods: usize,
+    ) -> Option<bool> {
+        None
+    }
+
     /// A batch of rejections: some `k` at most `limit` and `nodes.len()`, and a rejection
     /// built once, such that `filter` returns [`FilterResult::shared`] of that very status on
     /// each of `nodes[..k]` and none of them has a flag of `stop` (a run of full nodes, say).

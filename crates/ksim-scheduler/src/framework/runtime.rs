@@ -182,11 +182,25 @@ impl Framework {
             }
         }
         let batches = unpromised.iter().all(|(_, f)| f.has_leading_passes());
+        let totals: Vec<&dyn FilterPlugin> = all
+            .iter()
+            .filter(|(_, f)| f.judges_totals())
+            .map(|&(_, f)| f)
+            .collect();
+        let pod_blind: Vec<&dyn FilterPlugin> = all
+            .iter()
+            .filter(|(_, f)| !f.judges_totals() && f.ignores_pods())
+            .map(|&(_, f)| f)
+            .collect();
+        let totals_decide = totals.len() + pod_blind.len() == all.len();
         ActiveFilters {
             all,
             unpromised,
             mask,
             batches,
+            totals,
+            pod_blind,
+            totals_decide,
         }
     }
 
@@ -610,13 +624,25 @@ impl Framework {
         out.clear(nodes.len());
         let indexed = indexed.filter(|(_, feasible)| feasible.len() == nodes.len());
         // The union of the scored nodes' flags, from the columns (read once, for the plugins'
-        // uniform-score tests).
+        // uniform-score tests). When no node of the snapshot has a flag, neither has any
+        // scored node: no need to read their entries (a cache miss each, scattered over the
+        // column), only to check that every index is in it.
         let flags = indexed.and_then(|(snapshot, feasible)| {
-            let column = &snapshot.resource_columns().flags;
+            let columns = snapshot.resource_columns();
+            let column = &columns.flags;
+            if columns.flags_union() == NodeFlags::NONE {
+                let len = column.len();
+                return feasible.iter().all(|&i| i < len).then_some(NodeFlags::NONE);
+            }
             feasible
                 .iter()
                 .try_fold(NodeFlags::NONE, |acc, &i| column.get(i).map(|&f| acc | f))
         });
+        // The weighted scores of the plugins whose score is the same on every node, summed:
+        // added to the totals in one pass at the end, not in a pass of their own each (the
+        // same sums, integer addition in another order; adding inside the other plugins'
+        // weighting loops kept the compiler from vectorizing them).
+        let mut pending_uniform: i64 = 0;
         for wp in &self.score {
             let p = &wp.plugin;
             if state.should_skip_score(p.name()) {
@@ -677,14 +703,11 @@ impl Framework {
             let max = crate::framework::interface::MAX_NODE_SCORE as u64;
             let weight = wp.weight;
             let mut out_of_range = false;
-            // One score for all: one range test, one addend.
+            // One score for all: one range test, one addend, kept for the final pass.
             match uniform.and_then(|_| ps.normalized().first().copied()) {
                 Some(v) => {
                     out_of_range = v as u64 > max;
-                    let add = v * weight;
-                    for total in out.totals.iter_mut() {
-                        *total += add;
-                    }
+                    pending_uniform += v * weight;
                 }
                 None => {
                     for (total, &v) in out.totals.iter_mut().zip(ps.normalized()) {
@@ -711,6 +734,11 @@ impl Framework {
             ps.plugin = p.name();
             ps.weight = wp.weight;
             out.plugins.push(ps);
+        }
+        if pending_uniform != 0 {
+            for total in out.totals.iter_mut() {
+                *total += pending_uniform;
+            }
         }
         Status::success()
     }
@@ -796,11 +824,74 @@ pub struct ActiveFilters<'a> {
     /// ([`FilterPlugin::has_leading_passes`]); otherwise no run is asked for, so that no plugin
     /// scans ahead only for another to answer 0.
     batches: bool,
+    /// The active plugins that [`judge totals`](FilterPlugin::judges_totals), in order.
+    totals: Vec<&'a dyn FilterPlugin>,
+    /// The other active plugins that [`ignore pods`](FilterPlugin::ignores_pods), in order.
+    pod_blind: Vec<&'a dyn FilterPlugin>,
+    /// Every active plugin is in `totals` or `pod_blind`.
+    totals_decide: bool,
+}
+
+impl ActiveFilters<'_> {
+    /// Whether an active plugin is sure to reject `pod` on `node` were the node's requested
+    /// totals `requested` and its pod count `num_pods`
+    /// ([`FilterPlugin::passes_with_totals`]): then filtering such a node fails, whichever
+    /// plugin's status comes first, with or without nominated pods (the run without them
+    /// must pass too).
+    pub fn rejects_with_totals(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        requested: &crate::resource::Resource,
+        num_pods: usize,
+    ) -> bool {
+        self.totals
+            .iter()
+            .any(|f| f.passes_with_totals(state, pod, node, requested, num_pods) == Some(false))
+    }
+
+    /// Whether the verdict of every active plugin on a node depends on the node's pods only
+    /// through its requested totals and pod count: each one either
+    /// [`judges totals`](FilterPlugin::judges_totals) or
+    /// [`ignores pods`](FilterPlugin::ignores_pods).
+    pub fn totals_decide(&self) -> bool {
+        self.totals_decide
+    }
+
+    /// Whether every active plugin that [`ignores pods`](FilterPlugin::ignores_pods) (and does
+    /// not judge totals) passes `pod` on `node`: with any pods on the node, the same answer.
+    pub fn pod_blind_pass(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> bool {
+        self.pod_blind
+            .iter()
+            .all(|f| f.filter(state, pod, node).is_success())
+    }
+
+    /// Whether every active plugin that [`judges totals`](FilterPlugin::judges_totals) passes
+    /// `pod` on `node` were the node's requested totals `requested` and its pod count
+    /// `num_pods`. With [`totals_decide`](Self::totals_decide) and
+    /// [`pod_blind_pass`](Self::pod_blind_pass) on the node, that is whether the cycle's
+    /// filters pass the node holding such pods (without nominated pods to add).
+    pub fn pass_with_totals(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        requested: &crate::resource::Resource,
+        num_pods: usize,
+    ) -> bool {
+        self.totals
+            .iter()
+            .all(|f| f.passes_with_totals(state, pod, node, requested, num_pods) != Some(false))
+    }
 }
 
 /// The pods nominated to `node` (none without a lookup when no pod is nominated anywhere).
 #[inline]
-fn nominated_for<'n>(nominated: &'n dyn NominatedPods, node: &NodeInfo) -> &'n [Arc<PodInfo>] {
+pub(crate) fn nominated_for<'n>(
+    nominated: &'n dyn NominatedPods,
+    node: &NodeInfo,
+) -> &'n [Arc<PodInfo>] {
     if nominated.is_empty() {
         &[]
     } else {
@@ -811,7 +902,7 @@ fn nominated_for<'n>(nominated: &'n dyn NominatedPods, node: &NodeInfo) -> &'n [
 /// Whether any of `noms` takes part in filtering `pod` (`RunFilterPluginsWithNominatedPods`
 /// adds the nominated pods of equal or higher priority, other than the pod itself).
 #[inline]
-fn relevant_nominations(noms: &[Arc<PodInfo>], pod: &PodInfo) -> bool {
+pub(crate) fn relevant_nominations(noms: &[Arc<PodInfo>], pod: &PodInfo) -> bool {
     noms.iter()
         .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid())
 }

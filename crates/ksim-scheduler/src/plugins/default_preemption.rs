@@ -24,6 +24,7 @@ use ksim_api::config::{decode_args, DefaultPreemptionArgs};
 use rand_chacha::ChaCha8Rng;
 use smallvec::SmallVec;
 
+use crate::framework::runtime::{nominated_for, relevant_nominations};
 use crate::framework::{
     CycleState, FactoryArgs, NodeToStatus, Plugin, PluginRef, PostFilterContext, PostFilterPlugin,
     PostFilterResult, Status,
@@ -254,6 +255,134 @@ impl Interface for DefaultPreemption {
     ) -> (Vec<Arc<PodInfo>>, i64, Status) {
         select_victims_on_node(ctx, state, pod, node, scratch, pdbs)
     }
+
+    fn select_victims_or_reject(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        scratch: &mut Option<NodeInfo>,
+        pdbs: &[CompiledPdb],
+    ) -> Option<(Vec<Arc<PodInfo>>, i64, Status)> {
+        match select_victims_by_totals(ctx, state, pod, node, pdbs) {
+            ByTotals::Rejected => None,
+            ByTotals::Selected(victims) => Some(victims),
+            ByTotals::Unknown => Some(select_victims_on_node(ctx, state, pod, node, scratch, pdbs)),
+        }
+    }
+}
+
+/// What [`select_victims_by_totals`] could tell.
+enum ByTotals {
+    /// `select_victims_on_node` returns no victims and a status that is not a success.
+    Rejected,
+    /// What `select_victims_on_node` returns.
+    Selected((Vec<Arc<PodInfo>>, i64, Status)),
+    /// Ask `select_victims_on_node`.
+    Unknown,
+}
+
+/// `select_victims_on_node` told by arithmetic where it can, without copying the node or
+/// moving a pod: the first check (the pod with every lower-priority pod removed) fails when an
+/// active Filter plugin that judges only a node's totals (NodeResourcesFit) rejects the pod on
+/// the totals the removals would leave
+/// ([`ActiveFilters::rejects_with_totals`](crate::framework::runtime::ActiveFilters::rejects_with_totals));
+/// and when every active plugin either judges totals or ignores pods
+/// ([`ActiveFilters::totals_decide`](crate::framework::runtime::ActiveFilters::totals_decide))
+/// and no nominated pod takes part, each check of the search (the first one and each
+/// reprieve) is the plugins ignoring pods on the node as it is and the totals ones on the
+/// totals of the pods it would hold.
+///
+/// Only without PreFilter extensions to run: nothing touches the cycle state then, and
+/// removing or adding pods cannot fail (a node's own pods are always found), so the checks
+/// see what the copy would hold. A removal takes the first pod with the removed pod's address
+/// or UID; when two different pods of the node share a UID, that may be another pod than the
+/// one named, and the long way is taken (for the first check, only a pod that stays sharing a
+/// UID with a removed one matters).
+fn select_victims_by_totals(
+    ctx: &DryRunContext<'_>,
+    state: &CycleState,
+    pod: &PodInfo,
+    node: &NodeInfo,
+    pdbs: &[CompiledPdb],
+) -> ByTotals {
+    let Some(filters) = ctx.filters else {
+        return ByTotals::Unknown;
+    };
+    if ctx.pre_filter_extensions {
+        return ByTotals::Unknown;
+    }
+    // What `NodeInfo::forget_pod` does to the totals for each removed pod.
+    let mut requested = node.requested.clone();
+    let mut removed = 0;
+    for p in &node.pods {
+        if is_preemption_allowed(p, pod) {
+            requested.sub(&p.requests);
+            removed += 1;
+        }
+    }
+    if removed == 0 {
+        // No victims: a status of its own, cheap to build.
+        return ByTotals::Unknown;
+    }
+    requested.allowed_pod_number = 0;
+    let mut num_pods = node.pods.len() - removed;
+    let eligible = |p: &Arc<PodInfo>| is_preemption_allowed(p, pod);
+    if filters.rejects_with_totals(state, pod, node, &requested, num_pods) {
+        let shared = node.pods.iter().filter(|s| !eligible(s)).any(|s| {
+            node.pods
+                .iter()
+                .filter(|g| eligible(g))
+                .any(|g| s.uid() == g.uid())
+        });
+        return if shared {
+            ByTotals::Unknown
+        } else {
+            ByTotals::Rejected
+        };
+    }
+    if !filters.totals_decide()
+        || relevant_nominations(nominated_for(ctx.nominated, node), pod)
+        || shares_uid(&node.pods)
+    {
+        return ByTotals::Unknown;
+    }
+    // The first check: the plugins judging totals pass; the others ignore pods.
+    if !filters.pod_blind_pass(state, pod, node) {
+        return ByTotals::Rejected;
+    }
+    let mut potential: Eligible<'_> = SmallVec::new();
+    potential.extend(
+        node.pods
+            .iter()
+            .filter(|p| eligible(p))
+            .map(|p| (p, p.priority(), Start::UNREAD)),
+    );
+    // Each reprieve adds the pod's requests (`NodeInfo::add_pod`) and, when the pod no
+    // longer fits, takes them back off (the removal finds that very pod: no two pods share a
+    // UID).
+    ByTotals::Selected(reprieve(&mut potential, pdbs, |v| {
+        requested.add(&v.0.requests);
+        requested.allowed_pod_number = 0;
+        num_pods += 1;
+        let fits = filters.pass_with_totals(state, pod, node, &requested, num_pods);
+        if !fits {
+            requested.sub(&v.0.requests);
+            requested.allowed_pod_number = 0;
+            num_pods -= 1;
+        }
+        Ok(fits)
+    }))
+}
+
+/// Whether two different pods of `pods` share a UID.
+fn shares_uid(pods: &[Arc<PodInfo>]) -> bool {
+    pods.iter().enumerate().any(|(i, a)| {
+        pods[i + 1..]
+            .iter()
+            .any(|b| !Arc::ptr_eq(a, b) && a.uid() == b.uid())
+    })
 }
 
 /// `isPreemptionAllowed` with the default `IsEligiblePod`: only strictly lower priority.
@@ -357,29 +486,8 @@ fn select_victims_on_node<'n>(
         return (Vec::new(), 0, s);
     }
 
-    // Reprieve the most important pods first, the PDB-violating ones before the others.
-    for e in &mut potential {
-        e.2 = Start::of(e.0);
-    }
-    go_sort_slice(&mut potential, |a, b| {
-        more_important((a.1, a.2.get()), (b.1, b.2.get()))
-    });
-    // With no PDB in the cluster every pod is non-violating, in the same order: the split
-    // (two more lists per candidate node) is skipped.
-    let split;
-    let (violating, non_violating): (&[_], &[_]) = if pdbs.is_empty() {
-        (&[], &potential)
-    } else {
-        split = filter_pods_with_pdb_violation(&potential, pdbs);
-        (&split.0, &split.1)
-    };
-    let mut victims: Eligible<'n> = SmallVec::new();
-    let mut num_violating: i64 = 0;
     // Only whether the pod fits matters here: no status is built for a rejection.
-    let mut reprieve = |state: &mut CycleState,
-                        node: &mut NodeInfo,
-                        v: &(&'n Arc<PodInfo>, i32, Start)|
-     -> Result<bool, Status> {
+    reprieve(&mut potential, pdbs, |v| {
         let s = add(state, node, v.0);
         if !s.is_success() {
             return Err(s);
@@ -397,20 +505,53 @@ fn select_victims_on_node<'n>(
             if !s.is_success() {
                 return Err(s);
             }
-            victims.push(*v);
         }
         Ok(fits)
+    })
+}
+
+/// The reprieve of `SelectVictimsOnNode`, once the pod fits with every pod of `potential`
+/// removed: the most important pods are added back first, the PDB-violating ones before the
+/// others; `add_back(pod)` adds one back and answers whether the pod still fits (taking it
+/// off again when not), or the error that stops the search. The victims, most important
+/// first, how many of them violate a PDB, and the status.
+fn reprieve<'n>(
+    potential: &mut Eligible<'n>,
+    pdbs: &[CompiledPdb],
+    mut add_back: impl FnMut(&(&'n Arc<PodInfo>, i32, Start)) -> Result<bool, Status>,
+) -> (Vec<Arc<PodInfo>>, i64, Status) {
+    for e in potential.iter_mut() {
+        e.2 = Start::of(e.0);
+    }
+    go_sort_slice(potential, |a, b| {
+        more_important((a.1, a.2.get()), (b.1, b.2.get()))
+    });
+    // With no PDB in the cluster every pod is non-violating, in the same order: the split
+    // (two more lists per candidate node) is skipped.
+    let split;
+    let (violating, non_violating): (&[_], &[_]) = if pdbs.is_empty() {
+        (&[], potential)
+    } else {
+        split = filter_pods_with_pdb_violation(potential, pdbs);
+        (&split.0, &split.1)
     };
+    let mut victims: Eligible<'n> = SmallVec::new();
+    let mut num_violating: i64 = 0;
     for v in violating {
-        match reprieve(state, node, v) {
+        match add_back(v) {
             Err(s) => return (Vec::new(), 0, s),
-            Ok(false) => num_violating += 1,
+            Ok(false) => {
+                victims.push(*v);
+                num_violating += 1;
+            }
             Ok(true) => {}
         }
     }
     for v in non_violating {
-        if let Err(s) = reprieve(state, node, v) {
-            return (Vec::new(), 0, s);
+        match add_back(v) {
+            Err(s) => return (Vec::new(), 0, s),
+            Ok(false) => victims.push(*v),
+            Ok(true) => {}
         }
     }
     // Keep the victims ordered from most to least important.

@@ -179,6 +179,11 @@ impl FilterPlugin for NodeAffinity {
             FilterResult::shared(&POD_NOT_MATCH)
         }
     }
+
+    /// The verdict reads the node object only (its labels and fields).
+    fn ignores_pods(&self) -> bool {
+        true
+    }
 }
 
 impl PreScorePlugin for NodeAffinity {

@@ -40,6 +40,11 @@ impl FilterPlugin for NodeName {
         }
     }
 
+    /// The verdict reads the node object only.
+    fn ignores_pods(&self) -> bool {
+        true
+    }
+
     /// A pod without `spec.nodeName` fits every node.
     fn passes_nodes_without(&self, pod: &PodInfo) -> Option<NodeFlags> {
         pod.pod.spec.node_name.is_empty().then_some(NodeFlags::NONE)

@@ -50,6 +50,11 @@ impl FilterPlugin for NodeUnschedulable {
         Status::unresolvable(ERR_REASON).into()
     }
 
+    /// The verdict reads the node object only.
+    fn ignores_pods(&self) -> bool {
+        true
+    }
+
     /// Only a cordoned node can reject, and none does a pod tolerating the unschedulable taint.
     fn passes_nodes_without(&self, pod: &PodInfo) -> Option<NodeFlags> {
         if tolerations_tolerate(&pod.pod.spec.tolerations, &self.taint) {

@@ -63,6 +63,11 @@ impl FilterPlugin for TaintToleration {
         }
     }
 
+    /// The verdict reads the node object only.
+    fn ignores_pods(&self) -> bool {
+        true
+    }
+
     /// A node without taints has none the pod fails to tolerate.
     fn passes_nodes_without(&self, _: &PodInfo) -> Option<NodeFlags> {
         Some(NodeFlags::TAINTED)

@@ -17,8 +17,9 @@ use crate::pod_info::PodInfo;
 
 impl Evaluator<'_> {
     /// `findCandidates`: every candidate found by the dry run, the statuses of the nodes that
-    /// were checked and failed (when no candidate was found), and the aggregated error of the
-    /// nodes that failed with an error. `Err` is a failure before the dry run.
+    /// were checked and failed, and the aggregated error of the nodes that failed with an
+    /// error (both only when no candidate was found, the one case upstream's `Preempt` reads
+    /// them). `Err` is a failure before the dry run.
     #[allow(clippy::type_complexity)]
     pub fn find_candidates(
         &self,
@@ -46,8 +47,10 @@ impl Evaluator<'_> {
     /// `DryRunPreemption`: checks the potential nodes from `offset` on, each on a private copy of
     /// the node and the cycle state, until at least one PDB-respecting candidate was found and
     /// `num_candidates` candidates in all. Candidates that violate no PDB come first. The
-    /// statuses of the failed nodes are returned when no candidate was found (else the table
-    /// is empty).
+    /// statuses of the failed nodes and their aggregated error are returned when no candidate
+    /// was found (else the table is empty and the error `None`: upstream's `Preempt` reads the
+    /// error only when there is no candidate, and the statuses of nodes rejected without one
+    /// are built only then).
     #[allow(clippy::too_many_arguments)]
     pub fn dry_run_preemption(
         &self,
@@ -62,10 +65,10 @@ impl Evaluator<'_> {
         let snapshot = ctx.snapshot;
         let mut non_violating: Vec<Candidate> = Vec::new();
         let mut violating: Vec<Candidate> = Vec::new();
-        // The failed nodes' statuses; the table is built only when no candidate was found, the
-        // one case its caller reads it (upstream's `Preempt` too).
-        let mut failed: Vec<(usize, Status)> = Vec::new();
-        let mut errs: Vec<String> = Vec::new();
+        // The failed nodes' statuses (`None`: rejected without one, built below if needed);
+        // the table is built only when no candidate was found, the one case its caller reads
+        // it (upstream's `Preempt` too).
+        let mut failed: Vec<(usize, Option<Status>)> = Vec::new();
         let n = potential.len();
         // Each node gets a private copy of the cycle state, since the PreFilter extensions
         // update it as pods are removed and added back. When no extension runs for this pod,
@@ -98,14 +101,16 @@ impl Evaluator<'_> {
                     &mut own_state
                 }
             };
-            let (victims, num_pdb_violations, status) = self.interface.select_victims_on_node(
-                ctx,
-                state_copy,
-                pod,
-                node,
-                &mut scratch,
-                pdbs,
-            );
+            let Some((victims, num_pdb_violations, status)) = self
+                .interface
+                .select_victims_or_reject(ctx, state_copy, pod, node, &mut scratch, pdbs)
+            else {
+                // Rejected, its status not built: only the table below reads it.
+                if non_violating.is_empty() && violating.is_empty() {
+                    failed.push((idx, None));
+                }
+                continue;
+            };
             if status.is_success() && !victims.is_empty() {
                 let c = Candidate {
                     node: idx,
@@ -129,30 +134,64 @@ impl Evaluator<'_> {
                 }
                 continue;
             }
-            let status = if status.is_success() {
-                Status::error(format!(
-                    "expected at least one victim pod on node {:?}",
-                    node.name()
-                ))
-            } else {
-                status
-            };
-            if status.code == Code::Error {
-                errs.push(status.message());
-            }
             // Once a candidate was found the table will not be built: nothing to keep.
             if non_violating.is_empty() && violating.is_empty() {
-                failed.push((idx, status));
+                failed.push((idx, Some(failure(status, node))));
             }
         }
         let mut node_statuses = NodeToStatus::new(snapshot.len());
+        let mut err = None;
         if non_violating.is_empty() && violating.is_empty() {
+            // Every node checked failed, in `failed` in the order checked: their statuses,
+            // those not built yet asked for now (the same node, state and pod as in the loop),
+            // and their errors aggregated in that order.
+            let mut errs: Vec<String> = Vec::new();
             for (idx, status) in failed {
+                let node = &snapshot.nodes[idx];
+                let status = match status {
+                    Some(s) => s,
+                    None => {
+                        let mut own_state;
+                        let state_copy = match shared_state.as_mut() {
+                            Some(s) => s,
+                            None => {
+                                own_state = state.clone();
+                                &mut own_state
+                            }
+                        };
+                        let (_, _, s) = self.interface.select_victims_on_node(
+                            ctx,
+                            state_copy,
+                            pod,
+                            node,
+                            &mut scratch,
+                            pdbs,
+                        );
+                        failure(s, node)
+                    }
+                };
+                if status.code == Code::Error {
+                    errs.push(status.message());
+                }
                 node_statuses.set(idx, status);
             }
+            err = aggregate_errors(&errs);
         }
         non_violating.extend(violating);
-        (non_violating, node_statuses, aggregate_errors(&errs))
+        (non_violating, node_statuses, err)
+    }
+}
+
+/// The status of a node that yielded no candidate: its own, or an error when it succeeded
+/// without victims.
+fn failure(status: Status, node: &NodeInfo) -> Status {
+    if status.is_success() {
+        Status::error(format!(
+            "expected at least one victim pod on node {:?}",
+            node.name()
+        ))
+    } else {
+        status
     }
 }
 

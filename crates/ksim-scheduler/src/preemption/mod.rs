@@ -153,6 +153,22 @@ pub trait Interface {
         scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
     ) -> (Vec<Arc<PodInfo>>, i64, Status);
+
+    /// [`select_victims_on_node`](Self::select_victims_on_node), or `None` when the node
+    /// surely yields no victims and a status that is not a success: the dry run reads failed
+    /// nodes' statuses only when no candidate is found, and then asks
+    /// `select_victims_on_node` for them. The default always answers in full.
+    fn select_victims_or_reject(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        scratch: &mut Option<NodeInfo>,
+        pdbs: &[CompiledPdb],
+    ) -> Option<(Vec<Arc<PodInfo>>, i64, Status)> {
+        Some(self.select_victims_on_node(ctx, state, pod, node, scratch, pdbs))
+    }
 }
 
 /// The scratch NodeInfo of a dry run (allocated for `node` on the first use, reused after),

@@ -30,7 +30,7 @@ impl Simulation {
         let name = c.obj.metadata.name.clone();
         let hash = c.hash.clone();
         let mut found: Vec<(String, Option<i32>)> = Vec::new();
-        for (pod_key, &id) in self.live.iter() {
+        for (pod_key, &id) in self.live_iter() {
             if self.controllers.owner_of.contains_key(pod_key) {
                 continue;
             }
@@ -88,8 +88,7 @@ impl Simulation {
         let now = self.now;
         for (pod_key, ordinal) in found {
             let running = self
-                .live
-                .get(&pod_key)
+                .live_get(&pod_key)
                 .is_some_and(|&id| self.pods[id as usize].phase == PodPhase::Bound);
             self.controllers.seq += 1;
             let seq = self.controllers.seq;

@@ -25,7 +25,7 @@ impl Simulation {
         // node an adopted pod is bound to).
         let mut covered = BTreeSet::new();
         for p in c.pods.keys() {
-            if let Some(&id) = self.live.get(p) {
+            if let Some(&id) = self.live_get(p) {
                 let slot = &self.pods[id as usize];
                 match pinned_node(&slot.info.pod) {
                     Some(n) => covered.insert(n),

@@ -121,7 +121,7 @@ impl Simulation {
         let owner = self.controllers.owner_of.get(key)?;
         let o = self.controllers.ctls.get(owner)?.pods.get(key)?;
         let ready = o.ready_at?;
-        let id = *self.live.get(key)?;
+        let id = *self.live_get(key)?;
         let run_for = self.pods[id as usize].run_for?;
         // The replay creates the pod bound at t=0 and charges `podStartup` before its run
         // starts (as for any pod created bound): that much less is left to run.

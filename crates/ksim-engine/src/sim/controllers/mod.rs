@@ -590,7 +590,7 @@ impl Simulation {
 
     /// Whether the live pod `key` is scheduled (assumed or bound).
     fn is_scheduled(&self, key: &str) -> bool {
-        self.live.get(key).is_some_and(|&id| {
+        self.live_get(key).is_some_and(|&id| {
             matches!(
                 self.pods[id as usize].phase,
                 PodPhase::Binding | PodPhase::Bound
@@ -636,7 +636,7 @@ impl Simulation {
                 // generateName retry does.
                 for _ in 0..16 {
                     let name = format!("{}-{}", new.prefix, self.controllers.suffix());
-                    if !self.live.contains_key(&format!("{ns}/{name}")) {
+                    if !self.live_contains(&format!("{ns}/{name}")) {
                         pod.metadata.name = name;
                         break;
                     }
@@ -664,7 +664,7 @@ impl Simulation {
             .insert(pod_key.clone(), key.to_string());
         // A pod created bound (none today) would have started in create_pod before it was
         // registered: note it now.
-        if let Some(&id) = self.live.get(&pod_key) {
+        if let Some(&id) = self.live_get(&pod_key) {
             if self.pods[id as usize].phase == PodPhase::Bound {
                 self.controller_pod_running(id);
             }

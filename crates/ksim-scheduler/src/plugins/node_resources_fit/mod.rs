@@ -664,12 +664,33 @@ impl Fit {
     }
 }
 
+/// What Filter reads of a node: its allocatable, its requested totals and its pod count. A
+/// node's own ([`Totals::of`]), or the totals a preemption dry run would leave on it after
+/// removing pods ([`FilterPlugin::passes_with_totals`]): one verdict for both.
+#[derive(Clone, Copy)]
+struct Totals<'a> {
+    alloc: &'a crate::resource::Resource,
+    used: &'a crate::resource::Resource,
+    pods: usize,
+}
+
+impl<'a> Totals<'a> {
+    #[inline(always)]
+    fn of(node: &'a NodeInfo) -> Totals<'a> {
+        Totals {
+            alloc: &node.allocatable,
+            used: &node.requested,
+            pods: node.pods.len(),
+        }
+    }
+}
+
 /// The common verdict of Filter, with nothing to build: room for one more pod and for each
 /// core request (the caller checks that the pod requests no extended resource).
 #[inline(always)]
-fn fits_core(req: &crate::resource::Resource, node: &NodeInfo) -> bool {
-    let (alloc, used) = (&node.allocatable, &node.requested);
-    (node.pods.len() as i64) < alloc.allowed_pod_number
+fn fits_core(req: &crate::resource::Resource, t: Totals<'_>) -> bool {
+    let (alloc, used) = (t.alloc, t.used);
+    (t.pods as i64) < alloc.allowed_pod_number
         && (req.milli_cpu <= 0 || req.milli_cpu <= alloc.milli_cpu - used.milli_cpu)
         && (req.memory <= 0 || req.memory <= alloc.memory - used.memory)
         && (req.ephemeral_storage <= 0
@@ -678,11 +699,30 @@ fn fits_core(req: &crate::resource::Resource, node: &NodeInfo) -> bool {
 
 impl FilterPlugin for Fit {
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
-        // The common verdict first; anything else takes the full check below.
-        if pod.requests.scalar.is_empty() && fits_core(&pod.requests, node) {
-            return FilterResult::PASS;
-        }
-        self.filter_slow(state, pod, node)
+        self.filter_totals(state, pod, Totals::of(node))
+    }
+
+    /// Filter reads a node's allocatable, requested totals and pod count, nothing else.
+    fn judges_totals(&self) -> bool {
+        true
+    }
+
+    /// The verdict of [`filter`](FilterPlugin::filter) on the node's totals replaced: the
+    /// plugin reads nothing else of a node.
+    fn passes_with_totals(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        requested: &crate::resource::Resource,
+        num_pods: usize,
+    ) -> Option<bool> {
+        let t = Totals {
+            alloc: &node.allocatable,
+            used: requested,
+            pods: num_pods,
+        };
+        Some(self.passes_totals(state, pod, t))
     }
 
     fn has_leading_passes(&self) -> bool {
@@ -785,7 +825,7 @@ impl FilterPlugin for Fit {
         let nodes = &nodes[..limit.min(nodes.len())];
         nodes
             .iter()
-            .position(|n| n.flags().intersects(stop) || !fits_core(req, n))
+            .position(|n| n.flags().intersects(stop) || !fits_core(req, Totals::of(n)))
             .unwrap_or(nodes.len())
     }
 
@@ -811,14 +851,14 @@ impl FilterPlugin for Fit {
         if first.flags().intersects(stop) {
             return (0, None);
         }
-        let Some(s) = short_of_one(req, first) else {
+        let Some(s) = short_of_one(req, Totals::of(first)) else {
             return (0, None);
         };
         let k = 1 + nodes[1..]
             .iter()
             .position(|n| {
                 n.flags().intersects(stop)
-                    || !short_of_one(req, n).is_some_and(|t| std::ptr::eq(t, s))
+                    || !short_of_one(req, Totals::of(n)).is_some_and(|t| std::ptr::eq(t, s))
             })
             .unwrap_or(nodes.len() - 1);
         (k, Some(s))
@@ -826,55 +866,69 @@ impl FilterPlugin for Fit {
 }
 
 impl Fit {
+    /// Filter on a node's totals (its own, or those a dry run would leave).
+    #[inline(always)]
+    fn filter_totals(&self, state: &CycleState, pod: &PodInfo, t: Totals<'_>) -> FilterResult {
+        // The common verdict first; anything else takes the full check below.
+        if pod.requests.scalar.is_empty() && fits_core(&pod.requests, t) {
+            return FilterResult::PASS;
+        }
+        self.filter_slow(state, pod, t)
+    }
+
+    /// Whether [`filter_totals`](Self::filter_totals) passes, with no status built for the
+    /// usual rejection: without extended requests the common verdict is the whole verdict
+    /// (`filter_slow` then rejects every node `fits_core` fails).
+    #[inline(always)]
+    fn passes_totals(&self, state: &CycleState, pod: &PodInfo, t: Totals<'_>) -> bool {
+        if pod.requests.scalar.is_empty() {
+            return fits_core(&pod.requests, t);
+        }
+        self.filter_slow(state, pod, t).is_success()
+    }
+
     /// The verdict when the common one did not pass: a pod whose extended requests are all
     /// zero or ignored (PreFilter found none to check) passes on room and core requests alone;
     /// anything else takes the full check.
     #[cold]
     #[inline(never)]
-    fn filter_slow(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
-        let (req, alloc, used) = (&pod.requests, &node.allocatable, &node.requested);
+    fn filter_slow(&self, state: &CycleState, pod: &PodInfo, t: Totals<'_>) -> FilterResult {
+        let req = &pod.requests;
         let no_scalar_check = !req.scalar.is_empty()
             && state
                 .read::<PreFilterState>(PRE_FILTER_KEY)
                 .is_some_and(|s| !s.checks_scalar);
-        if no_scalar_check
-            && (node.pods.len() as i64) < alloc.allowed_pod_number
-            && (req.milli_cpu <= 0 || req.milli_cpu <= alloc.milli_cpu - used.milli_cpu)
-            && (req.memory <= 0 || req.memory <= alloc.memory - used.memory)
-            && (req.ephemeral_storage <= 0
-                || req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage)
-        {
+        if no_scalar_check && fits_core(req, t) {
             return FilterResult::PASS;
         }
-        self.filter_reasons(pod, node)
+        self.filter_reasons(pod, t)
     }
 
     /// `fitsRequest`: every insufficient resource, in upstream's order.
     #[cold]
     #[inline(never)]
-    fn filter_reasons(&self, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+    fn filter_reasons(&self, pod: &PodInfo, t: Totals<'_>) -> FilterResult {
         let req = &pod.requests;
         // The usual rejection (a full cluster, a pod that must preempt): room for one more pod,
         // no extended requests, short of exactly one core resource. Its status is one of six
         // built once, so rejecting every node of a cycle allocates nothing.
         if req.scalar.is_empty() {
-            if let Some(s) = short_of_one(req, node) {
+            if let Some(s) = short_of_one(req, t) {
                 return FilterResult::shared(s);
             }
         }
-        self.fits_request(pod, node)
+        self.fits_request(pod, t)
     }
 
     /// `fitsRequest` built reason by reason (what [`Fit::filter_reasons`] shares when only one
     /// core resource is short).
-    fn fits_request(&self, pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+    fn fits_request(&self, pod: &PodInfo, t: Totals<'_>) -> FilterResult {
         let req = &pod.requests;
-        let alloc = &node.allocatable;
-        let used = &node.requested;
+        let (alloc, used) = (t.alloc, t.used);
         // One reason is kept inline: a node short of one resource allocates nothing here.
         let mut reasons = Reasons::new();
         let mut unresolvable = false;
-        if node.pods.len() as i64 + 1 > alloc.allowed_pod_number {
+        if t.pods as i64 + 1 > alloc.allowed_pod_number {
             reasons.push("Too many pods".into());
         }
         if req.milli_cpu == 0
@@ -915,9 +969,9 @@ impl Fit {
 /// The shared rejection of a node with room for one more pod and short of exactly one core
 /// resource for `req` (which must have no extended requests), `None` for any other node.
 #[inline(always)]
-fn short_of_one(req: &crate::resource::Resource, node: &NodeInfo) -> Option<&'static Status> {
-    let (alloc, used) = (&node.allocatable, &node.requested);
-    if (node.pods.len() as i64) >= alloc.allowed_pod_number {
+fn short_of_one(req: &crate::resource::Resource, t: Totals<'_>) -> Option<&'static Status> {
+    let (alloc, used) = (t.alloc, t.used);
+    if (t.pods as i64) >= alloc.allowed_pod_number {
         return None;
     }
     let cpu = req.milli_cpu > 0 && req.milli_cpu > alloc.milli_cpu - used.milli_cpu;

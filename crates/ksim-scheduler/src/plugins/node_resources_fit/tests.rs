@@ -154,9 +154,15 @@ proptest! {
             p.metadata.uid = format!("u{k}");
             node.pods.push(std::sync::Arc::new(PodInfo::new(p)));
         }
+        // The verdict without a status is the status' verdict.
+        let state = CycleState::new();
+        prop_assert_eq!(
+            fit.passes_totals(&state, &pod, Totals::of(&node)),
+            fit.filter(&state, &pod, &node).is_success()
+        );
         let named = |r: FilterResult| r.map_rejection(|s| s.with_plugin(NAME));
-        let got = named(fit.filter_reasons(&pod, &node));
-        let want = named(fit.fits_request(&pod, &node));
+        let got = named(fit.filter_reasons(&pod, Totals::of(&node)));
+        let want = named(fit.fits_request(&pod, Totals::of(&node)));
         prop_assert_eq!(got, want);
     }
 }
