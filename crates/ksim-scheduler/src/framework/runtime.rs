@@ -332,6 +332,7 @@ impl Framework {
     /// framework returns as it is, and every plugin called before it vouches that it passes
     /// those nodes ([`FilterPlugin::leading_passes`]; the run is cut to the shortest), so
     /// that the plugin's rejection is the first. `(0, None)` when there is no such run.
+    #[inline]
     pub fn leading_rejections(
         &self,
         filters: &ActiveFilters<'_>,
@@ -342,19 +343,38 @@ impl Framework {
     ) -> (usize, Option<&'static Status>) {
         let list = filters.unpromised.as_slice();
         // Past the first plugin the earlier ones must vouch for passes, which only a batching
-        // list does.
-        let askable = if filters.batches { list.len() } else { 1 };
-        // Asked from the last (the pod-affinity plugins reject runs of nodes that the earlier
-        // ones pass); any plugin's run that the earlier ones pass is the answer.
-        for (j, &(name, f)) in list.iter().enumerate().take(askable).rev() {
-            let (k, Some(s)) = f.leading_rejections(state, pod, nodes, filters.mask, limit) else {
+        // list does. With one plugin to ask (the common case, called once per run of a
+        // cycle), the answer is its own, without the loop.
+        match list {
+            [] => (0, None),
+            [(name, f), ..] if !filters.batches || list.len() == 1 => vouched_run(
+                f.leading_rejections(state, pod, nodes, filters.mask, limit),
+                name,
+            )
+            .map_or((0, None), |(k, s)| (k.min(limit).min(nodes.len()), Some(s))),
+            _ => Self::leading_rejections_from_last(filters, state, pod, nodes, limit),
+        }
+    }
+
+    /// [`leading_rejections`](Self::leading_rejections) over a batching list of several
+    /// plugins: asked from the last (the pod-affinity plugins reject runs of nodes that the
+    /// earlier ones pass); any plugin's run that the earlier ones pass is the answer.
+    #[inline(never)]
+    fn leading_rejections_from_last(
+        filters: &ActiveFilters<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        nodes: &[NodeInfo],
+        limit: usize,
+    ) -> (usize, Option<&'static Status>) {
+        let list = filters.unpromised.as_slice();
+        for (j, &(name, f)) in list.iter().enumerate().rev() {
+            let Some((k, s)) = vouched_run(
+                f.leading_rejections(state, pod, nodes, filters.mask, limit),
+                name,
+            ) else {
                 continue;
             };
-            // Named by the same constant as a rule: the address settles it without reading
-            // bytes (once per run of a cycle).
-            if k == 0 || !s.is_rejected() || !(std::ptr::eq(s.plugin, name) || s.plugin == name) {
-                continue;
-            }
             let mut k = k.min(limit).min(nodes.len());
             for &(_, g) in &list[..j] {
                 if k == 0 {
@@ -905,6 +925,24 @@ pub(crate) fn nominated_for<'n>(
 pub(crate) fn relevant_nominations(noms: &[Arc<PodInfo>], pod: &PodInfo) -> bool {
     noms.iter()
         .any(|n| n.priority() >= pod.priority() && n.uid() != pod.uid())
+}
+
+/// A plugin's run of rejections ([`FilterPlugin::leading_rejections`]) as the framework may
+/// return it: non-empty, a rejection, and naming the plugin `name` (named by the same constant
+/// as a rule: the address settles it without reading bytes).
+#[inline]
+fn vouched_run(
+    run: (usize, Option<&'static Status>),
+    name: &'static str,
+) -> Option<(usize, &'static Status)> {
+    match run {
+        (k, Some(s))
+            if k > 0 && s.is_rejected() && (std::ptr::eq(s.plugin, name) || s.plugin == name) =>
+        {
+            Some((k, s))
+        }
+        _ => None,
+    }
 }
 
 /// A failing Filter status tagged with its plugin; a non-rejection becomes an Error naming it.
