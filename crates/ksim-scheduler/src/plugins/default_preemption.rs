@@ -330,12 +330,20 @@ fn select_victims_by_totals(
     let mut num_pods = node.pods.len() - removed;
     let eligible = |p: &Arc<PodInfo>| is_preemption_allowed(p, pod);
     if filters.rejects_with_totals(state, pod, node, &requested, num_pods) {
-        let shared = node.pods.iter().filter(|s| !eligible(s)).any(|s| {
-            node.pods
-                .iter()
-                .filter(|g| eligible(g))
-                .any(|g| s.uid() == g.uid())
-        });
+        // Only a pod that stays sharing a UID with a removed one matters here: pair by pair
+        // when there are few pairs (most rejected nodes), else any two pods sharing a UID
+        // (sorted; a node may hold over a hundred pods), which the long way also answers.
+        let staying = node.pods.len() - removed;
+        let shared = if staying * removed <= 64 {
+            node.pods.iter().filter(|s| !eligible(s)).any(|s| {
+                node.pods
+                    .iter()
+                    .filter(|g| eligible(g))
+                    .any(|g| s.uid() == g.uid())
+            })
+        } else {
+            shares_uid(&node.pods)
+        };
         return if shared {
             ByTotals::Unknown
         } else {
@@ -376,13 +384,22 @@ fn select_victims_by_totals(
     }))
 }
 
-/// Whether two different pods of `pods` share a UID.
+/// Whether two different pods of `pods` share a UID. Pair by pair for a few pods; else
+/// sorted by UID (a node may hold over a hundred pods): of the pods with one UID, some two
+/// adjacent ones differ whenever not all are the same pod.
 fn shares_uid(pods: &[Arc<PodInfo>]) -> bool {
-    pods.iter().enumerate().any(|(i, a)| {
-        pods[i + 1..]
-            .iter()
-            .any(|b| !Arc::ptr_eq(a, b) && a.uid() == b.uid())
-    })
+    if pods.len() <= 8 {
+        return pods.iter().enumerate().any(|(i, a)| {
+            pods[i + 1..]
+                .iter()
+                .any(|b| !Arc::ptr_eq(a, b) && a.uid() == b.uid())
+        });
+    }
+    let mut uids: SmallVec<[(&str, *const PodInfo); 16]> =
+        pods.iter().map(|p| (p.uid(), Arc::as_ptr(p))).collect();
+    uids.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    uids.windows(2)
+        .any(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
 }
 
 /// `isPreemptionAllowed` with the default `IsEligiblePod`: only strictly lower priority.
@@ -655,6 +672,31 @@ mod tests {
         fn start_reads_back_the_start_time(t in proptest::num::i128::ANY, started: bool) {
             let time = if started { StartTime::At(t) } else { StartTime::NotStarted };
             proptest::prop_assert_eq!(Start::from_time(time).get(), time);
+        }
+    }
+
+    #[test]
+    fn shares_uid_finds_two_pods_with_one_uid_pair_by_pair_and_sorted() {
+        let with_uid = |uid: String| {
+            let mut p = Pod::default();
+            p.metadata.uid = uid;
+            Arc::new(PodInfo::new(p))
+        };
+        // 5 pods take the pair-by-pair way, 30 the sorted one.
+        for n in [5usize, 30] {
+            let distinct: Vec<Arc<PodInfo>> =
+                (0..n).map(|i| with_uid(format!("uid-{i:03}"))).collect();
+            assert!(!shares_uid(&distinct), "{n} distinct UIDs");
+            // The same pod twice is not two pods.
+            let mut same_twice = distinct.clone();
+            same_twice.insert(1, distinct[n - 1].clone());
+            assert!(!shares_uid(&same_twice), "{n}: one pod listed twice");
+            // Another pod with a UID already there, first or last in the order.
+            for at in [0, n] {
+                let mut twins = distinct.clone();
+                twins.insert(at, with_uid(format!("uid-{:03}", n / 2)));
+                assert!(shares_uid(&twins), "{n}: twin at {at}");
+            }
         }
     }
 
