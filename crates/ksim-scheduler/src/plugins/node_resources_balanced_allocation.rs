@@ -11,7 +11,7 @@ use crate::framework::{
     PreScorePlugin, ScorePlugin, Status,
 };
 use crate::node_info::{NodeInfo, Snapshot};
-use crate::plugins::node_resources_fit::{ResourceAllocationScorer, Strategy};
+use crate::plugins::node_resources_fit::{PodRequests, ResourceAllocationScorer, Strategy};
 use crate::pod_info::PodInfo;
 
 pub const NAME: &str = "NodeResourcesBalancedAllocation";
@@ -46,9 +46,6 @@ impl Plugin for BalancedAllocation {
     }
 }
 
-#[derive(Clone)]
-struct PreScoreState(Vec<i64>);
-
 impl PreScorePlugin for BalancedAllocation {
     fn pre_score(
         &self,
@@ -61,17 +58,14 @@ impl PreScorePlugin for BalancedAllocation {
         if reqs.iter().all(|r| *r == 0) {
             return Status::skip();
         }
-        state.write(NAME, PreScoreState(reqs));
+        state.write(NAME, PodRequests(reqs));
         Status::success()
     }
 }
 
 impl ScorePlugin for BalancedAllocation {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        match state.read::<PreScoreState>(NAME) {
-            Some(s) => Ok(self.scorer.score(node, &s.0)),
-            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
-        }
+        Ok(self.scorer.score_from(state, NAME, pod, node))
     }
 
     fn score_nodes(
@@ -81,15 +75,7 @@ impl ScorePlugin for BalancedAllocation {
         nodes: &[&NodeInfo],
         out: &mut Vec<i64>,
     ) -> Result<(), Status> {
-        let computed;
-        let reqs = match state.read::<PreScoreState>(NAME) {
-            Some(s) => &s.0,
-            None => {
-                computed = self.scorer.pod_requests(pod);
-                &computed
-            }
-        };
-        self.scorer.score_nodes(nodes, reqs, out);
+        self.scorer.score_nodes_from(state, NAME, pod, nodes, out);
         Ok(())
     }
 
@@ -101,10 +87,8 @@ impl ScorePlugin for BalancedAllocation {
         feasible: &[usize],
         out: &mut Vec<i64>,
     ) -> Option<Result<(), Status>> {
-        let reqs = &state.read::<PreScoreState>(NAME)?.0;
         self.scorer
-            .score_nodes_in(snapshot, feasible, reqs, out)
-            .then_some(Ok(()))
+            .score_nodes_in_from(state, NAME, snapshot, feasible, out)
     }
 }
 

@@ -22,9 +22,11 @@ use crate::resource::{
 
 mod lanes;
 mod pairs;
+mod score_state;
 
 use lanes::F2;
 use pairs::*;
+pub(crate) use score_state::PodRequests;
 
 pub const NAME: &str = "NodeResourcesFit";
 
@@ -1034,9 +1036,6 @@ fn finish(reasons: Reasons, unresolvable: bool) -> FilterResult {
     .into()
 }
 
-#[derive(Clone)]
-struct PreScoreState(Vec<i64>);
-
 const PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
 
 impl PreScorePlugin for Fit {
@@ -1047,17 +1046,14 @@ impl PreScorePlugin for Fit {
         _: &[&NodeInfo],
         _: &Snapshot,
     ) -> Status {
-        state.write(PRE_SCORE_KEY, PreScoreState(self.scorer.pod_requests(pod)));
+        state.write(PRE_SCORE_KEY, PodRequests(self.scorer.pod_requests(pod)));
         Status::success()
     }
 }
 
 impl ScorePlugin for Fit {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        match state.read::<PreScoreState>(PRE_SCORE_KEY) {
-            Some(s) => Ok(self.scorer.score(node, &s.0)),
-            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
-        }
+        Ok(self.scorer.score_from(state, PRE_SCORE_KEY, pod, node))
     }
 
     fn score_nodes(
@@ -1067,15 +1063,8 @@ impl ScorePlugin for Fit {
         nodes: &[&NodeInfo],
         out: &mut Vec<i64>,
     ) -> Result<(), Status> {
-        let computed;
-        let reqs = match state.read::<PreScoreState>(PRE_SCORE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = self.scorer.pod_requests(pod);
-                &computed
-            }
-        };
-        self.scorer.score_nodes(nodes, reqs, out);
+        self.scorer
+            .score_nodes_from(state, PRE_SCORE_KEY, pod, nodes, out);
         Ok(())
     }
 
@@ -1087,10 +1076,8 @@ impl ScorePlugin for Fit {
         feasible: &[usize],
         out: &mut Vec<i64>,
     ) -> Option<Result<(), Status>> {
-        let reqs = &state.read::<PreScoreState>(PRE_SCORE_KEY)?.0;
         self.scorer
-            .score_nodes_in(snapshot, feasible, reqs, out)
-            .then_some(Ok(()))
+            .score_nodes_in_from(state, PRE_SCORE_KEY, snapshot, feasible, out)
     }
 }
 
