@@ -857,7 +857,10 @@ impl ActiveFilters<'_> {
     /// totals `requested` and its pod count `num_pods`
     /// ([`FilterPlugin::passes_with_totals`]): then filtering such a node fails, whichever
     /// plugin's status comes first, with or without nominated pods (the run without them
-    /// must pass too).
+    /// must pass too). Its negation: whether every plugin judging totals passes; with
+    /// [`totals_decide`](Self::totals_decide) and [`pod_blind_pass`](Self::pod_blind_pass) on
+    /// the node, whether the cycle's filters pass the node holding such pods (without
+    /// nominated pods to add).
     pub fn rejects_with_totals(
         &self,
         state: &CycleState,
@@ -885,24 +888,6 @@ impl ActiveFilters<'_> {
         self.pod_blind
             .iter()
             .all(|f| f.filter(state, pod, node).is_success())
-    }
-
-    /// Whether every active plugin that [`judges totals`](FilterPlugin::judges_totals) passes
-    /// `pod` on `node` were the node's requested totals `requested` and its pod count
-    /// `num_pods`. With [`totals_decide`](Self::totals_decide) and
-    /// [`pod_blind_pass`](Self::pod_blind_pass) on the node, that is whether the cycle's
-    /// filters pass the node holding such pods (without nominated pods to add).
-    pub fn pass_with_totals(
-        &self,
-        state: &CycleState,
-        pod: &PodInfo,
-        node: &NodeInfo,
-        requested: &crate::resource::Resource,
-        num_pods: usize,
-    ) -> bool {
-        self.totals
-            .iter()
-            .all(|f| f.passes_with_totals(state, pod, node, requested, num_pods) != Some(false))
     }
 }
 

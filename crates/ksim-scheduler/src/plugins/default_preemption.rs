@@ -374,7 +374,7 @@ fn select_victims_by_totals(
         requested.add(&v.0.requests);
         requested.allowed_pod_number = 0;
         num_pods += 1;
-        let fits = filters.pass_with_totals(state, pod, node, &requested, num_pods);
+        let fits = !filters.rejects_with_totals(state, pod, node, &requested, num_pods);
         if !fits {
             requested.sub(&v.0.requests);
             requested.allowed_pod_number = 0;
