@@ -182,25 +182,16 @@ impl Framework {
             }
         }
         let batches = unpromised.iter().all(|(_, f)| f.has_leading_passes());
-        let totals: Vec<&dyn FilterPlugin> = all
-            .iter()
-            .filter(|(_, f)| f.judges_totals())
-            .map(|&(_, f)| f)
-            .collect();
-        let pod_blind: Vec<&dyn FilterPlugin> = all
-            .iter()
-            .filter(|(_, f)| !f.judges_totals() && f.ignores_pods())
-            .map(|&(_, f)| f)
-            .collect();
-        let totals_decide = totals.len() + pod_blind.len() == all.len();
+        // The lists by totals are for the preemption dry run only (`with_totals`): a
+        // scheduling cycle does not build them.
         ActiveFilters {
             all,
             unpromised,
             mask,
             batches,
-            totals,
-            pod_blind,
-            totals_decide,
+            totals: Vec::new(),
+            pod_blind: Vec::new(),
+            totals_decide: false,
         }
     }
 
@@ -853,6 +844,27 @@ pub struct ActiveFilters<'a> {
 }
 
 impl ActiveFilters<'_> {
+    /// The same list with the plugins that judge totals and those that ignore pods sorted
+    /// out, for [`rejects_with_totals`](Self::rejects_with_totals),
+    /// [`totals_decide`](Self::totals_decide) and [`pod_blind_pass`](Self::pod_blind_pass)
+    /// (without them, nothing judges totals and nothing decides).
+    pub fn with_totals(mut self) -> Self {
+        self.totals = self
+            .all
+            .iter()
+            .filter(|(_, f)| f.judges_totals())
+            .map(|&(_, f)| f)
+            .collect();
+        self.pod_blind = self
+            .all
+            .iter()
+            .filter(|(_, f)| !f.judges_totals() && f.ignores_pods())
+            .map(|&(_, f)| f)
+            .collect();
+        self.totals_decide = self.totals.len() + self.pod_blind.len() == self.all.len();
+        self
+    }
+
     /// Whether an active plugin is sure to reject `pod` on `node` were the node's requested
     /// totals `requested` and its pod count `num_pods`
     /// ([`FilterPlugin::passes_with_totals`]): then filtering such a node fails, whichever
@@ -1032,7 +1044,7 @@ impl PluginsRunner for Framework {
     }
 
     fn dry_run_filters(&self, state: &CycleState, pod: &PodInfo) -> Option<ActiveFilters<'_>> {
-        Some(self.active_filters(state, pod))
+        Some(self.active_filters(state, pod).with_totals())
     }
 
     fn run_filter_with_nominated_pods_using(
