@@ -14,6 +14,31 @@ use crate::framework::status::{Code, FilterResult, Status};
 use crate::node_info::{NodeFlags, NodeInfo, Snapshot};
 use crate::pod_info::PodInfo;
 
+/// Whether any score is outside `[0, max]` (a negative one, as `u64`, is above it). A pass
+/// of its own, with no multiply, so that it is vectorized.
+#[inline]
+fn any_above(scores: &[i64], max: u64) -> bool {
+    scores.iter().fold(false, |acc, &v| acc | (v as u64 > max))
+}
+
+/// `totals[k] += scores[k] * weight`, for scores already checked to lie in
+/// `[0, MAX_NODE_SCORE]`. With a weight that fits 32 bits, both factors do, so the product is
+/// the 32×32→64-bit multiply SSE2 has for two lanes at once (`pmuludq`), where a 64-bit
+/// multiply keeps the loop scalar; the same products as `v * weight`.
+#[inline]
+fn add_weighted(totals: &mut [i64], scores: &[i64], weight: i64) {
+    if (0..=i64::from(u32::MAX)).contains(&weight) {
+        let w = weight as u32 as u64;
+        for (total, &v) in totals.iter_mut().zip(scores) {
+            *total += ((v as u32 as u64) * w) as i64;
+        }
+    } else {
+        for (total, &v) in totals.iter_mut().zip(scores) {
+            *total += v * weight;
+        }
+    }
+}
+
 /// A score plugin with its weight.
 #[derive(Clone)]
 pub struct WeightedScorePlugin {
@@ -642,8 +667,10 @@ impl Framework {
             let columns = snapshot.resource_columns();
             let column = &columns.flags;
             if columns.flags_union() == NodeFlags::NONE {
-                let len = column.len();
-                return feasible.iter().all(|&i| i < len).then_some(NodeFlags::NONE);
+                // `feasible` indexes the snapshot's nodes (`nodes` was built from it), so
+                // every index is in the column; the score paths' own reads are checked.
+                debug_assert!(feasible.iter().all(|&i| i < column.len()));
+                return Some(NodeFlags::NONE);
             }
             feasible
                 .iter()
@@ -707,26 +734,27 @@ impl Framework {
                     .with_plugin(p.name());
                 }
             }
-            // Weighting into the totals with the range check folded in (no branch per node:
-            // MIN_NODE_SCORE is 0, so one unsigned comparison catches negatives too). A score
-            // out of range fails the cycle, so the totals it touched are never read.
+            // The range check first (MIN_NODE_SCORE is 0, so one unsigned comparison catches
+            // negatives too), then the weighting into the totals, each a pass the compiler
+            // vectorizes. A score out of range fails the cycle before any total is touched.
             const _: () = assert!(crate::framework::interface::MIN_NODE_SCORE == 0);
             let max = crate::framework::interface::MAX_NODE_SCORE as u64;
             let weight = wp.weight;
-            let mut out_of_range = false;
             // One score for all: one range test, one addend, kept for the final pass.
-            match uniform.and_then(|_| ps.normalized().first().copied()) {
+            let out_of_range = match uniform.and_then(|_| ps.normalized().first().copied()) {
                 Some(v) => {
-                    out_of_range = v as u64 > max;
                     pending_uniform += v * weight;
+                    v as u64 > max
                 }
                 None => {
-                    for (total, &v) in out.totals.iter_mut().zip(ps.normalized()) {
-                        out_of_range |= v as u64 > max;
-                        *total += v * weight;
+                    let scores = ps.normalized();
+                    let above = any_above(scores, max);
+                    if !above {
+                        add_weighted(&mut out.totals, scores, weight);
                     }
+                    above
                 }
-            }
+            };
             if out_of_range {
                 let v = ps
                     .normalized()
@@ -1073,5 +1101,46 @@ impl PluginsRunner for Framework {
         Framework::passes_filters_with_nominated_pods(
             self, filters, state, pod, node, snapshot, nominated,
         )
+    }
+}
+
+#[cfg(test)]
+mod weighting_tests {
+    use super::{add_weighted, any_above};
+
+    #[test]
+    fn weighting_adds_what_the_plain_multiply_adds() {
+        let scores: Vec<i64> = (0..=100).chain([0, 7, 100, 55]).collect();
+        for weight in [
+            0,
+            1,
+            3,
+            100,
+            i64::from(u32::MAX),
+            i64::from(u32::MAX) + 1,
+            -2,
+        ] {
+            let mut totals: Vec<i64> = (0..scores.len() as i64).map(|k| k * 1000).collect();
+            let want: Vec<i64> = totals
+                .iter()
+                .zip(&scores)
+                .map(|(t, v)| t + v * weight)
+                .collect();
+            add_weighted(&mut totals, &scores, weight);
+            assert_eq!(totals, want, "weight {weight}");
+        }
+    }
+
+    #[test]
+    fn a_score_outside_the_range_is_found_wherever_it_is() {
+        assert!(!any_above(&[0, 100, 50], 100));
+        assert!(!any_above(&[], 100));
+        for bad in [101, -1, i64::MIN, i64::MAX] {
+            for at in 0..5 {
+                let mut scores = vec![100i64; 5];
+                scores[at] = bad;
+                assert!(any_above(&scores, 100), "{bad} at {at}");
+            }
+        }
     }
 }
