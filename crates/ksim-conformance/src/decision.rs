@@ -415,7 +415,10 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                 let per_node: Vec<(&str, i64, i64)> = feasible
                     .iter()
                     .enumerate()
-                    .map(|(k, &i)| (names[i], ps.raw[k], ps.normalized()[k]))
+                    .map(|(k, &i)| {
+                        let raw = ps.raw_at(k).unwrap_or_default();
+                        (names[i], raw, ps.normalized_at(k).unwrap_or_default())
+                    })
                     .collect();
                 compare_stage_scores(
                     "rawScores",
@@ -447,8 +450,8 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
                             names[i],
                             e,
                             ps.weighted(k),
-                            ps.raw[k],
-                            ps.normalized()[k]
+                            per_node[k].1,
+                            per_node[k].2
                         ));
                     }
                 }

@@ -162,7 +162,6 @@ pub fn scores_json(
     let mut rows = Vec::new();
     let max = table.totals.iter().copied().max().unwrap_or(0);
     let mut best = Vec::new();
-    let normalized: Vec<_> = table.plugins.iter().map(|p| p.normalized()).collect();
     for (k, &i) in feasible.iter().enumerate() {
         let Some(n) = snapshot.nodes.get(i) else {
             continue;
@@ -170,11 +169,12 @@ pub fn scores_json(
         let raw: Vec<Value> = table
             .plugins
             .iter()
-            .map(|p| p.raw.get(k).map_or(Value::Null, |v| json!(v)))
+            .map(|p| p.raw_at(k).map_or(Value::Null, |v| json!(v)))
             .collect();
-        let norm: Vec<Value> = normalized
+        let norm: Vec<Value> = table
+            .plugins
             .iter()
-            .map(|p| p.get(k).map_or(Value::Null, |v| json!(v)))
+            .map(|p| p.normalized_at(k).map_or(Value::Null, |v| json!(v)))
             .collect();
         let total = table.totals.get(k).copied().unwrap_or(0);
         if total == max {

@@ -300,8 +300,8 @@ proptest! {
             }
             let got = &table.plugins[k];
             prop_assert_eq!(got.plugin, p.name());
-            prop_assert_eq!(&got.raw, &raw, "{}", p.name());
-            prop_assert_eq!(got.normalized(), &normalized[..], "{}", p.name());
+            prop_assert_eq!(&got.raw()[..], &raw[..], "{}", p.name());
+            prop_assert_eq!(&got.normalized()[..], &normalized[..], "{}", p.name());
             for (i, t) in totals.iter_mut().enumerate() {
                 prop_assert_eq!(got.weighted(i), normalized[i] * wp.weight);
                 *t += normalized[i] * wp.weight;
@@ -388,8 +388,8 @@ proptest! {
             for table in [&by_columns, &by_nodes] {
                 let got = &table.plugins[k];
                 prop_assert_eq!(got.plugin, p.name());
-                prop_assert_eq!(&got.raw, &raw, "{}", p.name());
-                prop_assert_eq!(got.normalized(), &normalized[..], "{}", p.name());
+                prop_assert_eq!(&got.raw()[..], &raw[..], "{}", p.name());
+                prop_assert_eq!(&got.normalized()[..], &normalized[..], "{}", p.name());
             }
             for (t, v) in totals.iter_mut().zip(&normalized) {
                 *t += v * wp.weight;

@@ -236,7 +236,7 @@ proptest! {
         prop_assert_eq!(got.plugins.len(), want.plugins.len());
         for (g, w) in got.plugins.iter().zip(&want.plugins) {
             prop_assert_eq!(g.plugin, w.plugin);
-            prop_assert_eq!(&g.raw, &w.raw, "{}", g.plugin);
+            prop_assert_eq!(g.raw(), w.raw(), "{}", g.plugin);
             prop_assert_eq!(g.normalized(), w.normalized(), "{}", g.plugin);
         }
     }

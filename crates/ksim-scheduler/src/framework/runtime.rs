@@ -1,6 +1,7 @@
 //! The framework runtime: a profile's plugins per extension point, and the functions that run
 //! an extension point as upstream's `frameworkImpl` does (order, skip sets, first failure wins).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::framework::cycle_state::CycleState;
@@ -694,18 +695,20 @@ impl Framework {
             ps.raw.clear();
             ps.normalized.clear();
             ps.has_normalized = false;
+            ps.uniform = None;
             let uniform = match flags {
                 Some(flags) => sp.uniform_score_with_flags(state, pod, nodes, flags),
                 None => sp.uniform_score(state, pod, nodes),
             };
             if let Some((raw, normalized)) = uniform {
-                // The same score on every node: filled, with nothing scored or normalized per
-                // node.
-                ps.raw.resize(nodes.len(), raw);
-                if sp.has_normalize() {
-                    ps.normalized.resize(nodes.len(), normalized);
-                    ps.has_normalized = true;
-                }
+                // The same score on every node: kept once, with nothing scored, normalized or
+                // written per node.
+                let normalized = if sp.has_normalize() { normalized } else { raw };
+                ps.uniform = Some(Uniform {
+                    raw,
+                    normalized,
+                    len: nodes.len(),
+                });
             } else if let Err(s) = indexed
                 .and_then(|(snapshot, feasible)| {
                     sp.score_nodes_in(state, pod, snapshot, feasible, &mut ps.raw)
@@ -720,7 +723,7 @@ impl Framework {
                 ))
                 .with_plugin(p.name());
             }
-            if sp.has_normalize() && !ps.has_normalized {
+            if sp.has_normalize() && !ps.has_normalized && ps.uniform.is_none() {
                 ps.normalized.extend_from_slice(&ps.raw);
                 ps.has_normalized = true;
                 let s = sp.normalize(state, pod, &mut ps.normalized);
@@ -741,13 +744,15 @@ impl Framework {
             let max = crate::framework::interface::MAX_NODE_SCORE as u64;
             let weight = wp.weight;
             // One score for all: one range test, one addend, kept for the final pass.
-            let out_of_range = match uniform.and_then(|_| ps.normalized().first().copied()) {
-                Some(v) => {
-                    pending_uniform += v * weight;
-                    v as u64 > max
+            let out_of_range = match ps.uniform {
+                // No node, no score: nothing to check or add (as the loop over none).
+                Some(u) if u.len == 0 => false,
+                Some(u) => {
+                    pending_uniform += u.normalized * weight;
+                    u.normalized as u64 > max
                 }
                 None => {
-                    let scores = ps.normalized();
+                    let scores = ps.normalized_slice();
                     let above = any_above(scores, max);
                     if !above {
                         add_weighted(&mut out.totals, scores, weight);
@@ -756,10 +761,8 @@ impl Framework {
                 }
             };
             if out_of_range {
-                let v = ps
-                    .normalized()
-                    .iter()
-                    .copied()
+                let v = (0..ps.len())
+                    .filter_map(|k| ps.normalized_at(k))
                     .find(|&v| v as u64 > max)
                     .unwrap_or_default();
                 let msg = format!(
@@ -991,17 +994,74 @@ fn insert_sorted(v: &mut Vec<&'static str>, s: &'static str) {
 pub struct PluginScores {
     pub plugin: &'static str,
     pub weight: i64,
-    /// Per feasible node, as the plugin scored it.
-    pub raw: Vec<i64>,
+    /// Per feasible node, as the plugin scored it (empty when the score is uniform).
+    raw: Vec<i64>,
     /// After NormalizeScore, for a plugin that has it (otherwise `raw` is final and this is
     /// not filled: see [`PluginScores::normalized`]).
     normalized: Vec<i64>,
     has_normalized: bool,
+    /// The same score on every node (the plugin's `uniform_score`): kept once instead of a
+    /// vector per node, which a cycle over hundreds of nodes would write for nothing.
+    uniform: Option<Uniform>,
+}
+
+/// A plugin's score on every one of `len` nodes.
+#[derive(Debug, Clone, Copy)]
+struct Uniform {
+    raw: i64,
+    /// The raw score for a plugin without NormalizeScore.
+    normalized: i64,
+    len: usize,
 }
 
 impl PluginScores {
+    /// The number of nodes scored.
+    pub fn len(&self) -> usize {
+        match self.uniform {
+            Some(u) => u.len,
+            None => self.raw.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `k`-th feasible node's score as the plugin gave it.
+    pub fn raw_at(&self, k: usize) -> Option<i64> {
+        match self.uniform {
+            Some(u) => (k < u.len).then_some(u.raw),
+            None => self.raw.get(k).copied(),
+        }
+    }
+
+    /// The `k`-th feasible node's score after NormalizeScore (the raw score of a plugin
+    /// without it).
+    pub fn normalized_at(&self, k: usize) -> Option<i64> {
+        match self.uniform {
+            Some(u) => (k < u.len).then_some(u.normalized),
+            None => self.normalized_slice().get(k).copied(),
+        }
+    }
+
+    /// Per feasible node, as the plugin scored it.
+    pub fn raw(&self) -> Cow<'_, [i64]> {
+        match self.uniform {
+            Some(u) => Cow::Owned(vec![u.raw; u.len]),
+            None => Cow::Borrowed(&self.raw),
+        }
+    }
+
     /// Per feasible node, after NormalizeScore (the raw scores of a plugin without it).
-    pub fn normalized(&self) -> &[i64] {
+    pub fn normalized(&self) -> Cow<'_, [i64]> {
+        match self.uniform {
+            Some(u) => Cow::Owned(vec![u.normalized; u.len]),
+            None => Cow::Borrowed(self.normalized_slice()),
+        }
+    }
+
+    /// The per-node normalized vector of a plugin whose score is not uniform.
+    fn normalized_slice(&self) -> &[i64] {
         if self.has_normalized {
             &self.normalized
         } else {
@@ -1010,9 +1070,9 @@ impl PluginScores {
     }
 
     /// The `k`-th feasible node's normalized score times the plugin's weight: what it adds to
-    /// the node's total.
+    /// the node's total (0 past the last node).
     pub fn weighted(&self, k: usize) -> i64 {
-        self.normalized()[k] * self.weight
+        self.normalized_at(k).unwrap_or(0) * self.weight
     }
 }
 
