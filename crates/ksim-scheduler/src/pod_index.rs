@@ -16,9 +16,11 @@
 //!   groups that may select it.
 //!
 //! Candidates only narrow: whoever asks still matches the selector (and namespaces) exactly,
-//! so a result computed from the candidates is the result over all pods. Sums and "any" are all
-//! the plugins compute from them, so the order of candidates does not matter; it is
-//! deterministic all the same (insertion order).
+//! so a result computed from the candidates is the result over all pods. Integer counts are
+//! all anyone computes from them (InterPodAffinity's and PodTopologySpread's), so the order of
+//! candidates does not matter, and it is not kept: the sets are hash sets keyed by the pods'
+//! addresses, whose iteration order may differ between runs. A new reader that needs an
+//! order must impose one (sort) rather than take the sets'.
 //!
 //! Entries carry the node's index in `Snapshot::nodes` and counts are by the node's labels at
 //! the time the pod was added; the snapshot rebuilds the index when node indices or node labels
@@ -33,7 +35,6 @@
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use indexmap::IndexMap;
 use ksim_api::meta::SelectorOp;
 use ksim_api::{Labels, Selector};
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -43,8 +44,10 @@ use crate::pod_info::{AffinityTerm, PodInfo};
 use crate::spread_index::{SpreadCache, SpreadQuery, SpreadView};
 
 /// Bound pods keyed by the address of their `PodInfo` (UIDs need not be unique in hand-written
-/// inputs; an `Arc` in the snapshot is), with their node index, in insertion order.
-type PodSet = IndexMap<usize, (u32, Arc<PodInfo>), FxBuildHasher>;
+/// inputs; an `Arc` in the snapshot is), with their node index. Unordered: a bind and an
+/// unbind each cost one probe (an insertion-ordered map's removal costs two and moves an
+/// entry), and every reader only counts (see the module doc).
+type PodSet = FxHashMap<usize, (u32, Arc<PodInfo>)>;
 
 fn key_of(p: &PodInfo) -> usize {
     p as *const PodInfo as usize
@@ -545,8 +548,9 @@ impl PodIndex {
 
     /// Removes a pod (the same `PodInfo` that was added, with the nodes unchanged since).
     pub fn remove(&mut self, pod: &PodInfo) {
-        let uid = key_of(pod);
-        let Some(node) = self.all.get(&uid).map(|(n, _)| *n) else {
+        // Out of `all` first: its entry names the node (one probe for the lookup and the
+        // removal; the counts below never read `all`).
+        let Some((node, _)) = self.all.remove(&key_of(pod)) else {
             return;
         };
         if pod.has_affinity() {
@@ -570,7 +574,7 @@ impl PodIndex {
         }
         self.update_targets(pod, node as usize, -1);
         self.spread.get_mut().update(node as usize, pod, -1);
-        self.unlink(pod);
+        self.unlink_labels(pod);
     }
 
     /// The node index a bound pod (this very object) was added with.
@@ -613,11 +617,17 @@ impl PodIndex {
 
     /// Takes a pod out of its label sets and `all` (the sets part of [`PodIndex::remove`]).
     pub(crate) fn unlink(&mut self, pod: &PodInfo) {
+        self.unlink_labels(pod);
+        self.all.remove(&key_of(pod));
+    }
+
+    /// Takes a pod out of its label sets.
+    fn unlink_labels(&mut self, pod: &PodInfo) {
         let uid = key_of(pod);
         for (k, v) in pod.labels() {
             if let Some(by_value) = self.pods_by_label.get_mut(k) {
                 if let Some(set) = by_value.get_mut(v) {
-                    set.swap_remove(&uid);
+                    set.remove(&uid);
                     if set.is_empty() {
                         by_value.remove(v);
                     }
@@ -627,7 +637,6 @@ impl PodIndex {
                 }
             }
         }
-        self.all.swap_remove(&uid);
     }
 
     /// Adds `delta` to the targets of every group that selects `pod`, at its node's value.

@@ -5,8 +5,8 @@
 //! snapshots of random pods (labels, affinity terms, host ports, deletion marks, shared UIDs),
 //! changes one pod's status in one snapshot by each path (its own node, or another node's name)
 //! and requires the same result: every node field by field (their `Debug` text), the nodes with
-//! affinity pods, the pod index's candidates in order, its term groups and PodTopologySpread's
-//! counts.
+//! affinity pods, the pod index's candidates (as a set: the index keeps no order, see
+//! `pod_index`), its term groups and PodTopologySpread's counts.
 
 use std::sync::Arc;
 
@@ -78,6 +78,7 @@ fn state(s: &Snapshot, selectors: &[Selector]) -> Vec<String> {
         s.pod_index.for_each_candidate(sel, |i, p| {
             c.push(format!("{i}:{}:{}", p.name(), p.pod.status.phase))
         });
+        c.sort();
         out.push(c.join(","));
         let queries = [SpreadQuery {
             namespace: "default",
