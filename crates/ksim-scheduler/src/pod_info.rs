@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ksim_api::{Labels, Pod, PodAffinityTerm, Selector};
 
-use crate::resource::{pod_requests, Resource};
+use crate::resource::{every_container_requests_cpu_and_memory, pod_requests, Resource};
 
 /// `framework.AffinityTerm`. Equality and hashing compare every field, so that equal terms
 /// of different pods share one group in the pod index.
@@ -108,7 +108,13 @@ impl PodInfo {
     pub fn new(pod: Pod) -> PodInfo {
         let key = pod.key();
         let requests = pod_requests(&pod, false);
-        let non_zero_requests = pod_requests(&pod, true);
+        // The scoring defaults stand in only for a container's missing cpu or memory request:
+        // when every container names both (the usual pod), the sums are the same.
+        let non_zero_requests = if every_container_requests_cpu_and_memory(&pod) {
+            requests.clone()
+        } else {
+            pod_requests(&pod, true)
+        };
         let host_ports = host_ports_of(&pod);
         let (mut ra, mut raa, mut pa, mut paa) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         if let Some(aff) = &pod.spec.affinity {

@@ -220,6 +220,19 @@ fn container_requests(l: &ResourceList, non_missing: bool) -> MilliList<'_> {
     m
 }
 
+/// Whether every container and init container of `pod` has a cpu and a memory request (of
+/// any amount, zero included): then `pod_requests(pod, true)` equals `pod_requests(pod, false)`,
+/// as the defaults replace only missing requests.
+pub fn every_container_requests_cpu_and_memory(pod: &Pod) -> bool {
+    pod.spec
+        .containers
+        .iter()
+        .chain(&pod.spec.init_containers)
+        .all(|c| {
+            c.resources.requests.contains_key(CPU) && c.resources.requests.contains_key(MEMORY)
+        })
+}
+
 /// What `PodRequests` returns, with missing cpu/memory container requests replaced by the
 /// scoring defaults when `non_missing` is set.
 pub fn pod_requests(pod: &Pod, non_missing: bool) -> Resource {
@@ -278,6 +291,28 @@ mod tests {
         assert_eq!(r.milli_cpu, 100);
         assert_eq!(r.memory, 2 * DEFAULT_MEMORY_REQUEST);
         assert_eq!(pod_requests(&p, false).milli_cpu, 0);
+    }
+
+    #[test]
+    fn non_missing_requests_equal_the_plain_sums_when_every_container_names_both() {
+        for json in [
+            r#"{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"0","memory":"0"}}}]}}"#,
+            r#"{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"1"}}}],
+              "initContainers":[{"name":"i","resources":{"requests":{"cpu":"3","memory":"1"}}},
+                {"name":"s","restartPolicy":"Always","resources":{"requests":{"cpu":"500m","memory":"2Gi"}}}],
+              "overhead":{"cpu":"100m"}}}"#,
+        ] {
+            let p = pod(json);
+            assert!(every_container_requests_cpu_and_memory(&p));
+            assert_eq!(pod_requests(&p, true), pod_requests(&p, false));
+        }
+        for json in [
+            r#"{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"1"}}}]}}"#,
+            r#"{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"1","memory":"1"}}}],
+              "initContainers":[{"name":"i","resources":{"requests":{"memory":"1"}}}]}}"#,
+        ] {
+            assert!(!every_container_requests_cpu_and_memory(&pod(json)));
+        }
     }
 
     #[test]
