@@ -23,6 +23,11 @@ pub struct NodeColumns {
     pub alloc_cpu: Vec<f64>,
     /// `allocatable.memory`.
     pub alloc_memory: Vec<f64>,
+    /// `1.0 / alloc_cpu[i]` and `1.0 / alloc_memory[i]` (correctly rounded; `inf` for a zero
+    /// capacity): the scorers' divide-free paths multiply by them. Rewritten only when the
+    /// capacity changes, which is rare (a node update), not on every pod added or removed.
+    pub inv_alloc_cpu: Vec<f64>,
+    pub inv_alloc_memory: Vec<f64>,
     /// `requested.milli_cpu`.
     pub requested_cpu: Vec<f64>,
     /// `requested.memory`.
@@ -116,6 +121,13 @@ impl NodeColumns {
             return;
         }
         let r = Row::of(n);
+        // Bit comparison: a capacity is never NaN (converted from an integer).
+        if self.alloc_cpu[i].to_bits() != r.alloc_cpu.to_bits() {
+            self.inv_alloc_cpu[i] = 1.0 / r.alloc_cpu;
+        }
+        if self.alloc_memory[i].to_bits() != r.alloc_memory.to_bits() {
+            self.inv_alloc_memory[i] = 1.0 / r.alloc_memory;
+        }
         self.alloc_cpu[i] = r.alloc_cpu;
         self.alloc_memory[i] = r.alloc_memory;
         self.requested_cpu[i] = r.requested_cpu;
@@ -158,9 +170,13 @@ impl NodeColumns {
     }
 
     /// Whether node `i`'s entries are `n`'s fields (what the batch paths assert in debug
-    /// builds for each node they read).
+    /// builds for each node they read), reciprocals included.
     pub fn matches(&self, i: usize, n: &NodeInfo) -> bool {
-        i < self.len() && self.row(i) == Row::of(n)
+        let r = Row::of(n);
+        i < self.len()
+            && self.row(i) == r
+            && self.inv_alloc_cpu[i].to_bits() == (1.0 / r.alloc_cpu).to_bits()
+            && self.inv_alloc_memory[i].to_bits() == (1.0 / r.alloc_memory).to_bits()
     }
 
     /// Whether the table is exactly the columns of `nodes`.
@@ -187,6 +203,8 @@ impl NodeColumns {
     fn push(&mut self, r: Row) {
         self.alloc_cpu.push(r.alloc_cpu);
         self.alloc_memory.push(r.alloc_memory);
+        self.inv_alloc_cpu.push(1.0 / r.alloc_cpu);
+        self.inv_alloc_memory.push(1.0 / r.alloc_memory);
         self.requested_cpu.push(r.requested_cpu);
         self.requested_memory.push(r.requested_memory);
         self.non_zero_cpu.push(r.non_zero_cpu);
@@ -205,6 +223,8 @@ impl NodeColumns {
         }
         self.alloc_cpu.truncate(n);
         self.alloc_memory.truncate(n);
+        self.inv_alloc_cpu.truncate(n);
+        self.inv_alloc_memory.truncate(n);
         self.requested_cpu.truncate(n);
         self.requested_memory.truncate(n);
         self.non_zero_cpu.truncate(n);

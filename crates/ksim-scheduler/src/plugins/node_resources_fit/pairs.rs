@@ -2,6 +2,7 @@
 //! operation ([`F2`]), each lane taking the scalar code's float operations, and node by node
 //! where a pair falls outside the exact bounds.
 
+use super::recip::{balanced_pair_recip, weighted_pair_recip};
 use super::*;
 
 /// The columns a cpu + memory scorer reads, all `n` long: allocatable, and the node's
@@ -14,6 +15,9 @@ pub(super) struct CpuMemoryColumns<'a> {
     pub(super) alloc_memory: &'a [f64],
     pub(super) requested_cpu: &'a [f64],
     pub(super) requested_memory: &'a [f64],
+    /// `1.0 / alloc_cpu[i]`, `1.0 / alloc_memory[i]` (see [`recip`](super::recip)).
+    pub(super) inv_cpu: &'a [f64],
+    pub(super) inv_memory: &'a [f64],
 }
 
 /// Requests and capacities below this are exact as floats, and so is the sum of two of them
@@ -32,6 +36,15 @@ impl CpuMemoryColumns<'_> {
             F2::new(self.requested_memory[i], self.requested_memory[j]),
         )
     }
+
+    /// Nodes `i` and `j`, one per lane: the reciprocals of allocatable cpu and memory.
+    #[inline(always)]
+    pub(super) fn inverses(&self, i: usize, j: usize) -> (F2, F2) {
+        (
+            F2::new(self.inv_cpu[i], self.inv_cpu[j]),
+            F2::new(self.inv_memory[i], self.inv_memory[j]),
+        )
+    }
 }
 
 /// The lanes of `requested + pod` where the node's requested amount is below
@@ -48,15 +61,20 @@ pub(super) fn exact_request(requested: F2, pod: F2, zero: F2, limit: F2) -> (F2,
 
 /// The per-cycle constants of the packed paths.
 pub(super) struct PairConstants {
-    zero: F2,
-    one: F2,
-    half: F2,
-    max: F2,
+    pub(super) zero: F2,
+    pub(super) one: F2,
+    pub(super) half: F2,
+    pub(super) max: F2,
     capacity_limit: F2,
-    exact_limit: F2,
+    pub(super) exact_limit: F2,
+    /// [`recip::RECIP_CAPACITY_LIMIT`](super::recip::RECIP_CAPACITY_LIMIT).
+    pub(super) recip_limit: F2,
+    /// [`recip::GUARD`](super::recip::GUARD) and `1 − GUARD`.
+    pub(super) guard: F2,
+    pub(super) guard_hi: F2,
     /// The pod's cpu and memory requests.
-    pod_cpu: F2,
-    pod_memory: F2,
+    pub(super) pod_cpu: F2,
+    pub(super) pod_memory: F2,
 }
 
 impl PairConstants {
@@ -72,6 +90,9 @@ impl PairConstants {
             max: F2::splat(MAX_NODE_SCORE as f64),
             capacity_limit: F2::splat(PAIRED_CAPACITY_LIMIT as f64),
             exact_limit: F2::splat(EXACT_SUM_LIMIT as f64),
+            recip_limit: F2::splat(super::recip::RECIP_CAPACITY_LIMIT as f64),
+            guard: F2::splat(super::recip::GUARD),
+            guard_hi: F2::splat(1.0 - super::recip::GUARD),
             pod_cpu: F2::splat(pod[0] as f64),
             pod_memory: F2::splat(pod[1] as f64),
         })
@@ -109,16 +130,28 @@ pub(super) fn weighted_pair<const MOST: bool>(
     if !inside.all() {
         return None;
     }
-    let (nc, nm) = if MOST {
+    let (nc, nm) = weighted_numerators::<MOST>(k, ac, rc, am, rm);
+    Some(nc.div(ac).trunc().add(nm.div(am).trunc()).shr1().to_i64())
+}
+
+/// The numerators of [`weighted_pair`] for cpu and memory: `min(requested, capacity) × 100`
+/// (`MOST`) or `(capacity − requested) × 100`, 0 where the request exceeds the capacity.
+#[inline(always)]
+pub(super) fn weighted_numerators<const MOST: bool>(
+    k: &PairConstants,
+    ac: F2,
+    rc: F2,
+    am: F2,
+    rm: F2,
+) -> (F2, F2) {
+    if MOST {
         (rc.min(ac).mul(k.max), rm.min(am).mul(k.max))
     } else {
-        // `capacity − requested`, or 0 where the request exceeds the capacity.
         (
             ac.sub(rc).and(rc.le(ac)).mul(k.max),
             am.sub(rm).and(rm.le(am)).mul(k.max),
         )
-    };
-    Some(nc.div(ac).trunc().add(nm.div(am).trunc()).shr1().to_i64())
+    }
 }
 
 /// Nodes `i` and `j` of the balanced strategy, one per lane; `None` when either lacks a
@@ -146,9 +179,10 @@ pub(super) fn balanced_pair(
     Some(k.one.sub(std).mul(k.max).trunc().to_i64())
 }
 
-/// The scores of `feasible`, two nodes at a time by `pair` (`BALANCED`: [`balanced_pair`],
-/// else [`weighted_pair`]), a pair it declines (and a lone last node it declines) by
-/// `per_node`.
+/// The scores of `feasible`, two nodes at a time by `pair` (`BALANCED`:
+/// [`balanced_pair_recip`], else [`weighted_pair_recip`], which fall back on the divides of
+/// [`balanced_pair`] and [`weighted_pair`]), a pair it declines (and a lone last node it
+/// declines) by `per_node`.
 #[inline(always)]
 pub(super) fn score_pairs<const BALANCED: bool, const MOST: bool>(
     c: CpuMemoryColumns<'_>,
@@ -159,9 +193,9 @@ pub(super) fn score_pairs<const BALANCED: bool, const MOST: bool>(
 ) {
     let pair = |i: usize, j: usize| {
         if BALANCED {
-            balanced_pair(&c, k, i, j)
+            balanced_pair_recip(&c, k, i, j)
         } else {
-            weighted_pair::<MOST>(&c, k, i, j)
+            weighted_pair_recip::<MOST>(&c, k, i, j)
         }
     };
     out.reserve(feasible.len());
