@@ -23,11 +23,6 @@ pub struct NodeColumns {
     pub alloc_cpu: Vec<f64>,
     /// `allocatable.memory`.
     pub alloc_memory: Vec<f64>,
-    /// `1.0 / alloc_cpu[i]` and `1.0 / alloc_memory[i]` (correctly rounded; `inf` for a zero
-    /// capacity): the scorers' divide-free paths multiply by them. Rewritten only when the
-    /// capacity changes, which is rare (a node update), not on every pod added or removed.
-    pub inv_alloc_cpu: Vec<f64>,
-    pub inv_alloc_memory: Vec<f64>,
     /// `requested.milli_cpu`.
     pub requested_cpu: Vec<f64>,
     /// `requested.memory`.
@@ -49,7 +44,14 @@ pub struct NodeColumns {
     /// Per flag bit, how many entries of `flags` have it: their union without reading them
     /// ([`NodeColumns::flags_union`]).
     flag_counts: [u32; 8],
+    /// How many rows are not [ordinary](NodeColumns::all_ordinary).
+    unordinary: u32,
 }
+
+/// Capacities of an ordinary row are in `[1, ORDINARY_CAPACITY_LIMIT)`.
+pub const ORDINARY_CAPACITY_LIMIT: i64 = 1 << 46;
+/// Requested amounts of an ordinary row are in `[0, ORDINARY_REQUEST_LIMIT)`.
+pub const ORDINARY_REQUEST_LIMIT: i64 = 1 << 52;
 
 /// One node's entries, in the columns' order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -68,6 +70,19 @@ struct Row {
 }
 
 impl Row {
+    /// See [`NodeColumns::all_ordinary`]. Conversion to `f64` is monotonic and exact at the
+    /// bounds (powers of two), so the bounds read the same on the converted amounts.
+    fn ordinary(&self) -> bool {
+        let capacity = |x: f64| (1.0..ORDINARY_CAPACITY_LIMIT as f64).contains(&x);
+        let request = |x: f64| (0.0..ORDINARY_REQUEST_LIMIT as f64).contains(&x);
+        capacity(self.alloc_cpu)
+            && capacity(self.alloc_memory)
+            && request(self.requested_cpu)
+            && request(self.requested_memory)
+            && request(self.non_zero_cpu)
+            && request(self.non_zero_memory)
+    }
+
     fn of(n: &NodeInfo) -> Row {
         let (a, r) = (&n.allocatable, &n.requested);
         Row {
@@ -121,12 +136,10 @@ impl NodeColumns {
             return;
         }
         let r = Row::of(n);
-        // Bit comparison: a capacity is never NaN (converted from an integer).
-        if self.alloc_cpu[i].to_bits() != r.alloc_cpu.to_bits() {
-            self.inv_alloc_cpu[i] = 1.0 / r.alloc_cpu;
-        }
-        if self.alloc_memory[i].to_bits() != r.alloc_memory.to_bits() {
-            self.inv_alloc_memory[i] = 1.0 / r.alloc_memory;
+        let was_ordinary = self.row(i).ordinary();
+        if was_ordinary != r.ordinary() {
+            self.count_ordinary(was_ordinary, false);
+            self.count_ordinary(r.ordinary(), true);
         }
         self.alloc_cpu[i] = r.alloc_cpu;
         self.alloc_memory[i] = r.alloc_memory;
@@ -157,6 +170,26 @@ impl NodeColumns {
         NodeFlags::from_bits(bits)
     }
 
+    /// Whether every row is ordinary: capacities in `[1, 2^46)`, requested and non-zero
+    /// requested amounts in `[0, 2^52)` (every real node). The scorers' packed paths then
+    /// skip their per-node bounds checks.
+    #[inline]
+    pub fn all_ordinary(&self) -> bool {
+        self.unordinary == 0
+    }
+
+    /// Counts (`add`) or uncounts a row that is not ordinary (`ordinary` false).
+    fn count_ordinary(&mut self, ordinary: bool, add: bool) {
+        if !ordinary {
+            // Never below zero, as for `flag_counts`.
+            self.unordinary = if add {
+                self.unordinary + 1
+            } else {
+                self.unordinary.saturating_sub(1)
+            };
+        }
+    }
+
     /// Counts (`add`) or uncounts one entry's flags in `flag_counts`.
     fn count_flags(&mut self, f: NodeFlags, add: bool) {
         let bits = f.bits();
@@ -170,13 +203,9 @@ impl NodeColumns {
     }
 
     /// Whether node `i`'s entries are `n`'s fields (what the batch paths assert in debug
-    /// builds for each node they read), reciprocals included.
+    /// builds for each node they read).
     pub fn matches(&self, i: usize, n: &NodeInfo) -> bool {
-        let r = Row::of(n);
-        i < self.len()
-            && self.row(i) == r
-            && self.inv_alloc_cpu[i].to_bits() == (1.0 / r.alloc_cpu).to_bits()
-            && self.inv_alloc_memory[i].to_bits() == (1.0 / r.alloc_memory).to_bits()
+        i < self.len() && self.row(i) == Row::of(n)
     }
 
     /// Whether the table is exactly the columns of `nodes`.
@@ -201,10 +230,9 @@ impl NodeColumns {
     }
 
     fn push(&mut self, r: Row) {
+        self.count_ordinary(r.ordinary(), true);
         self.alloc_cpu.push(r.alloc_cpu);
         self.alloc_memory.push(r.alloc_memory);
-        self.inv_alloc_cpu.push(1.0 / r.alloc_cpu);
-        self.inv_alloc_memory.push(1.0 / r.alloc_memory);
         self.requested_cpu.push(r.requested_cpu);
         self.requested_memory.push(r.requested_memory);
         self.non_zero_cpu.push(r.non_zero_cpu);
@@ -220,11 +248,10 @@ impl NodeColumns {
     fn truncate(&mut self, n: usize) {
         for k in n..self.flags.len() {
             self.count_flags(self.flags[k], false);
+            self.count_ordinary(self.row(k).ordinary(), false);
         }
         self.alloc_cpu.truncate(n);
         self.alloc_memory.truncate(n);
-        self.inv_alloc_cpu.truncate(n);
-        self.inv_alloc_memory.truncate(n);
         self.requested_cpu.truncate(n);
         self.requested_memory.truncate(n);
         self.non_zero_cpu.truncate(n);

@@ -40,10 +40,6 @@ impl F2 {
     pub(super) fn lt(self, o: F2) -> F2 {
         unsafe { F2(std::arch::x86_64::_mm_cmplt_pd(self.0, o.0)) }
     }
-    #[inline(always)]
-    pub(super) fn gt(self, o: F2) -> F2 {
-        unsafe { F2(std::arch::x86_64::_mm_cmpgt_pd(self.0, o.0)) }
-    }
     /// Bitwise and: of two masks, or of a value and a mask (the value or +0).
     #[inline(always)]
     pub(super) fn and(self, o: F2) -> F2 {
@@ -101,11 +97,6 @@ impl I2 {
     pub(super) fn shr1(self) -> I2 {
         unsafe { I2(std::arch::x86_64::_mm_srli_epi32::<1>(self.0)) }
     }
-    /// The two lanes as floats (exact: every `i32` is).
-    #[inline(always)]
-    pub(super) fn to_f64(self) -> F2 {
-        unsafe { F2(std::arch::x86_64::_mm_cvtepi32_pd(self.0)) }
-    }
     /// The two lanes, widened (they are >= 0: zero-extended).
     #[inline(always)]
     pub(super) fn to_i64(self) -> [i64; 2] {
@@ -145,10 +136,6 @@ impl F2 {
     #[inline(always)]
     pub(super) fn lt(self, o: F2) -> F2 {
         F2::mask(self.0[0] < o.0[0], self.0[1] < o.0[1])
-    }
-    #[inline(always)]
-    pub(super) fn gt(self, o: F2) -> F2 {
-        F2::mask(self.0[0] > o.0[0], self.0[1] > o.0[1])
     }
     #[inline(always)]
     pub(super) fn and(self, o: F2) -> F2 {
@@ -198,10 +185,6 @@ impl I2 {
     #[inline(always)]
     pub(super) fn shr1(self) -> I2 {
         I2([self.0[0] >> 1, self.0[1] >> 1])
-    }
-    #[inline(always)]
-    pub(super) fn to_f64(self) -> F2 {
-        F2([self.0[0] as f64, self.0[1] as f64])
     }
     #[inline(always)]
     pub(super) fn to_i64(self) -> [i64; 2] {

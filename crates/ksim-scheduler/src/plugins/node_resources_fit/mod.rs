@@ -3,8 +3,7 @@
 //! RequestedToCapacityRatio over the configured resources and weights.
 //!
 //! `pairs` scores two nodes at a time from the snapshot's resource columns with the two-lane
-//! values of `lanes`, without divides where `recip` proves it exact; `tests` holds the unit
-//! tests.
+//! values of `lanes`; `tests` holds the unit tests.
 
 use std::sync::Arc;
 
@@ -23,7 +22,6 @@ use crate::resource::{
 
 mod lanes;
 mod pairs;
-mod recip;
 mod score_state;
 
 use lanes::F2;
@@ -240,8 +238,7 @@ impl ResourceAllocationScorer {
             alloc_memory: &c.alloc_memory[..n],
             requested_cpu: &requested_cpu[..n],
             requested_memory: &requested_memory[..n],
-            inv_cpu: &c.inv_alloc_cpu[..n],
-            inv_memory: &c.inv_alloc_memory[..n],
+            ordinary: c.all_ordinary(),
         };
         let pod = [pod_requests[0], pod_requests[1]];
         // A node outside the packed path's bounds is scored as `score` scores it (every

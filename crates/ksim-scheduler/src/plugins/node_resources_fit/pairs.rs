@@ -2,7 +2,6 @@
 //! operation ([`F2`]), each lane taking the scalar code's float operations, and node by node
 //! where a pair falls outside the exact bounds.
 
-use super::recip::{balanced_pair_recip, weighted_pair_recip};
 use super::*;
 
 /// The columns a cpu + memory scorer reads, all `n` long: allocatable, and the node's
@@ -15,9 +14,11 @@ pub(super) struct CpuMemoryColumns<'a> {
     pub(super) alloc_memory: &'a [f64],
     pub(super) requested_cpu: &'a [f64],
     pub(super) requested_memory: &'a [f64],
-    /// `1.0 / alloc_cpu[i]`, `1.0 / alloc_memory[i]` (see [`recip`](super::recip)).
-    pub(super) inv_cpu: &'a [f64],
-    pub(super) inv_memory: &'a [f64],
+    /// Every row of the columns is ordinary ([`NodeColumns::all_ordinary`]): see
+    /// [`ordinary_pair`].
+    ///
+    /// [`NodeColumns::all_ordinary`]: crate::node_columns::NodeColumns::all_ordinary
+    pub(super) ordinary: bool,
 }
 
 /// Requests and capacities below this are exact as floats, and so is the sum of two of them
@@ -36,15 +37,6 @@ impl CpuMemoryColumns<'_> {
             F2::new(self.requested_memory[i], self.requested_memory[j]),
         )
     }
-
-    /// Nodes `i` and `j`, one per lane: the reciprocals of allocatable cpu and memory.
-    #[inline(always)]
-    pub(super) fn inverses(&self, i: usize, j: usize) -> (F2, F2) {
-        (
-            F2::new(self.inv_cpu[i], self.inv_cpu[j]),
-            F2::new(self.inv_memory[i], self.inv_memory[j]),
-        )
-    }
 }
 
 /// The lanes of `requested + pod` where the node's requested amount is below
@@ -61,20 +53,15 @@ pub(super) fn exact_request(requested: F2, pod: F2, zero: F2, limit: F2) -> (F2,
 
 /// The per-cycle constants of the packed paths.
 pub(super) struct PairConstants {
-    pub(super) zero: F2,
-    pub(super) one: F2,
-    pub(super) half: F2,
-    pub(super) max: F2,
+    zero: F2,
+    one: F2,
+    half: F2,
+    max: F2,
     capacity_limit: F2,
-    pub(super) exact_limit: F2,
-    /// [`recip::RECIP_CAPACITY_LIMIT`](super::recip::RECIP_CAPACITY_LIMIT).
-    pub(super) recip_limit: F2,
-    /// [`recip::GUARD`](super::recip::GUARD) and `1 − GUARD`.
-    pub(super) guard: F2,
-    pub(super) guard_hi: F2,
+    exact_limit: F2,
     /// The pod's cpu and memory requests.
-    pub(super) pod_cpu: F2,
-    pub(super) pod_memory: F2,
+    pod_cpu: F2,
+    pod_memory: F2,
 }
 
 impl PairConstants {
@@ -90,9 +77,6 @@ impl PairConstants {
             max: F2::splat(MAX_NODE_SCORE as f64),
             capacity_limit: F2::splat(PAIRED_CAPACITY_LIMIT as f64),
             exact_limit: F2::splat(EXACT_SUM_LIMIT as f64),
-            recip_limit: F2::splat(super::recip::RECIP_CAPACITY_LIMIT as f64),
-            guard: F2::splat(super::recip::GUARD),
-            guard_hi: F2::splat(1.0 - super::recip::GUARD),
             pod_cpu: F2::splat(pod[0] as f64),
             pod_memory: F2::splat(pod[1] as f64),
         })
@@ -137,7 +121,7 @@ pub(super) fn weighted_pair<const MOST: bool>(
 /// The numerators of [`weighted_pair`] for cpu and memory: `min(requested, capacity) × 100`
 /// (`MOST`) or `(capacity − requested) × 100`, 0 where the request exceeds the capacity.
 #[inline(always)]
-pub(super) fn weighted_numerators<const MOST: bool>(
+fn weighted_numerators<const MOST: bool>(
     k: &PairConstants,
     ac: F2,
     rc: F2,
@@ -179,10 +163,42 @@ pub(super) fn balanced_pair(
     Some(k.one.sub(std).mul(k.max).trunc().to_i64())
 }
 
-/// The scores of `feasible`, two nodes at a time by `pair` (`BALANCED`:
-/// [`balanced_pair_recip`], else [`weighted_pair_recip`], which fall back on the divides of
-/// [`balanced_pair`] and [`weighted_pair`]), a pair it declines (and a lone last node it
-/// declines) by `per_node`.
+// The ordinary rows' bounds are within the paired paths' (see `ordinary_pair`).
+const _: () = assert!(
+    crate::node_columns::ORDINARY_CAPACITY_LIMIT <= PAIRED_CAPACITY_LIMIT
+        && crate::node_columns::ORDINARY_REQUEST_LIMIT <= EXACT_SUM_LIMIT
+);
+
+/// [`weighted_pair`] (`BALANCED` false) or [`balanced_pair`] of nodes `i` and `j` when every
+/// row of the columns is ordinary, without their bounds checks, which then hold in every
+/// lane: ordinary rows have capacities in `[1, 2^46)` (`PAIRED_CAPACITY_LIMIT`) and
+/// requested amounts (both kinds) in `[0, 2^52)` (`EXACT_SUM_LIMIT`), and
+/// [`PairConstants::new`] took the pod's requests only in `[0, 2^52)`; so each sum
+/// `requested + pod` is at least 0 and exact ([`exact_request`]), and the capacities are in
+/// both functions' bounds. The arithmetic is theirs, operation for operation.
+#[inline(always)]
+pub(super) fn ordinary_pair<const BALANCED: bool, const MOST: bool>(
+    c: &CpuMemoryColumns<'_>,
+    k: &PairConstants,
+    i: usize,
+    j: usize,
+) -> [i64; 2] {
+    let (ac, rqc, am, rqm) = c.pair(i, j);
+    let (rc, rm) = (rqc.add(k.pod_cpu), rqm.add(k.pod_memory));
+    if BALANCED {
+        let (fc, fm) = (rc.div(ac).min(k.one), rm.div(am).min(k.one));
+        let std = fc.sub(fm).mul(k.half).abs();
+        k.one.sub(std).mul(k.max).trunc().to_i64()
+    } else {
+        let (nc, nm) = weighted_numerators::<MOST>(k, ac, rc, am, rm);
+        nc.div(ac).trunc().add(nm.div(am).trunc()).shr1().to_i64()
+    }
+}
+
+/// The scores of `feasible`, two nodes at a time by `pair` (`BALANCED`: [`balanced_pair`],
+/// else [`weighted_pair`]), a pair it declines (and a lone last node it declines) by
+/// `per_node`; when every row is ordinary, by [`ordinary_pair`], written in place (no
+/// capacity test or length update per pair).
 #[inline(always)]
 pub(super) fn score_pairs<const BALANCED: bool, const MOST: bool>(
     c: CpuMemoryColumns<'_>,
@@ -191,11 +207,24 @@ pub(super) fn score_pairs<const BALANCED: bool, const MOST: bool>(
     per_node: impl Fn(usize) -> i64,
     out: &mut Vec<i64>,
 ) {
+    if c.ordinary {
+        let start = out.len();
+        out.resize(start + feasible.len(), 0);
+        let mut pairs = feasible.chunks_exact(2);
+        let mut outs = out[start..].chunks_exact_mut(2);
+        for (p, o) in (&mut pairs).zip(&mut outs) {
+            o.copy_from_slice(&ordinary_pair::<BALANCED, MOST>(&c, k, p[0], p[1]));
+        }
+        if let ([i], [o]) = (pairs.remainder(), outs.into_remainder()) {
+            *o = ordinary_pair::<BALANCED, MOST>(&c, k, *i, *i)[0];
+        }
+        return;
+    }
     let pair = |i: usize, j: usize| {
         if BALANCED {
-            balanced_pair_recip(&c, k, i, j)
+            balanced_pair(&c, k, i, j)
         } else {
-            weighted_pair_recip::<MOST>(&c, k, i, j)
+            weighted_pair::<MOST>(&c, k, i, j)
         }
     };
     out.reserve(feasible.len());

@@ -1,11 +1,12 @@
-//! The resource scorers' divide-free paired paths (`ResourceAllocationScorer::score_nodes_in`:
-//! reciprocal columns instead of divides, a guard band with the divides as fallback for the
-//! balanced strategy) against the scalar `score`, node by node, for LeastAllocated,
-//! MostAllocated and the balanced strategy, over capacities and requests chosen at the edges
-//! where a reciprocal could round across an integer: capacity 1, requests equal to the
-//! capacity, exact ratios (half, whole percentages), equal cpu and memory fractions (a
-//! balanced score of exactly 100), capacities about 2^43 (the divide-free limit) and 2^46,
-//! and requests about 2^52 (the limit of exact sums).
+//! The resource scorers' paired paths (`ResourceAllocationScorer::score_nodes_in`: two nodes
+//! per SSE2 operation, with per-pair bounds checks, or without them when every row of the
+//! snapshot's columns is ordinary, `NodeColumns::all_ordinary`) against the scalar `score`,
+//! node by node, for LeastAllocated, MostAllocated and the balanced strategy, over capacities
+//! and requests at the edges: capacity 1, requests equal to the capacity, exact ratios (half,
+//! whole percentages), equal cpu and memory fractions (a balanced score of exactly 100),
+//! capacities about 2^43, 2^46 (the paired divide's limit, and the ordinary rows'), 2^47 and
+//! 2^53, requests about 2^52 (the limit of exact sums) and 2^53, and the weighted
+//! strategies' worst remainders.
 
 use std::sync::Arc;
 
@@ -25,6 +26,8 @@ fn capacity() -> impl Strategy<Value = i64> {
         3 => 1i64..(1 << 40),
         1 => (1i64 << 43) - 3..(1i64 << 43) + 3,
         1 => (1i64 << 46) - 3..(1i64 << 46) + 3,
+        // Far above the paired paths' bounds (not so far that the scalar `× 100` overflows).
+        1 => prop_oneof![(1i64 << 47) - 3..(1i64 << 47) + 3, (1i64 << 53) - 3..(1i64 << 53) + 3],
         1 => 0i64..1,
     ]
 }
@@ -40,8 +43,8 @@ enum Load {
     Half,
     /// `c·p / 100` (an exact percentage where 100 divides `c`).
     Percent(i64),
-    /// About 2^52, the limit of exact sums.
-    Huge(i64),
+    /// About 2^52 (the limit of exact sums) or 2^53 (of exact amounts).
+    Huge(u32, i64),
     /// Over the capacity.
     Over(i64),
 }
@@ -52,7 +55,8 @@ fn load() -> impl Strategy<Value = Load> {
         2 => Just(Load::Full),
         2 => Just(Load::Half),
         3 => (0i64..=100).prop_map(Load::Percent),
-        1 => (-3i64..3).prop_map(Load::Huge),
+        1 => (prop_oneof![Just(52u32), Just(53)], -3i64..3)
+            .prop_map(|(e, d)| Load::Huge(e, d)),
         1 => (1i64..1000).prop_map(Load::Over),
     ]
 }
@@ -64,7 +68,7 @@ fn total(load: Load, c: i64) -> i64 {
         Load::Full => c,
         Load::Half => c / 2,
         Load::Percent(p) => c / 100 * p + c % 100 * p / 100,
-        Load::Huge(d) => (1i64 << 52) + d,
+        Load::Huge(e, d) => (1i64 << e) + d,
         Load::Over(k) => c.saturating_add(k),
     }
 }
@@ -84,8 +88,9 @@ fn shape() -> impl Strategy<Value = Shape> {
 }
 
 /// A node of `shape` scored with a pod requesting `pod`: its requested (and non-zero
-/// requested) amounts are the totals less the pod's.
-fn node(k: usize, &(ac, lc, am, lm, scale): &Shape, pod: (i64, i64)) -> NodeInfo {
+/// requested) amounts are the totals less the pod's; `ordinary`: the capacities clamped into
+/// `[1, 2^46)` and the requested amounts into `[0, 2^52)` (an ordinary row).
+fn node(k: usize, &(ac, lc, am, lm, scale): &Shape, pod: (i64, i64), ordinary: bool) -> NodeInfo {
     let tc = total(lc, ac);
     let (am, tm) = match scale {
         // Memory at the cpu fraction: capacity and total both scaled (kept below 2^53).
@@ -100,8 +105,15 @@ fn node(k: usize, &(ac, lc, am, lm, scale): &Shape, pod: (i64, i64)) -> NodeInfo
     let mut node = ksim_api::Node::default();
     node.metadata.name = format!("n{k}");
     let mut n = NodeInfo::new(Arc::new(node));
+    let mut requested = (tc - pod.0, tm - pod.1);
+    let (mut ac, mut am) = (ac, am);
+    if ordinary {
+        let capacity = |x: i64| x.clamp(1, (1 << 46) - 1);
+        let request = |x: i64| x.clamp(0, (1 << 52) - 1);
+        (ac, am) = (capacity(ac), capacity(am));
+        requested = (request(requested.0), request(requested.1));
+    }
     (n.allocatable.milli_cpu, n.allocatable.memory) = (ac, am);
-    let requested = (tc - pod.0, tm - pod.1);
     (n.requested.milli_cpu, n.requested.memory) = requested;
     (n.non_zero_requested.milli_cpu, n.non_zero_requested.memory) = requested;
     n
@@ -120,13 +132,14 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
-    fn divide_free_scores_are_the_scalar_scores(
+    fn packed_scores_are_the_scalar_scores(
         shapes in proptest::collection::vec(shape(), 1..40),
         pod in (prop_oneof![Just(0i64), 1i64..8_000], prop_oneof![Just(0i64), 1i64..(1 << 34)]),
         weight in 1i64..100,
         strategy in 0usize..3,
         use_requested in any::<bool>(),
         rotate in 0usize..40,
+        ordinary in any::<bool>(),
     ) {
         let strategy = match strategy {
             0 => Scoring::LeastAllocated,
@@ -139,7 +152,11 @@ proptest! {
             ResourceSpec { name: MEMORY.into(), weight },
         ];
         let scorer = ResourceAllocationScorer::new(strategy, resources, use_requested);
-        let snapshot = snapshot_of(shapes.iter().enumerate().map(|(k, s)| node(k, s, pod)).collect());
+        let snapshot = snapshot_of(
+            shapes.iter().enumerate().map(|(k, s)| node(k, s, pod, ordinary)).collect(),
+        );
+        // Clamped rows are ordinary: the path without checks.
+        prop_assert!(!ordinary || snapshot.resource_columns().all_ordinary());
         let n = snapshot.nodes.len();
         // Every order of pairs (a rotated list), and a lone last node when `n` is odd.
         let feasible: Vec<usize> = (0..n).map(|k| (k + rotate) % n).collect();
@@ -157,7 +174,7 @@ proptest! {
 /// The weighted strategies' worst remainder: a numerator `n = 100·r` (MostAllocated) or
 /// `100·(c − r)` (LeastAllocated) equal to `k·c − 1`, one below a multiple of the capacity, so
 /// that the true quotient `k − 1/c` is as close below an integer as a capacity allows; for
-/// capacities just under the divide-free limit 2^43 and about 2^46 (the divides' limit).
+/// capacities just under 2^43 and about 2^46 (the paired divide's limit), and ordinary ones.
 fn worst(k: i64, base: i64, most: bool) -> Option<(i64, i64)> {
     // c ≡ k⁻¹ (mod 100), so that 100 divides k·c − 1.
     let inv = (1..100).find(|x| k * x % 100 == 1)?;
@@ -170,7 +187,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
-    fn divide_free_worst_remainders(
+    fn packed_scores_at_worst_remainders(
         k in (1i64..=100).prop_filter("coprime to 100", |k| k % 2 != 0 && k % 5 != 0),
         base in prop_oneof![(1i64 << 43) - (1 << 24)..(1i64 << 43) + 200,
                             (1i64 << 46) - (1 << 24)..(1i64 << 46) + 200,
