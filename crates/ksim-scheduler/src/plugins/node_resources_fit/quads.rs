@@ -30,6 +30,10 @@ pub(super) unsafe fn ordinary_quads<const BALANCED: bool, const MOST: bool>(
     let max = _mm256_set1_pd(MAX_NODE_SCORE as f64);
     let sign = _mm256_set1_pd(-0.0);
     let (pod_cpu, pod_memory) = (_mm256_set1_pd(pod[0]), _mm256_set1_pd(pod[1]));
+    // Every column cut to one length, so that one bounds check per index covers all four.
+    let n = c.alloc_cpu.len();
+    let (alloc_cpu, alloc_memory) = (&c.alloc_cpu[..n], &c.alloc_memory[..n]);
+    let (requested_cpu, requested_memory) = (&c.requested_cpu[..n], &c.requested_memory[..n]);
     let mut done = 0;
     for (q, o) in feasible.chunks_exact(4).zip(out.chunks_exact_mut(4)) {
         // Slice indexing: an index past the columns panics, as in the paired path. (A macro,
@@ -39,9 +43,9 @@ pub(super) unsafe fn ordinary_quads<const BALANCED: bool, const MOST: bool>(
                 _mm256_set_pd($col[q[3]], $col[q[2]], $col[q[1]], $col[q[0]])
             };
         }
-        let (ac, am) = (ld!(c.alloc_cpu), ld!(c.alloc_memory));
-        let rc = _mm256_add_pd(ld!(c.requested_cpu), pod_cpu);
-        let rm = _mm256_add_pd(ld!(c.requested_memory), pod_memory);
+        let (ac, am) = (ld!(alloc_cpu), ld!(alloc_memory));
+        let rc = _mm256_add_pd(ld!(requested_cpu), pod_cpu);
+        let rm = _mm256_add_pd(ld!(requested_memory), pod_memory);
         let scores = if BALANCED {
             let fc = _mm256_min_pd(_mm256_div_pd(rc, ac), one);
             let fm = _mm256_min_pd(_mm256_div_pd(rm, am), one);
