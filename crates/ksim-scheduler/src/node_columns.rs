@@ -44,7 +44,14 @@ pub struct NodeColumns {
     /// Per flag bit, how many entries of `flags` have it: their union without reading them
     /// ([`NodeColumns::flags_union`]).
     flag_counts: [u32; 8],
+    /// How many rows are not [ordinary](NodeColumns::all_ordinary).
+    unordinary: u32,
 }
+
+/// Capacities of an ordinary row are in `[1, ORDINARY_CAPACITY_LIMIT)`.
+pub const ORDINARY_CAPACITY_LIMIT: i64 = 1 << 46;
+/// Requested amounts of an ordinary row are in `[0, ORDINARY_REQUEST_LIMIT)`.
+pub const ORDINARY_REQUEST_LIMIT: i64 = 1 << 52;
 
 /// One node's entries, in the columns' order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,6 +70,19 @@ struct Row {
 }
 
 impl Row {
+    /// See [`NodeColumns::all_ordinary`]. Conversion to `f64` is monotonic and exact at the
+    /// bounds (powers of two), so the bounds read the same on the converted amounts.
+    fn ordinary(&self) -> bool {
+        let capacity = |x: f64| (1.0..ORDINARY_CAPACITY_LIMIT as f64).contains(&x);
+        let request = |x: f64| (0.0..ORDINARY_REQUEST_LIMIT as f64).contains(&x);
+        capacity(self.alloc_cpu)
+            && capacity(self.alloc_memory)
+            && request(self.requested_cpu)
+            && request(self.requested_memory)
+            && request(self.non_zero_cpu)
+            && request(self.non_zero_memory)
+    }
+
     fn of(n: &NodeInfo) -> Row {
         let (a, r) = (&n.allocatable, &n.requested);
         Row {
@@ -116,6 +136,11 @@ impl NodeColumns {
             return;
         }
         let r = Row::of(n);
+        let was_ordinary = self.row(i).ordinary();
+        if was_ordinary != r.ordinary() {
+            self.count_ordinary(was_ordinary, false);
+            self.count_ordinary(r.ordinary(), true);
+        }
         self.alloc_cpu[i] = r.alloc_cpu;
         self.alloc_memory[i] = r.alloc_memory;
         self.requested_cpu[i] = r.requested_cpu;
@@ -143,6 +168,26 @@ impl NodeColumns {
             }
         }
         NodeFlags::from_bits(bits)
+    }
+
+    /// Whether every row is ordinary: capacities in `[1, 2^46)`, requested and non-zero
+    /// requested amounts in `[0, 2^52)` (every real node). The scorers' packed paths then
+    /// skip their per-node bounds checks.
+    #[inline]
+    pub fn all_ordinary(&self) -> bool {
+        self.unordinary == 0
+    }
+
+    /// Counts (`add`) or uncounts a row that is not ordinary (`ordinary` false).
+    fn count_ordinary(&mut self, ordinary: bool, add: bool) {
+        if !ordinary {
+            // Never below zero, as for `flag_counts`.
+            self.unordinary = if add {
+                self.unordinary + 1
+            } else {
+                self.unordinary.saturating_sub(1)
+            };
+        }
     }
 
     /// Counts (`add`) or uncounts one entry's flags in `flag_counts`.
@@ -185,6 +230,7 @@ impl NodeColumns {
     }
 
     fn push(&mut self, r: Row) {
+        self.count_ordinary(r.ordinary(), true);
         self.alloc_cpu.push(r.alloc_cpu);
         self.alloc_memory.push(r.alloc_memory);
         self.requested_cpu.push(r.requested_cpu);
@@ -202,6 +248,7 @@ impl NodeColumns {
     fn truncate(&mut self, n: usize) {
         for k in n..self.flags.len() {
             self.count_flags(self.flags[k], false);
+            self.count_ordinary(self.row(k).ordinary(), false);
         }
         self.alloc_cpu.truncate(n);
         self.alloc_memory.truncate(n);

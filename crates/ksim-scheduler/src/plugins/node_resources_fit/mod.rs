@@ -3,7 +3,8 @@
 //! RequestedToCapacityRatio over the configured resources and weights.
 //!
 //! `pairs` scores two nodes at a time from the snapshot's resource columns with the two-lane
-//! values of `lanes`; `tests` holds the unit tests.
+//! values of `lanes` (`quads`: four at a time where the CPU has AVX2); `tests` holds the unit
+//! tests.
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ use crate::resource::{
 
 mod lanes;
 mod pairs;
+mod quads;
 mod score_state;
 
 use lanes::F2;
@@ -238,6 +240,7 @@ impl ResourceAllocationScorer {
             alloc_memory: &c.alloc_memory[..n],
             requested_cpu: &requested_cpu[..n],
             requested_memory: &requested_memory[..n],
+            ordinary: c.all_ordinary(),
         };
         let pod = [pod_requests[0], pod_requests[1]];
         // A node outside the packed path's bounds is scored as `score` scores it (every

@@ -14,6 +14,11 @@ pub(super) struct CpuMemoryColumns<'a> {
     pub(super) alloc_memory: &'a [f64],
     pub(super) requested_cpu: &'a [f64],
     pub(super) requested_memory: &'a [f64],
+    /// Every row of the columns is ordinary ([`NodeColumns::all_ordinary`]): see
+    /// [`ordinary_pair`].
+    ///
+    /// [`NodeColumns::all_ordinary`]: crate::node_columns::NodeColumns::all_ordinary
+    pub(super) ordinary: bool,
 }
 
 /// Requests and capacities below this are exact as floats, and so is the sum of two of them
@@ -57,6 +62,8 @@ pub(super) struct PairConstants {
     /// The pod's cpu and memory requests.
     pod_cpu: F2,
     pod_memory: F2,
+    /// The same, as plain floats.
+    pub(super) pod: [f64; 2],
 }
 
 impl PairConstants {
@@ -74,6 +81,7 @@ impl PairConstants {
             exact_limit: F2::splat(EXACT_SUM_LIMIT as f64),
             pod_cpu: F2::splat(pod[0] as f64),
             pod_memory: F2::splat(pod[1] as f64),
+            pod: [pod[0] as f64, pod[1] as f64],
         })
     }
 }
@@ -109,16 +117,28 @@ pub(super) fn weighted_pair<const MOST: bool>(
     if !inside.all() {
         return None;
     }
-    let (nc, nm) = if MOST {
+    let (nc, nm) = weighted_numerators::<MOST>(k, ac, rc, am, rm);
+    Some(nc.div(ac).trunc().add(nm.div(am).trunc()).shr1().to_i64())
+}
+
+/// The numerators of [`weighted_pair`] for cpu and memory: `min(requested, capacity) × 100`
+/// (`MOST`) or `(capacity − requested) × 100`, 0 where the request exceeds the capacity.
+#[inline(always)]
+fn weighted_numerators<const MOST: bool>(
+    k: &PairConstants,
+    ac: F2,
+    rc: F2,
+    am: F2,
+    rm: F2,
+) -> (F2, F2) {
+    if MOST {
         (rc.min(ac).mul(k.max), rm.min(am).mul(k.max))
     } else {
-        // `capacity − requested`, or 0 where the request exceeds the capacity.
         (
             ac.sub(rc).and(rc.le(ac)).mul(k.max),
             am.sub(rm).and(rm.le(am)).mul(k.max),
         )
-    };
-    Some(nc.div(ac).trunc().add(nm.div(am).trunc()).shr1().to_i64())
+    }
 }
 
 /// Nodes `i` and `j` of the balanced strategy, one per lane; `None` when either lacks a
@@ -146,9 +166,42 @@ pub(super) fn balanced_pair(
     Some(k.one.sub(std).mul(k.max).trunc().to_i64())
 }
 
+// The ordinary rows' bounds are within the paired paths' (see `ordinary_pair`).
+const _: () = assert!(
+    crate::node_columns::ORDINARY_CAPACITY_LIMIT <= PAIRED_CAPACITY_LIMIT
+        && crate::node_columns::ORDINARY_REQUEST_LIMIT <= EXACT_SUM_LIMIT
+);
+
+/// [`weighted_pair`] (`BALANCED` false) or [`balanced_pair`] of nodes `i` and `j` when every
+/// row of the columns is ordinary, without their bounds checks, which then hold in every
+/// lane: ordinary rows have capacities in `[1, 2^46)` (`PAIRED_CAPACITY_LIMIT`) and
+/// requested amounts (both kinds) in `[0, 2^52)` (`EXACT_SUM_LIMIT`), and
+/// [`PairConstants::new`] took the pod's requests only in `[0, 2^52)`; so each sum
+/// `requested + pod` is at least 0 and exact ([`exact_request`]), and the capacities are in
+/// both functions' bounds. The arithmetic is theirs, operation for operation.
+#[inline(always)]
+pub(super) fn ordinary_pair<const BALANCED: bool, const MOST: bool>(
+    c: &CpuMemoryColumns<'_>,
+    k: &PairConstants,
+    i: usize,
+    j: usize,
+) -> [i64; 2] {
+    let (ac, rqc, am, rqm) = c.pair(i, j);
+    let (rc, rm) = (rqc.add(k.pod_cpu), rqm.add(k.pod_memory));
+    if BALANCED {
+        let (fc, fm) = (rc.div(ac).min(k.one), rm.div(am).min(k.one));
+        let std = fc.sub(fm).mul(k.half).abs();
+        k.one.sub(std).mul(k.max).trunc().to_i64()
+    } else {
+        let (nc, nm) = weighted_numerators::<MOST>(k, ac, rc, am, rm);
+        nc.div(ac).trunc().add(nm.div(am).trunc()).shr1().to_i64()
+    }
+}
+
 /// The scores of `feasible`, two nodes at a time by `pair` (`BALANCED`: [`balanced_pair`],
 /// else [`weighted_pair`]), a pair it declines (and a lone last node it declines) by
-/// `per_node`.
+/// `per_node`; when every row is ordinary, by [`ordinary_pair`], written in place (no
+/// capacity test or length update per pair).
 #[inline(always)]
 pub(super) fn score_pairs<const BALANCED: bool, const MOST: bool>(
     c: CpuMemoryColumns<'_>,
@@ -157,6 +210,31 @@ pub(super) fn score_pairs<const BALANCED: bool, const MOST: bool>(
     per_node: impl Fn(usize) -> i64,
     out: &mut Vec<i64>,
 ) {
+    if c.ordinary {
+        let start = out.len();
+        out.resize(start + feasible.len(), 0);
+        let out = &mut out[start..];
+        // Four nodes per operation where the CPU has AVX2, the rest (and on other CPUs, all)
+        // two at a time.
+        #[allow(unused_mut)]
+        let mut done = 0;
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked above).
+            done =
+                unsafe { super::quads::ordinary_quads::<BALANCED, MOST>(&c, k.pod, feasible, out) };
+        }
+        let (feasible, out) = (&feasible[done..], &mut out[done..]);
+        let mut pairs = feasible.chunks_exact(2);
+        let mut outs = out.chunks_exact_mut(2);
+        for (p, o) in (&mut pairs).zip(&mut outs) {
+            o.copy_from_slice(&ordinary_pair::<BALANCED, MOST>(&c, k, p[0], p[1]));
+        }
+        if let ([i], [o]) = (pairs.remainder(), outs.into_remainder()) {
+            *o = ordinary_pair::<BALANCED, MOST>(&c, k, *i, *i)[0];
+        }
+        return;
+    }
     let pair = |i: usize, j: usize| {
         if BALANCED {
             balanced_pair(&c, k, i, j)
