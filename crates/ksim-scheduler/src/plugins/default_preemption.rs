@@ -339,7 +339,7 @@ fn select_victims_by_totals(
                 node.pods
                     .iter()
                     .filter(|g| eligible(g))
-                    .any(|g| s.uid() == g.uid())
+                    .any(|g| s.same_uid(g))
             })
         } else {
             shares_uid(&node.pods)
@@ -385,21 +385,27 @@ fn select_victims_by_totals(
 }
 
 /// Whether two different pods of `pods` share a UID. Pair by pair for a few pods; else
-/// sorted by UID (a node may hold over a hundred pods): of the pods with one UID, some two
-/// adjacent ones differ whenever not all are the same pod.
+/// sorted by UID hash (a node may hold over a hundred pods): pods with one UID have one hash,
+/// so only pods with equal hashes are compared. Both compare the pods' UID hashes first
+/// ([`PodInfo::same_uid`]) and read UID strings only where those are equal.
 fn shares_uid(pods: &[Arc<PodInfo>]) -> bool {
     if pods.len() <= 8 {
         return pods.iter().enumerate().any(|(i, a)| {
             pods[i + 1..]
                 .iter()
-                .any(|b| !Arc::ptr_eq(a, b) && a.uid() == b.uid())
+                .any(|b| !Arc::ptr_eq(a, b) && a.same_uid(b))
         });
     }
-    let mut uids: SmallVec<[(&str, *const PodInfo); 16]> =
-        pods.iter().map(|p| (p.uid(), Arc::as_ptr(p))).collect();
-    uids.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    uids.windows(2)
-        .any(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+    let mut keys: SmallVec<[(u32, &Arc<PodInfo>); 16]> =
+        pods.iter().map(|p| (p.uid_hash(), p)).collect();
+    keys.sort_unstable_by_key(|k| k.0);
+    keys.chunk_by(|a, b| a.0 == b.0).any(|run| {
+        run.iter().enumerate().any(|(i, a)| {
+            run[i + 1..]
+                .iter()
+                .any(|b| !Arc::ptr_eq(a.1, b.1) && a.1.uid() == b.1.uid())
+        })
+    })
 }
 
 /// `isPreemptionAllowed` with the default `IsEligiblePod`: only strictly lower priority.
@@ -578,7 +584,8 @@ fn reprieve<'n>(
         });
     }
     (
-        victims.into_iter().map(|v| v.0.clone()).collect(),
+        // By reference: `into_iter` would move the whole inline buffer first.
+        victims.iter().map(|v| v.0.clone()).collect(),
         num_violating,
         Status::success(),
     )
@@ -672,6 +679,30 @@ mod tests {
         fn start_reads_back_the_start_time(t in proptest::num::i128::ANY, started: bool) {
             let time = if started { StartTime::At(t) } else { StartTime::NotStarted };
             proptest::prop_assert_eq!(Start::from_time(time).get(), time);
+        }
+    }
+
+    proptest::proptest! {
+        /// `shares_uid` (UID hashes first, sorted beyond 8 pods) against every pair's UID
+        /// strings compared.
+        #[test]
+        fn shares_uid_is_any_two_pods_with_one_uid(
+            uids in proptest::collection::vec((0u8..40, proptest::bool::weighted(0.1)), 0..30),
+        ) {
+            let mut pods: Vec<Arc<PodInfo>> = Vec::new();
+            for (u, twice) in uids {
+                let mut p = Pod::default();
+                p.metadata.uid = format!("uid-{u}");
+                let p = Arc::new(PodInfo::new(p));
+                if twice {
+                    pods.push(p.clone());
+                }
+                pods.push(p);
+            }
+            let want = pods.iter().enumerate().any(|(i, a)| {
+                pods[i + 1..].iter().any(|b| !Arc::ptr_eq(a, b) && a.uid() == b.uid())
+            });
+            proptest::prop_assert_eq!(shares_uid(&pods), want);
         }
     }
 
