@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::choice::scores;
+use super::choice::Scores;
 use super::{Candidate, CompiledPdb, DryRunContext, Evaluator};
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::NodeToStatus;
@@ -329,7 +329,7 @@ impl Found for Lists {
 }
 
 /// The candidate `pickOneNodeForPreemption` would pick from each list so far: the first of
-/// the highest-scoring ones ([`scores`]), kept by replacing it only with a candidate that
+/// the highest-scoring ones ([`Scores`]), kept by replacing it only with a candidate that
 /// scores higher. Over the whole list (violating no PDB first) the function picks the
 /// first list's when there is one (its PDB score, 0, is the highest), else the second's.
 #[derive(Default)]
@@ -339,7 +339,7 @@ struct Best {
 }
 
 /// A candidate kept by [`Best`]: node, victims, PDB violations, and its scores.
-type Kept = (usize, Vec<Arc<PodInfo>>, i64, [i128; 5]);
+type Kept = (usize, Vec<Arc<PodInfo>>, i64, Scores);
 
 impl Best {
     fn into_candidate(self, ctx: &DryRunContext<'_>) -> Option<Candidate> {
@@ -367,8 +367,12 @@ impl Found for Best {
         } else {
             &mut self.non_violating
         };
-        let s = scores((&victims, num_pdb_violations));
-        if best.as_ref().is_none_or(|b| s > b.3) {
+        let mut s = Scores::new((&victims, num_pdb_violations));
+        let higher = match best.as_mut() {
+            None => true,
+            Some(b) => s.higher((&victims, num_pdb_violations), &mut b.3, (&b.1, b.2)),
+        };
+        if higher {
             *best = Some((node, victims, num_pdb_violations, s));
         }
     }

@@ -65,9 +65,38 @@ pub fn pick_one_node_for_preemption(candidates: &[Candidate]) -> usize {
 /// A candidate's scores by [`pick_one_node_for_preemption`]'s functions, in order: of two
 /// candidates the function prefers the one with the lexicographically higher scores, and of
 /// equal ones the first. The candidate it picks is therefore the first of the highest-scoring
-/// ones, which a running best replaced only on strictly higher scores keeps.
-pub(crate) fn scores(c: Scored<'_>) -> [i128; 5] {
-    SCORE_FUNCS.map(|f| f(c))
+/// ones, which a running best replaced only on strictly higher scores keeps. The last score
+/// (the start time of the highest-priority victims, which reads every victim's start time) is
+/// computed only when the first four are equal, once per candidate.
+#[derive(Debug, Clone)]
+pub(crate) struct Scores {
+    head: [i128; 4],
+    last: Option<i128>,
+}
+
+impl Scores {
+    pub(crate) fn new(c: Scored<'_>) -> Scores {
+        Scores {
+            head: [
+                SCORE_FUNCS[0](c),
+                SCORE_FUNCS[1](c),
+                SCORE_FUNCS[2](c),
+                SCORE_FUNCS[3](c),
+            ],
+            last: None,
+        }
+    }
+
+    /// Whether `self` (of candidate `c`) scores strictly higher than `other` (of candidate
+    /// `o`).
+    pub(crate) fn higher(&mut self, c: Scored<'_>, other: &mut Scores, o: Scored<'_>) -> bool {
+        if self.head != other.head {
+            return self.head > other.head;
+        }
+        let mine = *self.last.get_or_insert_with(|| SCORE_FUNCS[4](c));
+        let theirs = *other.last.get_or_insert_with(|| SCORE_FUNCS[4](o));
+        mine > theirs
+    }
 }
 
 /// Pods nominated to `node` with a lower priority than `pod`: after preempting there, the caller
