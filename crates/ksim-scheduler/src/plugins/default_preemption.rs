@@ -265,10 +265,30 @@ impl Interface for DefaultPreemption {
         scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
     ) -> Option<(Vec<Arc<PodInfo>>, i64, Status)> {
-        match select_victims_by_totals(ctx, state, pod, node, pdbs) {
+        let mut victims = Vec::new();
+        let (n, s) =
+            self.select_victims_or_reject_into(ctx, state, pod, node, scratch, pdbs, &mut victims)?;
+        Some((victims, n, s))
+    }
+
+    fn select_victims_or_reject_into(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        scratch: &mut Option<NodeInfo>,
+        pdbs: &[CompiledPdb],
+        victims: &mut Vec<Arc<PodInfo>>,
+    ) -> Option<(i64, Status)> {
+        match select_victims_by_totals(ctx, state, pod, node, pdbs, victims) {
             ByTotals::Rejected => None,
-            ByTotals::Selected(victims) => Some(victims),
-            ByTotals::Unknown => Some(select_victims_on_node(ctx, state, pod, node, scratch, pdbs)),
+            ByTotals::Selected(n, s) => Some((n, s)),
+            ByTotals::Unknown => {
+                let (v, n, s) = select_victims_on_node(ctx, state, pod, node, scratch, pdbs);
+                *victims = v;
+                Some((n, s))
+            }
         }
     }
 }
@@ -277,8 +297,8 @@ impl Interface for DefaultPreemption {
 enum ByTotals {
     /// `select_victims_on_node` returns no victims and a status that is not a success.
     Rejected,
-    /// What `select_victims_on_node` returns.
-    Selected((Vec<Arc<PodInfo>>, i64, Status)),
+    /// What `select_victims_on_node` returns, the victims written into the caller's list.
+    Selected(i64, Status),
     /// Ask `select_victims_on_node`.
     Unknown,
 }
@@ -306,6 +326,7 @@ fn select_victims_by_totals(
     pod: &PodInfo,
     node: &NodeInfo,
     pdbs: &[CompiledPdb],
+    victims: &mut Vec<Arc<PodInfo>>,
 ) -> ByTotals {
     let Some(filters) = ctx.filters else {
         return ByTotals::Unknown;
@@ -370,7 +391,7 @@ fn select_victims_by_totals(
     // Each reprieve adds the pod's requests (`NodeInfo::add_pod`) and, when the pod no
     // longer fits, takes them back off (the removal finds that very pod: no two pods share a
     // UID).
-    ByTotals::Selected(reprieve(&mut potential, pdbs, |v| {
+    let (n, s) = reprieve(&mut potential, pdbs, victims, |v| {
         requested.add(&v.0.requests);
         requested.allowed_pod_number = 0;
         num_pods += 1;
@@ -381,7 +402,8 @@ fn select_victims_by_totals(
             num_pods -= 1;
         }
         Ok(fits)
-    }))
+    });
+    ByTotals::Selected(n, s)
 }
 
 /// Whether two different pods of `pods` share a UID. Pair by pair for a few pods; else
@@ -510,7 +532,8 @@ fn select_victims_on_node<'n>(
     }
 
     // Only whether the pod fits matters here: no status is built for a rejection.
-    reprieve(&mut potential, pdbs, |v| {
+    let mut victims = Vec::new();
+    let (n, s) = reprieve(&mut potential, pdbs, &mut victims, |v| {
         let s = add(state, node, v.0);
         if !s.is_success() {
             return Err(s);
@@ -530,19 +553,23 @@ fn select_victims_on_node<'n>(
             }
         }
         Ok(fits)
-    })
+    });
+    (victims, n, s)
 }
 
 /// The reprieve of `SelectVictimsOnNode`, once the pod fits with every pod of `potential`
 /// removed: the most important pods are added back first, the PDB-violating ones before the
 /// others; `add_back(pod)` adds one back and answers whether the pod still fits (taking it
 /// off again when not), or the error that stops the search. The victims, most important
-/// first, how many of them violate a PDB, and the status.
+/// first, written into `out` (emptied first; left empty on an error), how many of them
+/// violate a PDB, and the status.
 fn reprieve<'n>(
     potential: &mut Eligible<'n>,
     pdbs: &[CompiledPdb],
+    out: &mut Vec<Arc<PodInfo>>,
     mut add_back: impl FnMut(&(&'n Arc<PodInfo>, i32, Start)) -> Result<bool, Status>,
-) -> (Vec<Arc<PodInfo>>, i64, Status) {
+) -> (i64, Status) {
+    out.clear();
     for e in potential.iter_mut() {
         e.2 = Start::of(e.0);
     }
@@ -562,7 +589,7 @@ fn reprieve<'n>(
     let mut num_violating: i64 = 0;
     for v in violating {
         match add_back(v) {
-            Err(s) => return (Vec::new(), 0, s),
+            Err(s) => return (0, s),
             Ok(false) => {
                 victims.push(*v);
                 num_violating += 1;
@@ -572,7 +599,7 @@ fn reprieve<'n>(
     }
     for v in non_violating {
         match add_back(v) {
-            Err(s) => return (Vec::new(), 0, s),
+            Err(s) => return (0, s),
             Ok(false) => victims.push(*v),
             Ok(true) => {}
         }
@@ -583,12 +610,9 @@ fn reprieve<'n>(
             more_important((a.1, a.2.get()), (b.1, b.2.get()))
         });
     }
-    (
-        // By reference: `into_iter` would move the whole inline buffer first.
-        victims.iter().map(|v| v.0.clone()).collect(),
-        num_violating,
-        Status::success(),
-    )
+    // By reference: `into_iter` would move the whole inline buffer first.
+    out.extend(victims.iter().map(|v| v.0.clone()));
+    (num_violating, Status::success())
 }
 
 /// A node's pods eligible for preemption with their priority and start time, in a list kept

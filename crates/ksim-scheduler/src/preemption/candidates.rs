@@ -188,6 +188,9 @@ impl Evaluator<'_> {
         // and add pods on it.
         let mut scratch: Option<NodeInfo> = None;
         let node_at = |i: usize| &snapshot.nodes[potential[(offset + i) % n]];
+        // The victims of the node checked, one list from node to node (a candidate that is
+        // kept takes it, see `Found`).
+        let mut victims: Vec<Arc<PodInfo>> = Vec::new();
         for i in 0..n {
             // The next nodes' memory is asked for ahead of the checks, in the order their
             // pointers become readable (see `prefetch_ahead`).
@@ -202,10 +205,15 @@ impl Evaluator<'_> {
                     &mut own_state
                 }
             };
-            let Some((victims, num_pdb_violations, status)) = self
-                .interface
-                .select_victims_or_reject(ctx, state_copy, pod, node, &mut scratch, pdbs)
-            else {
+            let Some((num_pdb_violations, status)) = self.interface.select_victims_or_reject_into(
+                ctx,
+                state_copy,
+                pod,
+                node,
+                &mut scratch,
+                pdbs,
+                &mut victims,
+            ) else {
                 // Rejected, its status not built: only the table below reads it.
                 if non_violating == 0 && violating == 0 {
                     failed.push((idx, None));
@@ -222,7 +230,7 @@ impl Evaluator<'_> {
                 };
                 if *len < num_candidates {
                     *len += 1;
-                    found.found(is_violating, idx, node, victims, num_pdb_violations);
+                    found.found(is_violating, idx, node, &mut victims, num_pdb_violations);
                 }
                 if non_violating > 0 && non_violating + violating >= num_candidates {
                     break;
@@ -279,13 +287,13 @@ impl Evaluator<'_> {
 /// What the dry run does with each candidate that upstream's lists would hold.
 trait Found {
     /// A candidate on node `node` (`info`), in the list of candidates violating a PDB or
-    /// the other.
+    /// the other. Its victims are taken from `victims` if kept (leaving a list to reuse).
     fn found(
         &mut self,
         violating: bool,
         node: usize,
         info: &NodeInfo,
-        victims: Vec<Arc<PodInfo>>,
+        victims: &mut Vec<Arc<PodInfo>>,
         num_pdb_violations: i64,
     );
 }
@@ -311,9 +319,10 @@ impl Found for Lists {
         violating: bool,
         node: usize,
         info: &NodeInfo,
-        victims: Vec<Arc<PodInfo>>,
+        victims: &mut Vec<Arc<PodInfo>>,
         num_pdb_violations: i64,
     ) {
+        let victims = std::mem::take(victims);
         let list = if violating {
             &mut self.violating
         } else {
@@ -359,7 +368,7 @@ impl Found for Best {
         violating: bool,
         node: usize,
         _: &NodeInfo,
-        victims: Vec<Arc<PodInfo>>,
+        victims: &mut Vec<Arc<PodInfo>>,
         num_pdb_violations: i64,
     ) {
         let best = if violating {
@@ -367,13 +376,18 @@ impl Found for Best {
         } else {
             &mut self.non_violating
         };
-        let mut s = Scores::new((&victims, num_pdb_violations));
-        let higher = match best.as_mut() {
-            None => true,
-            Some(b) => s.higher((&victims, num_pdb_violations), &mut b.3, (&b.1, b.2)),
-        };
-        if higher {
-            *best = Some((node, victims, num_pdb_violations, s));
+        let mut s = Scores::new((victims, num_pdb_violations));
+        match best.as_mut() {
+            None => *best = Some((node, std::mem::take(victims), num_pdb_violations, s)),
+            Some(b) => {
+                if s.higher((victims, num_pdb_violations), &mut b.3, (&b.1, b.2)) {
+                    // The replaced victims' list goes back to the dry run for reuse.
+                    std::mem::swap(&mut b.1, victims);
+                    b.0 = node;
+                    b.2 = num_pdb_violations;
+                    b.3 = s;
+                }
+            }
         }
     }
 }

@@ -169,6 +169,27 @@ pub trait Interface {
     ) -> Option<(Vec<Arc<PodInfo>>, i64, Status)> {
         Some(self.select_victims_on_node(ctx, state, pod, node, scratch, pdbs))
     }
+
+    /// [`select_victims_or_reject`](Self::select_victims_or_reject) with the victims written
+    /// into `victims` (replacing what it held) instead of a new list, and the PDB violations
+    /// and status returned: the dry run passes one list from node to node, so that a node
+    /// whose victims are not kept costs no allocation. `victims` is read only on `Some`. The
+    /// default asks `select_victims_or_reject`.
+    #[allow(clippy::too_many_arguments)]
+    fn select_victims_or_reject_into(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        scratch: &mut Option<NodeInfo>,
+        pdbs: &[CompiledPdb],
+        victims: &mut Vec<Arc<PodInfo>>,
+    ) -> Option<(i64, Status)> {
+        let (v, n, s) = self.select_victims_or_reject(ctx, state, pod, node, scratch, pdbs)?;
+        *victims = v;
+        Some((n, s))
+    }
 }
 
 /// The scratch NodeInfo of a dry run (allocated for `node` on the first use, reused after),
