@@ -298,7 +298,8 @@ impl Loop {
                 if let Some(node) = nominated {
                     let mut p = info.pod.clone();
                     p.status.nominated_node_name = node.clone();
-                    let nominee = Arc::new(PodInfo::new(p));
+                    // Only the status changed: the compiled parts are kept.
+                    let nominee = Arc::new(info.with_object(p));
                     self.queue.set_pod(id, nominee.clone());
                     self.nominator.add(nominee, &node);
                 }

@@ -629,7 +629,7 @@ pub fn run_one(
             Some(n) => {
                 let mut p = (*w.pods[a.pod]).clone();
                 let name = format!("{}-tuned-{n}", p.pod.metadata.name);
-                p.pod.metadata.uid = format!("{}/{name}", p.pod.metadata.namespace);
+                p.set_uid(format!("{}/{name}", p.pod.metadata.namespace));
                 p.key = p.pod.metadata.uid.clone();
                 p.pod.metadata.name = name;
                 Arc::new(p)

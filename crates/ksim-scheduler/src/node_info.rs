@@ -252,7 +252,7 @@ impl NodeInfo {
             // (The UIDs are read only past a pod found by address: `remove_pod_info`'s scan.)
             let Some(j) = order[..len].iter().position(|&o| {
                 let p = &self.pods[o as usize];
-                Arc::ptr_eq(p, pod) || p.uid() == pod.uid()
+                Arc::ptr_eq(p, pod) || p.same_uid(pod)
             }) else {
                 return false;
             };
@@ -313,11 +313,10 @@ impl NodeInfo {
     /// dry run removing a node's own pods): the same pod is found by address before its UID
     /// is read (a pod found by address has that UID, so the first match is the same).
     pub fn remove_pod_info(&mut self, pod: &Arc<PodInfo>) -> bool {
-        let uid = pod.uid();
         let Some(i) = self
             .pods
             .iter()
-            .position(|p| Arc::ptr_eq(p, pod) || p.uid() == uid)
+            .position(|p| Arc::ptr_eq(p, pod) || p.same_uid(pod))
         else {
             return false;
         };

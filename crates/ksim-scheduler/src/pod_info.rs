@@ -70,6 +70,11 @@ pub struct PodInfo {
     /// given ([`PodInfo::with_object`]) sets it, and nothing changes a pod's priority after
     /// admission.
     priority: i32,
+    /// A 32-bit hash of `metadata.uid` ([`uid_hash`]), set with every object a `PodInfo` is
+    /// built from or given, and by [`PodInfo::set_uid`] (the one way to change a `PodInfo`'s
+    /// UID): comparing UIDs ([`PodInfo::same_uid`]) reads the UID strings, elsewhere in
+    /// memory, only when the hashes are equal. It fills the padding after `priority`.
+    uid_hash: u32,
     /// Sum of requests as `PodRequests` computes them (init containers, sidecars, overhead).
     pub requests: Resource,
     /// Requests with missing container cpu/memory counted as 100m / 200Mi (scoring only).
@@ -93,6 +98,7 @@ impl PodInfo {
         debug_assert_eq!(pod.key(), self.key);
         PodInfo {
             priority: pod.priority(),
+            uid_hash: uid_hash(&pod.metadata.uid),
             pod,
             key: self.key.clone(),
             requests: self.requests.clone(),
@@ -151,6 +157,7 @@ impl PodInfo {
         }
         PodInfo {
             priority: pod.priority(),
+            uid_hash: uid_hash(&pod.metadata.uid),
             pod,
             key,
             requests,
@@ -190,6 +197,35 @@ impl PodInfo {
         &self.pod.metadata.uid
     }
 
+    /// Changes the pod's UID (`metadata.uid`), keeping its hash in step.
+    pub fn set_uid(&mut self, uid: String) {
+        self.uid_hash = uid_hash(&uid);
+        self.pod.metadata.uid = uid;
+    }
+
+    /// Whether the two pods have the same UID: `a.uid() == b.uid()`, the strings compared
+    /// only when their hashes are equal.
+    #[inline]
+    pub fn same_uid(&self, other: &PodInfo) -> bool {
+        debug_assert_eq!(
+            self.uid_hash,
+            uid_hash(self.uid()),
+            "UID changed without set_uid"
+        );
+        debug_assert_eq!(
+            other.uid_hash,
+            uid_hash(other.uid()),
+            "UID changed without set_uid"
+        );
+        self.uid_hash == other.uid_hash && self.uid() == other.uid()
+    }
+
+    /// The hash of the pod's UID ([`uid_hash`]): two pods with equal UIDs have equal hashes.
+    #[inline]
+    pub fn uid_hash(&self) -> u32 {
+        self.uid_hash
+    }
+
     #[inline]
     pub fn priority(&self) -> i32 {
         self.priority
@@ -206,6 +242,14 @@ impl PodInfo {
             && self.preferred_affinity.is_empty()
             && self.preferred_anti_affinity.is_empty())
     }
+}
+
+/// The hash [`PodInfo`] keeps of a UID: FxHash's low 32 bits. Equal UIDs hash equal.
+pub fn uid_hash(uid: &str) -> u32 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    uid.hash(&mut h);
+    h.finish() as u32
 }
 
 /// Host ports of all containers (and restartable sidecar init containers), sanitised.

@@ -34,7 +34,12 @@ impl Clone for Resource {
             memory: self.memory,
             ephemeral_storage: self.ephemeral_storage,
             allowed_pod_number: self.allowed_pod_number,
-            scalar: self.scalar.clone(),
+            // Most resources have no scalar entries: no call into `Vec::clone` then.
+            scalar: if self.scalar.is_empty() {
+                Vec::new()
+            } else {
+                self.scalar.clone()
+            },
         }
     }
 

@@ -31,7 +31,9 @@ use ksim_scheduler::framework::{
 use ksim_scheduler::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use ksim_scheduler::plugins::default_preemption::DefaultPreemption;
 use ksim_scheduler::pod_info::PodInfo;
-use ksim_scheduler::preemption::{Candidate, CompiledPdb, DryRunContext, Evaluator, Interface};
+use ksim_scheduler::preemption::{
+    select_candidate, Candidate, CompiledPdb, DryRunContext, Evaluator, Interface,
+};
 use proptest::prelude::*;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
@@ -263,19 +265,21 @@ type Outcome = (
     Option<String>,
 );
 
+/// A candidate, its victims by address.
+type Picked = (usize, String, Vec<*const PodInfo>, i64);
+
+fn picked(c: Candidate) -> Picked {
+    (
+        c.node,
+        c.name,
+        c.victims.iter().map(Arc::as_ptr).collect(),
+        c.num_pdb_violations,
+    )
+}
+
 fn outcome((candidates, statuses, err): (Vec<Candidate>, NodeToStatus, Option<String>)) -> Outcome {
     (
-        candidates
-            .into_iter()
-            .map(|c| {
-                (
-                    c.node,
-                    c.name,
-                    c.victims.iter().map(Arc::as_ptr).collect(),
-                    c.num_pdb_violations,
-                )
-            })
-            .collect(),
+        candidates.into_iter().map(picked).collect(),
         statuses
             .iter()
             .map(|(i, s)| (i, format!("{s:?}")))
@@ -284,7 +288,9 @@ fn outcome((candidates, statuses, err): (Vec<Candidate>, NodeToStatus, Option<St
     )
 }
 
-/// The dry run over every node of the cluster, fast and straightforward; `None` when PreFilter
+/// The dry run over every node of the cluster, fast and straightforward; and the candidate
+/// kept by the dry run that keeps only the best (`dry_run_best`), with its statuses and
+/// error, against `select_candidate` of the straightforward list. `None` when PreFilter
 /// rejects the pod.
 #[allow(clippy::too_many_arguments)]
 fn run_both(
@@ -295,7 +301,7 @@ fn run_both(
     nominated: &[(usize, i32, u32)],
     offset: usize,
     num_candidates: usize,
-) -> Option<(Outcome, Outcome)> {
+) -> Option<(Outcome, Outcome, BestPair)> {
     let mut registry = Registry::in_tree();
     registry.register("Flaky", flaky);
     let fwk = build_framework(
@@ -429,8 +435,32 @@ fn run_both(
         offset,
         num_candidates,
     );
-    Some((outcome(got), outcome(want)))
+    let (best, best_statuses, best_err) = fast.dry_run_best(
+        &ctx,
+        &state,
+        &pod,
+        &potential,
+        &compiled,
+        offset,
+        num_candidates,
+    );
+    let selected = select_candidate(&want.0).cloned().map(picked);
+    let best_pair = (
+        (
+            best.map(picked),
+            outcome((Vec::new(), best_statuses, best_err)),
+        ),
+        (
+            selected,
+            outcome((Vec::new(), want.1.clone(), want.2.clone())),
+        ),
+    );
+    Some((outcome(got), outcome(want), best_pair))
 }
+
+/// The best candidate with the dry run's statuses and error: kept by `dry_run_best`, and
+/// picked by `select_candidate` from the full list.
+type BestPair = ((Option<Picked>, Outcome), (Option<Picked>, Outcome));
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
@@ -446,12 +476,13 @@ proptest! {
         offset in 0usize..9,
         num_candidates in 1usize..10,
     ) {
-        let Some((got, want)) =
+        let Some((got, want, (best, selected))) =
             run_both(&nodes, preemptor, &cfg, &pdbs, &nominated, offset, num_candidates)
         else {
             return Err(TestCaseError::reject("PreFilter rejects the pod"));
         };
         prop_assert_eq!(got, want);
+        prop_assert_eq!(best, selected);
     }
 }
 
@@ -476,7 +507,7 @@ fn a_pod_that_stays_sharing_a_uid_takes_the_long_way() {
             plain(0, 900, None, 2),
         ],
     )];
-    let (got, want) = run_both(
+    let (got, want, (best, selected)) = run_both(
         &nodes,
         (3, 3500, 0, None, false, false),
         &FIT_ONLY,
@@ -487,6 +518,7 @@ fn a_pod_that_stays_sharing_a_uid_takes_the_long_way() {
     )
     .expect("PreFilter passes");
     assert_eq!(got, want);
+    assert_eq!(best, selected);
     assert_eq!(want.0.len(), 1, "a candidate on the copy: {want:?}");
 }
 
@@ -502,7 +534,7 @@ fn victims_sharing_a_uid_take_the_long_way() {
             plain(0, 500, None, 2),
         ],
     )];
-    let (got, want) = run_both(
+    let (got, want, (best, selected)) = run_both(
         &nodes,
         (3, 2500, 0, None, false, false),
         &FIT_ONLY,
@@ -513,6 +545,7 @@ fn victims_sharing_a_uid_take_the_long_way() {
     )
     .expect("PreFilter passes");
     assert_eq!(got, want);
+    assert_eq!(best, selected);
     // The 500m pod is a victim only because the 100m one left in the 2000m one's place.
     assert_eq!(want.0[0].2.len(), 2, "{want:?}");
 }

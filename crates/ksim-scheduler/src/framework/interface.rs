@@ -365,7 +365,20 @@ impl NodeToStatus {
         kept.extend(self.entries.iter().map(|s| keep(Some(s))));
         let explicit_upto = self.slots.len().min(num_nodes);
         let mut out = Vec::with_capacity(num_nodes);
-        for (i, &s) in self.slots[..explicit_upto].iter().enumerate() {
+        // Every node up to `explicit_upto` has an explicit status and every status is kept
+        // (a failed cycle that rejected each node, the table preemption reads): all of them,
+        // without a lookup per node.
+        let slots = &self.slots[..explicit_upto];
+        if kept[1..].iter().all(|&k| k)
+            && slots.iter().all(|&s| s != 0 && (s as usize) < kept.len())
+        {
+            out.extend(0..explicit_upto);
+            if absent {
+                out.extend(explicit_upto..num_nodes);
+            }
+            return out;
+        }
+        for (i, &s) in slots.iter().enumerate() {
             if kept.get(s as usize).copied().unwrap_or(false) {
                 out.push(i);
             }

@@ -265,10 +265,30 @@ impl Interface for DefaultPreemption {
         scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
     ) -> Option<(Vec<Arc<PodInfo>>, i64, Status)> {
-        match select_victims_by_totals(ctx, state, pod, node, pdbs) {
+        let mut victims = Vec::new();
+        let (n, s) =
+            self.select_victims_or_reject_into(ctx, state, pod, node, scratch, pdbs, &mut victims)?;
+        Some((victims, n, s))
+    }
+
+    fn select_victims_or_reject_into(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        scratch: &mut Option<NodeInfo>,
+        pdbs: &[CompiledPdb],
+        victims: &mut Vec<Arc<PodInfo>>,
+    ) -> Option<(i64, Status)> {
+        match select_victims_by_totals(ctx, state, pod, node, pdbs, victims) {
             ByTotals::Rejected => None,
-            ByTotals::Selected(victims) => Some(victims),
-            ByTotals::Unknown => Some(select_victims_on_node(ctx, state, pod, node, scratch, pdbs)),
+            ByTotals::Selected(n, s) => Some((n, s)),
+            ByTotals::Unknown => {
+                let (v, n, s) = select_victims_on_node(ctx, state, pod, node, scratch, pdbs);
+                *victims = v;
+                Some((n, s))
+            }
         }
     }
 }
@@ -277,8 +297,8 @@ impl Interface for DefaultPreemption {
 enum ByTotals {
     /// `select_victims_on_node` returns no victims and a status that is not a success.
     Rejected,
-    /// What `select_victims_on_node` returns.
-    Selected((Vec<Arc<PodInfo>>, i64, Status)),
+    /// What `select_victims_on_node` returns, the victims written into the caller's list.
+    Selected(i64, Status),
     /// Ask `select_victims_on_node`.
     Unknown,
 }
@@ -306,6 +326,7 @@ fn select_victims_by_totals(
     pod: &PodInfo,
     node: &NodeInfo,
     pdbs: &[CompiledPdb],
+    victims: &mut Vec<Arc<PodInfo>>,
 ) -> ByTotals {
     let Some(filters) = ctx.filters else {
         return ByTotals::Unknown;
@@ -339,7 +360,7 @@ fn select_victims_by_totals(
                 node.pods
                     .iter()
                     .filter(|g| eligible(g))
-                    .any(|g| s.uid() == g.uid())
+                    .any(|g| s.same_uid(g))
             })
         } else {
             shares_uid(&node.pods)
@@ -370,7 +391,7 @@ fn select_victims_by_totals(
     // Each reprieve adds the pod's requests (`NodeInfo::add_pod`) and, when the pod no
     // longer fits, takes them back off (the removal finds that very pod: no two pods share a
     // UID).
-    ByTotals::Selected(reprieve(&mut potential, pdbs, |v| {
+    let (n, s) = reprieve(&mut potential, pdbs, victims, |v| {
         requested.add(&v.0.requests);
         requested.allowed_pod_number = 0;
         num_pods += 1;
@@ -381,25 +402,32 @@ fn select_victims_by_totals(
             num_pods -= 1;
         }
         Ok(fits)
-    }))
+    });
+    ByTotals::Selected(n, s)
 }
 
 /// Whether two different pods of `pods` share a UID. Pair by pair for a few pods; else
-/// sorted by UID (a node may hold over a hundred pods): of the pods with one UID, some two
-/// adjacent ones differ whenever not all are the same pod.
+/// sorted by UID hash (a node may hold over a hundred pods): pods with one UID have one hash,
+/// so only pods with equal hashes are compared. Both compare the pods' UID hashes first
+/// ([`PodInfo::same_uid`]) and read UID strings only where those are equal.
 fn shares_uid(pods: &[Arc<PodInfo>]) -> bool {
     if pods.len() <= 8 {
         return pods.iter().enumerate().any(|(i, a)| {
             pods[i + 1..]
                 .iter()
-                .any(|b| !Arc::ptr_eq(a, b) && a.uid() == b.uid())
+                .any(|b| !Arc::ptr_eq(a, b) && a.same_uid(b))
         });
     }
-    let mut uids: SmallVec<[(&str, *const PodInfo); 16]> =
-        pods.iter().map(|p| (p.uid(), Arc::as_ptr(p))).collect();
-    uids.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    uids.windows(2)
-        .any(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+    let mut keys: SmallVec<[(u32, &Arc<PodInfo>); 16]> =
+        pods.iter().map(|p| (p.uid_hash(), p)).collect();
+    keys.sort_unstable_by_key(|k| k.0);
+    keys.chunk_by(|a, b| a.0 == b.0).any(|run| {
+        run.iter().enumerate().any(|(i, a)| {
+            run[i + 1..]
+                .iter()
+                .any(|b| !Arc::ptr_eq(a.1, b.1) && a.1.uid() == b.1.uid())
+        })
+    })
 }
 
 /// `isPreemptionAllowed` with the default `IsEligiblePod`: only strictly lower priority.
@@ -504,7 +532,8 @@ fn select_victims_on_node<'n>(
     }
 
     // Only whether the pod fits matters here: no status is built for a rejection.
-    reprieve(&mut potential, pdbs, |v| {
+    let mut victims = Vec::new();
+    let (n, s) = reprieve(&mut potential, pdbs, &mut victims, |v| {
         let s = add(state, node, v.0);
         if !s.is_success() {
             return Err(s);
@@ -524,19 +553,23 @@ fn select_victims_on_node<'n>(
             }
         }
         Ok(fits)
-    })
+    });
+    (victims, n, s)
 }
 
 /// The reprieve of `SelectVictimsOnNode`, once the pod fits with every pod of `potential`
 /// removed: the most important pods are added back first, the PDB-violating ones before the
 /// others; `add_back(pod)` adds one back and answers whether the pod still fits (taking it
 /// off again when not), or the error that stops the search. The victims, most important
-/// first, how many of them violate a PDB, and the status.
+/// first, written into `out` (emptied first; left empty on an error), how many of them
+/// violate a PDB, and the status.
 fn reprieve<'n>(
     potential: &mut Eligible<'n>,
     pdbs: &[CompiledPdb],
+    out: &mut Vec<Arc<PodInfo>>,
     mut add_back: impl FnMut(&(&'n Arc<PodInfo>, i32, Start)) -> Result<bool, Status>,
-) -> (Vec<Arc<PodInfo>>, i64, Status) {
+) -> (i64, Status) {
+    out.clear();
     for e in potential.iter_mut() {
         e.2 = Start::of(e.0);
     }
@@ -556,7 +589,7 @@ fn reprieve<'n>(
     let mut num_violating: i64 = 0;
     for v in violating {
         match add_back(v) {
-            Err(s) => return (Vec::new(), 0, s),
+            Err(s) => return (0, s),
             Ok(false) => {
                 victims.push(*v);
                 num_violating += 1;
@@ -566,7 +599,7 @@ fn reprieve<'n>(
     }
     for v in non_violating {
         match add_back(v) {
-            Err(s) => return (Vec::new(), 0, s),
+            Err(s) => return (0, s),
             Ok(false) => victims.push(*v),
             Ok(true) => {}
         }
@@ -577,11 +610,9 @@ fn reprieve<'n>(
             more_important((a.1, a.2.get()), (b.1, b.2.get()))
         });
     }
-    (
-        victims.into_iter().map(|v| v.0.clone()).collect(),
-        num_violating,
-        Status::success(),
-    )
+    // By reference: `into_iter` would move the whole inline buffer first.
+    out.extend(victims.iter().map(|v| v.0.clone()));
+    (num_violating, Status::success())
 }
 
 /// A node's pods eligible for preemption with their priority and start time, in a list kept
@@ -672,6 +703,30 @@ mod tests {
         fn start_reads_back_the_start_time(t in proptest::num::i128::ANY, started: bool) {
             let time = if started { StartTime::At(t) } else { StartTime::NotStarted };
             proptest::prop_assert_eq!(Start::from_time(time).get(), time);
+        }
+    }
+
+    proptest::proptest! {
+        /// `shares_uid` (UID hashes first, sorted beyond 8 pods) against every pair's UID
+        /// strings compared.
+        #[test]
+        fn shares_uid_is_any_two_pods_with_one_uid(
+            uids in proptest::collection::vec((0u8..40, proptest::bool::weighted(0.1)), 0..30),
+        ) {
+            let mut pods: Vec<Arc<PodInfo>> = Vec::new();
+            for (u, twice) in uids {
+                let mut p = Pod::default();
+                p.metadata.uid = format!("uid-{u}");
+                let p = Arc::new(PodInfo::new(p));
+                if twice {
+                    pods.push(p.clone());
+                }
+                pods.push(p);
+            }
+            let want = pods.iter().enumerate().any(|(i, a)| {
+                pods[i + 1..].iter().any(|b| !Arc::ptr_eq(a, b) && a.uid() == b.uid())
+            });
+            proptest::prop_assert_eq!(shares_uid(&pods), want);
         }
     }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::choice::Scores;
 use super::{Candidate, CompiledPdb, DryRunContext, Evaluator};
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::NodeToStatus;
@@ -29,19 +30,63 @@ impl Evaluator<'_> {
         statuses: &NodeToStatus,
         rng: &mut ChaCha8Rng,
     ) -> Result<(Vec<Candidate>, NodeToStatus, Option<String>), Status> {
+        let mut lists = Lists::default();
+        let (node_statuses, err) =
+            self.find_candidates_into(ctx, state, pod, statuses, rng, &mut lists)?;
+        Ok((lists.into_candidates(), node_statuses, err))
+    }
+
+    /// [`find_candidates`](Self::find_candidates) and `SelectCandidate` at once: the candidate
+    /// [`select_candidate`](super::select_candidate) would pick from the candidates found
+    /// (`None` when there are none), kept as the dry run finds them instead of collecting
+    /// them all. Only for a preemption without extenders (they would read the whole list).
+    #[allow(clippy::type_complexity)]
+    pub fn find_best_candidate(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        statuses: &NodeToStatus,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(Option<Candidate>, NodeToStatus, Option<String>), Status> {
+        let mut best = Best::default();
+        let (node_statuses, err) =
+            self.find_candidates_into(ctx, state, pod, statuses, rng, &mut best)?;
+        Ok((best.into_candidate(ctx), node_statuses, err))
+    }
+
+    /// `findCandidates` with the candidates given to `found`.
+    fn find_candidates_into(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        statuses: &NodeToStatus,
+        rng: &mut ChaCha8Rng,
+        found: &mut impl Found,
+    ) -> Result<(NodeToStatus, Option<String>), Status> {
         let snapshot = ctx.snapshot;
         if snapshot.is_empty() {
             return Err(Status::error("no nodes available"));
         }
         let potential = nodes_for_status_code(statuses, snapshot.len(), Code::Unschedulable);
         if potential.is_empty() {
-            return Ok((Vec::new(), NodeToStatus::new(snapshot.len()), None));
+            return Ok((NodeToStatus::new(snapshot.len()), None));
         }
         let pdbs = CompiledPdb::compile_all(&snapshot.objects.pdbs);
         let (offset, num_candidates) = self
             .interface
             .get_offset_and_num_candidates(potential.len(), rng);
-        Ok(self.dry_run_preemption(ctx, state, pod, &potential, &pdbs, offset, num_candidates))
+        Ok(self.dry_run_into(
+            ctx,
+            state,
+            pod,
+            &potential,
+            &pdbs,
+            offset,
+            num_candidates,
+            found,
+        ))
     }
 
     /// `DryRunPreemption`: checks the potential nodes from `offset` on, each on a private copy of
@@ -62,9 +107,65 @@ impl Evaluator<'_> {
         offset: usize,
         num_candidates: usize,
     ) -> (Vec<Candidate>, NodeToStatus, Option<String>) {
+        let mut lists = Lists::default();
+        let (node_statuses, err) = self.dry_run_into(
+            ctx,
+            state,
+            pod,
+            potential,
+            pdbs,
+            offset,
+            num_candidates,
+            &mut lists,
+        );
+        (lists.into_candidates(), node_statuses, err)
+    }
+
+    /// [`dry_run_preemption`](Self::dry_run_preemption) and `SelectCandidate` at once (see
+    /// [`find_best_candidate`](Self::find_best_candidate)).
+    #[allow(clippy::too_many_arguments)]
+    pub fn dry_run_best(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        potential: &[usize],
+        pdbs: &[CompiledPdb],
+        offset: usize,
+        num_candidates: usize,
+    ) -> (Option<Candidate>, NodeToStatus, Option<String>) {
+        let mut best = Best::default();
+        let (node_statuses, err) = self.dry_run_into(
+            ctx,
+            state,
+            pod,
+            potential,
+            pdbs,
+            offset,
+            num_candidates,
+            &mut best,
+        );
+        (best.into_candidate(ctx), node_statuses, err)
+    }
+
+    /// `DryRunPreemption` with each candidate that upstream's lists would hold given to
+    /// `found`, in the order checked.
+    #[allow(clippy::too_many_arguments)]
+    fn dry_run_into(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &CycleState,
+        pod: &PodInfo,
+        potential: &[usize],
+        pdbs: &[CompiledPdb],
+        offset: usize,
+        num_candidates: usize,
+        found: &mut impl Found,
+    ) -> (NodeToStatus, Option<String>) {
         let snapshot = ctx.snapshot;
-        let mut non_violating: Vec<Candidate> = Vec::new();
-        let mut violating: Vec<Candidate> = Vec::new();
+        // How many candidates upstream's two lists (violating no PDB, violating one) hold.
+        let mut non_violating = 0usize;
+        let mut violating = 0usize;
         // The failed nodes' statuses (`None`: rejected without one, built below if needed);
         // the table is built only when no candidate was found, the one case its caller reads
         // it (upstream's `Preempt` too).
@@ -87,6 +188,9 @@ impl Evaluator<'_> {
         // and add pods on it.
         let mut scratch: Option<NodeInfo> = None;
         let node_at = |i: usize| &snapshot.nodes[potential[(offset + i) % n]];
+        // The victims of the node checked, one list from node to node (a candidate that is
+        // kept takes it, see `Found`).
+        let mut victims: Vec<Arc<PodInfo>> = Vec::new();
         for i in 0..n {
             // The next nodes' memory is asked for ahead of the checks, in the order their
             // pointers become readable (see `prefetch_ahead`).
@@ -101,47 +205,46 @@ impl Evaluator<'_> {
                     &mut own_state
                 }
             };
-            let Some((victims, num_pdb_violations, status)) = self
-                .interface
-                .select_victims_or_reject(ctx, state_copy, pod, node, &mut scratch, pdbs)
-            else {
+            let Some((num_pdb_violations, status)) = self.interface.select_victims_or_reject_into(
+                ctx,
+                state_copy,
+                pod,
+                node,
+                &mut scratch,
+                pdbs,
+                &mut victims,
+            ) else {
                 // Rejected, its status not built: only the table below reads it.
-                if non_violating.is_empty() && violating.is_empty() {
+                if non_violating == 0 && violating == 0 {
                     failed.push((idx, None));
                 }
                 continue;
             };
             if status.is_success() && !victims.is_empty() {
-                let c = Candidate {
-                    node: idx,
-                    name: node.name().to_string(),
-                    victims,
-                    num_pdb_violations,
-                };
                 // Upstream's candidate lists hold at most `num_candidates` entries each.
-                let list = if num_pdb_violations == 0 {
-                    &mut non_violating
-                } else {
+                let is_violating = num_pdb_violations != 0;
+                let len = if is_violating {
                     &mut violating
+                } else {
+                    &mut non_violating
                 };
-                if list.len() < num_candidates {
-                    list.push(c);
+                if *len < num_candidates {
+                    *len += 1;
+                    found.found(is_violating, idx, node, &mut victims, num_pdb_violations);
                 }
-                if !non_violating.is_empty()
-                    && non_violating.len() + violating.len() >= num_candidates
-                {
+                if non_violating > 0 && non_violating + violating >= num_candidates {
                     break;
                 }
                 continue;
             }
             // Once a candidate was found the table will not be built: nothing to keep.
-            if non_violating.is_empty() && violating.is_empty() {
+            if non_violating == 0 && violating == 0 {
                 failed.push((idx, Some(failure(status, node))));
             }
         }
         let mut node_statuses = NodeToStatus::new(snapshot.len());
         let mut err = None;
-        if non_violating.is_empty() && violating.is_empty() {
+        if non_violating == 0 && violating == 0 {
             // Every node checked failed, in `failed` in the order checked: their statuses,
             // those not built yet asked for now (the same node, state and pod as in the loop),
             // and their errors aggregated in that order.
@@ -177,8 +280,115 @@ impl Evaluator<'_> {
             }
             err = aggregate_errors(&errs);
         }
-        non_violating.extend(violating);
-        (non_violating, node_statuses, err)
+        (node_statuses, err)
+    }
+}
+
+/// What the dry run does with each candidate that upstream's lists would hold.
+trait Found {
+    /// A candidate on node `node` (`info`), in the list of candidates violating a PDB or
+    /// the other. Its victims are taken from `victims` if kept (leaving a list to reuse).
+    fn found(
+        &mut self,
+        violating: bool,
+        node: usize,
+        info: &NodeInfo,
+        victims: &mut Vec<Arc<PodInfo>>,
+        num_pdb_violations: i64,
+    );
+}
+
+/// Upstream's two lists, each in the order checked.
+#[derive(Default)]
+struct Lists {
+    non_violating: Vec<Candidate>,
+    violating: Vec<Candidate>,
+}
+
+impl Lists {
+    /// The candidates violating no PDB first, as upstream's `DryRunPreemption` returns them.
+    fn into_candidates(mut self) -> Vec<Candidate> {
+        self.non_violating.extend(self.violating);
+        self.non_violating
+    }
+}
+
+impl Found for Lists {
+    fn found(
+        &mut self,
+        violating: bool,
+        node: usize,
+        info: &NodeInfo,
+        victims: &mut Vec<Arc<PodInfo>>,
+        num_pdb_violations: i64,
+    ) {
+        let victims = std::mem::take(victims);
+        let list = if violating {
+            &mut self.violating
+        } else {
+            &mut self.non_violating
+        };
+        list.push(Candidate {
+            node,
+            name: info.name().to_string(),
+            victims,
+            num_pdb_violations,
+        });
+    }
+}
+
+/// The candidate `pickOneNodeForPreemption` would pick from each list so far: the first of
+/// the highest-scoring ones ([`Scores`]), kept by replacing it only with a candidate that
+/// scores higher. Over the whole list (violating no PDB first) the function picks the
+/// first list's when there is one (its PDB score, 0, is the highest), else the second's.
+#[derive(Default)]
+struct Best {
+    non_violating: Option<Kept>,
+    violating: Option<Kept>,
+}
+
+/// A candidate kept by [`Best`]: node, victims, PDB violations, and its scores.
+type Kept = (usize, Vec<Arc<PodInfo>>, i64, Scores);
+
+impl Best {
+    fn into_candidate(self, ctx: &DryRunContext<'_>) -> Option<Candidate> {
+        let (node, victims, num_pdb_violations, _) = self.non_violating.or(self.violating)?;
+        Some(Candidate {
+            node,
+            name: ctx.snapshot.nodes[node].name().to_string(),
+            victims,
+            num_pdb_violations,
+        })
+    }
+}
+
+impl Found for Best {
+    fn found(
+        &mut self,
+        violating: bool,
+        node: usize,
+        _: &NodeInfo,
+        victims: &mut Vec<Arc<PodInfo>>,
+        num_pdb_violations: i64,
+    ) {
+        let best = if violating {
+            &mut self.violating
+        } else {
+            &mut self.non_violating
+        };
+        let mut s = Scores::new((victims, num_pdb_violations));
+        match best.as_mut() {
+            None => *best = Some((node, std::mem::take(victims), num_pdb_violations, s)),
+            Some(b) => {
+                if s.higher((victims, num_pdb_violations), &mut b.3, (&b.1, b.2)) {
+                    // The replaced victims' list goes back to the dry run for reuse.
+                    std::mem::swap(&mut b.1, victims);
+                    b.0 = node;
+                    b.2 = num_pdb_violations;
+                    b.3 = s;
+                }
+            }
+        }
     }
 }
 

@@ -16,31 +16,36 @@ pub fn select_candidate(candidates: &[Candidate]) -> Option<&Candidate> {
     }
 }
 
+/// A candidate as `pickOneNodeForPreemption` scores it: its victims (most important first)
+/// and its number of PDB violations.
+type Scored<'a> = (&'a [Arc<PodInfo>], i64);
+
+/// `pickOneNodeForPreemption`'s score functions, in the order they are applied.
+const SCORE_FUNCS: [fn(Scored<'_>) -> i128; 5] = [
+    |(_, pdb)| -(pdb as i128),
+    |(v, _)| -(v.first().map_or(0, |p| p.priority()) as i128),
+    |(v, _)| {
+        // MaxInt32+1 is added to every priority so that negative priorities still make a
+        // node with more victims score lower.
+        -v.iter()
+            .map(|p| p.priority() as i128 + i32::MAX as i128 + 1)
+            .sum::<i128>()
+    },
+    |(v, _)| -(v.len() as i128),
+    |(v, _)| earliest_start_of_highest_priority(v).map_or(i128::MIN, |t| t.as_score()),
+];
+
 /// `pickOneNodeForPreemption`: the index of the candidate with, in order, the fewest PDB
 /// violations, the lowest highest-victim priority, the lowest sum of priorities, the fewest
 /// victims and the latest start of its highest-priority victims; then the first one.
 pub fn pick_one_node_for_preemption(candidates: &[Candidate]) -> usize {
-    type ScoreFn = fn(&Candidate) -> i128;
-    const SCORE_FUNCS: [ScoreFn; 5] = [
-        |c| -(c.num_pdb_violations as i128),
-        |c| -(c.victims.first().map_or(0, |p| p.priority()) as i128),
-        |c| {
-            // MaxInt32+1 is added to every priority so that negative priorities still make a
-            // node with more victims score lower.
-            -c.victims
-                .iter()
-                .map(|p| p.priority() as i128 + i32::MAX as i128 + 1)
-                .sum::<i128>()
-        },
-        |c| -(c.victims.len() as i128),
-        |c| earliest_start_of_highest_priority(&c.victims).map_or(i128::MIN, |t| t.as_score()),
-    ];
     let mut all: Vec<usize> = (0..candidates.len()).collect();
     for f in SCORE_FUNCS {
         let mut selected: Vec<usize> = Vec::new();
         let mut max = i128::MIN;
         for &i in &all {
-            let s = f(&candidates[i]);
+            let c = &candidates[i];
+            let s = f((&c.victims, c.num_pdb_violations));
             if s > max {
                 max = s;
                 selected.clear();
@@ -55,6 +60,43 @@ pub fn pick_one_node_for_preemption(candidates: &[Candidate]) -> usize {
         all = selected;
     }
     all.first().copied().unwrap_or(0)
+}
+
+/// A candidate's scores by [`pick_one_node_for_preemption`]'s functions, in order: of two
+/// candidates the function prefers the one with the lexicographically higher scores, and of
+/// equal ones the first. The candidate it picks is therefore the first of the highest-scoring
+/// ones, which a running best replaced only on strictly higher scores keeps. The last score
+/// (the start time of the highest-priority victims, which reads every victim's start time) is
+/// computed only when the first four are equal, once per candidate.
+#[derive(Debug, Clone)]
+pub(crate) struct Scores {
+    head: [i128; 4],
+    last: Option<i128>,
+}
+
+impl Scores {
+    pub(crate) fn new(c: Scored<'_>) -> Scores {
+        Scores {
+            head: [
+                SCORE_FUNCS[0](c),
+                SCORE_FUNCS[1](c),
+                SCORE_FUNCS[2](c),
+                SCORE_FUNCS[3](c),
+            ],
+            last: None,
+        }
+    }
+
+    /// Whether `self` (of candidate `c`) scores strictly higher than `other` (of candidate
+    /// `o`).
+    pub(crate) fn higher(&mut self, c: Scored<'_>, other: &mut Scores, o: Scored<'_>) -> bool {
+        if self.head != other.head {
+            return self.head > other.head;
+        }
+        let mine = *self.last.get_or_insert_with(|| SCORE_FUNCS[4](c));
+        let theirs = *other.last.get_or_insert_with(|| SCORE_FUNCS[4](o));
+        mine > theirs
+    }
 }
 
 /// Pods nominated to `node` with a lower priority than `pod`: after preempting there, the caller

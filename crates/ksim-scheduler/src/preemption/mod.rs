@@ -169,6 +169,27 @@ pub trait Interface {
     ) -> Option<(Vec<Arc<PodInfo>>, i64, Status)> {
         Some(self.select_victims_on_node(ctx, state, pod, node, scratch, pdbs))
     }
+
+    /// [`select_victims_or_reject`](Self::select_victims_or_reject) with the victims written
+    /// into `victims` (replacing what it held) instead of a new list, and the PDB violations
+    /// and status returned: the dry run passes one list from node to node, so that a node
+    /// whose victims are not kept costs no allocation. `victims` is read only on `Some`. The
+    /// default asks `select_victims_or_reject`.
+    #[allow(clippy::too_many_arguments)]
+    fn select_victims_or_reject_into(
+        &self,
+        ctx: &DryRunContext<'_>,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        scratch: &mut Option<NodeInfo>,
+        pdbs: &[CompiledPdb],
+        victims: &mut Vec<Arc<PodInfo>>,
+    ) -> Option<(i64, Status)> {
+        let (v, n, s) = self.select_victims_or_reject(ctx, state, pod, node, scratch, pdbs)?;
+        *victims = v;
+        Some((n, s))
+    }
 }
 
 /// The scratch NodeInfo of a dry run (allocated for `node` on the first use, reused after),
@@ -217,30 +238,30 @@ impl Evaluator<'_> {
             return (None, Status::unschedulable(msg));
         }
 
-        // 2) Candidates.
+        // 2) Candidates. Without extenders to read them all, only the one `SelectCandidate`
+        // would pick is kept (steps 3 and 4 at once).
+        if ctx.extenders.is_empty() {
+            let (best, node_statuses, err) =
+                match self.find_best_candidate(ctx, state, pod, statuses, rng) {
+                    Ok(r) => r,
+                    Err(s) => return (None, s),
+                };
+            let Some(best) = best else {
+                return no_candidate(ctx, node_statuses, err);
+            };
+            let result = PostFilterResult {
+                nominated_node: Some(best.name),
+                victims: best.victims,
+            };
+            return (Some(result), Status::success());
+        }
         let (candidates, node_statuses, err) =
             match self.find_candidates(ctx, state, pod, statuses, rng) {
                 Ok(r) => r,
                 Err(s) => return (None, s),
             };
         if candidates.is_empty() {
-            if let Some(e) = err {
-                return (None, Status::error(e));
-            }
-            let mut node_to_status = node_statuses;
-            node_to_status.absent = Some(Status::unresolvable(PREEMPTION_NOT_HELPFUL));
-            let fit = FitError {
-                num_all_nodes: ctx.snapshot.len(),
-                diagnosis: Diagnosis {
-                    node_to_status,
-                    ..Default::default()
-                },
-            };
-            let result = PostFilterResult {
-                nominated_node: Some(String::new()),
-                victims: Vec::new(),
-            };
-            return (Some(result), Status::unschedulable(fit.message()));
+            return no_candidate(ctx, node_statuses, err);
         }
 
         // 3) Extenders may narrow (or change) the candidates.
@@ -262,6 +283,32 @@ impl Evaluator<'_> {
         };
         (Some(result), Status::success())
     }
+}
+
+/// `Preempt`'s answer when the dry run found no candidate: the aggregated error of the nodes
+/// that failed with one, else no nomination and a FitError over the dry run's statuses.
+fn no_candidate(
+    ctx: &DryRunContext<'_>,
+    node_statuses: NodeToStatus,
+    err: Option<String>,
+) -> (Option<PostFilterResult>, Status) {
+    if let Some(e) = err {
+        return (None, Status::error(e));
+    }
+    let mut node_to_status = node_statuses;
+    node_to_status.absent = Some(Status::unresolvable(PREEMPTION_NOT_HELPFUL));
+    let fit = FitError {
+        num_all_nodes: ctx.snapshot.len(),
+        diagnosis: Diagnosis {
+            node_to_status,
+            ..Default::default()
+        },
+    };
+    let result = PostFilterResult {
+        nominated_node: Some(String::new()),
+        victims: Vec::new(),
+    };
+    (Some(result), Status::unschedulable(fit.message()))
 }
 
 /// `callExtenders`: each extender that supports preemption and is interested in the pod gets the

@@ -184,3 +184,22 @@ fn go_sort_matches_go_permutations() {
         assert_eq!(sum, want, "pattern {pattern} n {n} mod {modulus}");
     }
 }
+
+proptest::proptest! {
+    /// Up to 12 elements `go_sort_slice` (which returns at once when no element is less than
+    /// the one before it) leaves the elements as Go's insertion sort does.
+    #[test]
+    fn go_sort_small_is_the_insertion_sort(keys in proptest::collection::vec(0u8..4, 0..13)) {
+        let mut got: Vec<(u8, usize)> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let mut want = got.clone();
+        go_sort_slice(&mut got, |a, b| a.0 < b.0);
+        for i in 1..want.len() {
+            let mut j = i;
+            while j > 0 && want[j].0 < want[j - 1].0 {
+                want.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+        proptest::prop_assert_eq!(got, want);
+    }
+}
