@@ -6,6 +6,7 @@ pub mod cycle_state;
 pub mod interface;
 pub mod registry;
 pub mod runtime;
+pub mod score_table;
 pub mod status;
 
 pub use cycle_state::CycleState;
