@@ -264,21 +264,6 @@ impl Interface for DefaultPreemption {
         node: &NodeInfo,
         scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
-    ) -> Option<(Vec<Arc<PodInfo>>, i64, Status)> {
-        let mut victims = Vec::new();
-        let (n, s) =
-            self.select_victims_or_reject_into(ctx, state, pod, node, scratch, pdbs, &mut victims)?;
-        Some((victims, n, s))
-    }
-
-    fn select_victims_or_reject_into(
-        &self,
-        ctx: &DryRunContext<'_>,
-        state: &mut CycleState,
-        pod: &PodInfo,
-        node: &NodeInfo,
-        scratch: &mut Option<NodeInfo>,
-        pdbs: &[CompiledPdb],
         victims: &mut Vec<Arc<PodInfo>>,
     ) -> Option<(i64, Status)> {
         match select_victims_by_totals(ctx, state, pod, node, pdbs, victims) {

@@ -205,7 +205,7 @@ impl Evaluator<'_> {
                     &mut own_state
                 }
             };
-            let Some((num_pdb_violations, status)) = self.interface.select_victims_or_reject_into(
+            let Some((num_pdb_violations, status)) = self.interface.select_victims_or_reject(
                 ctx,
                 state_copy,
                 pod,

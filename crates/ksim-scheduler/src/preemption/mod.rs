@@ -154,29 +154,14 @@ pub trait Interface {
         pdbs: &[CompiledPdb],
     ) -> (Vec<Arc<PodInfo>>, i64, Status);
 
-    /// [`select_victims_on_node`](Self::select_victims_on_node), or `None` when the node
-    /// surely yields no victims and a status that is not a success: the dry run reads failed
-    /// nodes' statuses only when no candidate is found, and then asks
-    /// `select_victims_on_node` for them. The default always answers in full.
-    fn select_victims_or_reject(
-        &self,
-        ctx: &DryRunContext<'_>,
-        state: &mut CycleState,
-        pod: &PodInfo,
-        node: &NodeInfo,
-        scratch: &mut Option<NodeInfo>,
-        pdbs: &[CompiledPdb],
-    ) -> Option<(Vec<Arc<PodInfo>>, i64, Status)> {
-        Some(self.select_victims_on_node(ctx, state, pod, node, scratch, pdbs))
-    }
-
-    /// [`select_victims_or_reject`](Self::select_victims_or_reject) with the victims written
-    /// into `victims` (replacing what it held) instead of a new list, and the PDB violations
-    /// and status returned: the dry run passes one list from node to node, so that a node
-    /// whose victims are not kept costs no allocation. `victims` is read only on `Some`. The
-    /// default asks `select_victims_or_reject`.
+    /// [`select_victims_on_node`](Self::select_victims_on_node) with the victims written into
+    /// `victims` (replacing what it held), or `None` when the node surely yields no victims
+    /// and a status that is not a success: the dry run reads failed nodes' statuses only when
+    /// no candidate is found, and then asks `select_victims_on_node` for them. The dry run
+    /// passes one list from node to node, so that a node whose victims are not kept costs no
+    /// allocation; `victims` is read only on `Some`. The default always answers in full.
     #[allow(clippy::too_many_arguments)]
-    fn select_victims_or_reject_into(
+    fn select_victims_or_reject(
         &self,
         ctx: &DryRunContext<'_>,
         state: &mut CycleState,
@@ -186,7 +171,7 @@ pub trait Interface {
         pdbs: &[CompiledPdb],
         victims: &mut Vec<Arc<PodInfo>>,
     ) -> Option<(i64, Status)> {
-        let (v, n, s) = self.select_victims_or_reject(ctx, state, pod, node, scratch, pdbs)?;
+        let (v, n, s) = self.select_victims_on_node(ctx, state, pod, node, scratch, pdbs);
         *victims = v;
         Some((n, s))
     }
