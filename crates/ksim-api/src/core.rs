@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::meta::{LabelSelector, Labels, ObjectMeta};
 use crate::quantity::Quantity;
+use crate::sorted_map::SortedMap;
 
 /// `v1.ResourceList`, ordered by resource name.
-pub type ResourceList = BTreeMap<String, Quantity>;
+pub type ResourceList = SortedMap<String, Quantity>;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -41,7 +42,7 @@ pub struct PodSpec {
     pub init_containers: Vec<Container>,
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub containers: Vec<Container>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "ResourceList::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub overhead: ResourceList,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,7 +55,7 @@ pub struct PodSpec {
     #[serde(skip_serializing_if = "String::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_name: String,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "Labels::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_selector: Labels,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,10 +141,10 @@ impl Container {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ResourceRequirements {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "ResourceList::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub requests: ResourceList,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "ResourceList::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub limits: ResourceList,
 }
@@ -492,10 +493,10 @@ pub struct NodeSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeStatus {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "ResourceList::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub capacity: ResourceList,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "ResourceList::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub allocatable: ResourceList,
     #[serde(skip_serializing_if = "Vec::is_empty")]

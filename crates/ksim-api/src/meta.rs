@@ -1,11 +1,12 @@
 //! `metav1.ObjectMeta` and label selectors.
 
-use std::collections::BTreeMap;
+use crate::sorted_map::SortedMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Labels and annotations are ordered maps so that iteration never depends on hashing.
-pub type Labels = BTreeMap<String, String>;
+/// Labels and annotations are ordered maps so that iteration never depends on hashing
+/// (sorted vectors: see [`SortedMap`]).
+pub type Labels = SortedMap<String, String>;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -23,10 +24,10 @@ pub struct ObjectMeta {
     #[serde(skip_serializing_if = "String::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub uid: String,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "Labels::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub labels: Labels,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "Labels::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub annotations: Labels,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,7 +58,7 @@ pub struct OwnerReference {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LabelSelector {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "Labels::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub match_labels: Labels,
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -22,8 +22,6 @@
 //! order (cpu, memory, app, constraint class), whatever the kind, so that two kinds with the
 //! same seed request the same resources.
 
-use std::collections::BTreeMap;
-
 use ksim_api::{
     Affinity, Container, LabelSelector, Labels, Node, NodeAffinity, NodeSelector,
     NodeSelectorRequirement, NodeSelectorTerm, ObjectMeta, Pod, PodAffinity, PodAffinityTerm,
@@ -359,7 +357,7 @@ fn node_affinity(pod: &mut Pod, class: u32) {
                 effect: "NoSchedule".into(),
                 ..Default::default()
             });
-            pod.spec.node_selector = BTreeMap::from([("pool".to_string(), "pool-2".to_string())]);
+            pod.spec.node_selector = Labels::from([("pool".to_string(), "pool-2".to_string())]);
         }
         _ => {}
     }
