@@ -1,6 +1,7 @@
 //! `framework.Resource` and the pod request arithmetic of `resourcehelper.PodRequests`.
 
 use ksim_api::{Pod, ResourceList};
+use smallvec::SmallVec;
 
 pub const CPU: &str = "cpu";
 pub const MEMORY: &str = "memory";
@@ -157,9 +158,10 @@ pub fn is_native_resource(name: &str) -> bool {
 
 /// Per-resource sums in milli units; converted once at the end so that the sum of fractional
 /// quantities rounds as upstream's exact Quantity arithmetic would. Names are borrowed from
-/// the pod (or are the default requests' constants): summing allocates no string.
+/// the pod (or are the default requests' constants): summing allocates no string, and a
+/// list of up to four resources (cpu, memory, storage and one more) allocates nothing.
 #[derive(Default, Clone)]
-struct MilliList<'a>(Vec<(&'a str, i128)>);
+struct MilliList<'a>(SmallVec<[(&'a str, i128); 4]>);
 
 impl<'a> MilliList<'a> {
     fn from_list(l: &'a ResourceList) -> MilliList<'a> {
