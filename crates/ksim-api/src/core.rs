@@ -58,8 +58,10 @@ pub struct PodSpec {
     #[serde(skip_serializing_if = "Labels::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_selector: Labels,
+    /// Boxed: 144 bytes inline that most pods leave empty, and without them a scheduler's
+    /// `PodInfo` fits mimalloc's 1 KiB size class instead of the 1.25 KiB one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub affinity: Option<Affinity>,
+    pub affinity: Option<Box<Affinity>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub tolerations: Vec<Toleration>,

@@ -263,7 +263,7 @@ fn spread(app: &str, max_skew: i32, when: &str) -> TopologySpreadConstraint {
 fn mixed(pod: &mut Pod, app: &str, class: u32) {
     match class {
         0..25 => {
-            pod.spec.affinity = Some(Affinity {
+            pod.spec.affinity = Some(Box::new(Affinity {
                 pod_anti_affinity: Some(PodAffinity {
                     required: Vec::new(),
                     preferred: vec![WeightedPodAffinityTerm {
@@ -272,7 +272,7 @@ fn mixed(pod: &mut Pod, app: &str, class: u32) {
                     }],
                 }),
                 ..Default::default()
-            })
+            }))
         }
         25..40 => pod
             .spec
@@ -289,22 +289,22 @@ fn mixed(pod: &mut Pod, app: &str, class: u32) {
 fn affinity(pod: &mut Pod, app: &str, class: u32) {
     match class {
         0..20 => {
-            pod.spec.affinity = Some(Affinity {
+            pod.spec.affinity = Some(Box::new(Affinity {
                 pod_anti_affinity: Some(PodAffinity {
                     required: vec![term(app, HOSTNAME)],
                     preferred: Vec::new(),
                 }),
                 ..Default::default()
-            })
+            }))
         }
         20..30 => {
-            pod.spec.affinity = Some(Affinity {
+            pod.spec.affinity = Some(Box::new(Affinity {
                 pod_affinity: Some(PodAffinity {
                     required: vec![term(app, ZONE)],
                     preferred: Vec::new(),
                 }),
                 ..Default::default()
-            })
+            }))
         }
         _ => {}
     }
@@ -313,7 +313,7 @@ fn affinity(pod: &mut Pod, app: &str, class: u32) {
 fn node_affinity(pod: &mut Pod, class: u32) {
     match class {
         0..30 => {
-            pod.spec.affinity = Some(Affinity {
+            pod.spec.affinity = Some(Box::new(Affinity {
                 node_affinity: Some(NodeAffinity {
                     required: Some(NodeSelector {
                         node_selector_terms: vec![NodeSelectorTerm {
@@ -328,10 +328,10 @@ fn node_affinity(pod: &mut Pod, class: u32) {
                     preferred: Vec::new(),
                 }),
                 ..Default::default()
-            })
+            }))
         }
         30..60 => {
-            pod.spec.affinity = Some(Affinity {
+            pod.spec.affinity = Some(Box::new(Affinity {
                 node_affinity: Some(NodeAffinity {
                     required: None,
                     preferred: vec![PreferredSchedulingTerm {
@@ -347,7 +347,7 @@ fn node_affinity(pod: &mut Pod, class: u32) {
                     }],
                 }),
                 ..Default::default()
-            })
+            }))
         }
         60..70 => {
             pod.spec.tolerations.push(Toleration {

@@ -339,23 +339,23 @@ pub fn pod(template: Template, name: String, namespace: &str) -> Pod {
         T::HighPriority | T::HighPriorityLargeCpu => p.spec.priority = Some(10),
         T::PodAntiAffinity => {
             color(&mut p, "green");
-            p.spec.affinity = Some(Affinity {
+            p.spec.affinity = Some(Box::new(Affinity {
                 pod_anti_affinity: Some(PodAffinity {
                     required: vec![color_term("green", HOSTNAME)],
                     preferred: vec![],
                 }),
                 ..Default::default()
-            });
+            }));
         }
         T::PodAffinity => {
             color(&mut p, "blue");
-            p.spec.affinity = Some(Affinity {
+            p.spec.affinity = Some(Box::new(Affinity {
                 pod_affinity: Some(PodAffinity {
                     required: vec![color_term("blue", ZONE)],
                     preferred: vec![],
                 }),
                 ..Default::default()
-            });
+            }));
         }
         T::PreferredPodAffinity | T::PreferredPodAntiAffinity => {
             let c = if template == T::PreferredPodAffinity {
@@ -371,7 +371,7 @@ pub fn pod(template: Template, name: String, namespace: &str) -> Pod {
                     pod_affinity_term: color_term(c, HOSTNAME),
                 }],
             };
-            p.spec.affinity = Some(if template == T::PreferredPodAffinity {
+            p.spec.affinity = Some(Box::new(if template == T::PreferredPodAffinity {
                 Affinity {
                     pod_affinity: Some(a),
                     ..Default::default()
@@ -381,10 +381,10 @@ pub fn pod(template: Template, name: String, namespace: &str) -> Pod {
                     pod_anti_affinity: Some(a),
                     ..Default::default()
                 }
-            });
+            }));
         }
         T::NodeAffinity => {
-            p.spec.affinity = Some(Affinity {
+            p.spec.affinity = Some(Box::new(Affinity {
                 node_affinity: Some(NodeAffinity {
                     required: Some(NodeSelector {
                         node_selector_terms: vec![NodeSelectorTerm {
@@ -399,7 +399,7 @@ pub fn pod(template: Template, name: String, namespace: &str) -> Pod {
                     ..Default::default()
                 }),
                 ..Default::default()
-            });
+            }));
         }
         T::TopologySpreading | T::PreferredTopologySpreading => {
             color(&mut p, "blue");

@@ -495,7 +495,7 @@ mod tests {
         });
         p.spec.containers[0].resources.requests = req;
         if let Some(m) = models {
-            p.spec.affinity = Some(Affinity {
+            p.spec.affinity = Some(Box::new(Affinity {
                 node_affinity: Some(NodeAffinity {
                     required: Some(NodeSelector {
                         node_selector_terms: vec![NodeSelectorTerm {
@@ -510,7 +510,7 @@ mod tests {
                     ..NodeAffinity::default()
                 }),
                 ..Affinity::default()
-            });
+            }));
         }
         PodInfo::new(p)
     }

@@ -767,13 +767,13 @@ mod tests {
                 "topologyKey": "kubernetes.io/hostname"
             }))
             .unwrap();
-            p.spec.affinity = Some(ksim_api::Affinity {
+            p.spec.affinity = Some(Box::new(ksim_api::Affinity {
                 pod_anti_affinity: Some(ksim_api::PodAffinity {
                     required: vec![term],
                     preferred: vec![],
                 }),
                 ..Default::default()
-            });
+            }));
         }
         PodInfo::arc(p)
     }

@@ -203,7 +203,7 @@ pub(crate) mod testutil {
         });
         p.spec.containers[0].resources.requests = r;
         if !gpu.models.is_empty() {
-            p.spec.affinity = Some(Affinity {
+            p.spec.affinity = Some(Box::new(Affinity {
                 node_affinity: Some(NodeAffinity {
                     required: Some(NodeSelector {
                         node_selector_terms: vec![NodeSelectorTerm {
@@ -218,7 +218,7 @@ pub(crate) mod testutil {
                     ..NodeAffinity::default()
                 }),
                 ..Affinity::default()
-            });
+            }));
         }
         PodInfo::new(p)
     }

@@ -672,7 +672,7 @@ pub fn import_v2025_dlrm(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Resu
                     .insert("ksim.io/max-instances-per-node".into(), cap.to_string());
             }
             if cap == 1 {
-                pod.spec.affinity = Some(Affinity {
+                pod.spec.affinity = Some(Box::new(Affinity {
                     pod_anti_affinity: Some(PodAffinity {
                         required: vec![PodAffinityTerm {
                             label_selector: Some(selector),
@@ -682,7 +682,7 @@ pub fn import_v2025_dlrm(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Resu
                         ..PodAffinity::default()
                     }),
                     ..Affinity::default()
-                });
+                }));
             } else if cap > 1 {
                 pod.spec
                     .topology_spread_constraints

@@ -126,7 +126,7 @@ impl Tasks {
                     .labels
                     .insert("ksim.io/scheduling-class".into(), r.class.to_string());
                 if r.spread {
-                    pod.spec.affinity = Some(Affinity {
+                    pod.spec.affinity = Some(Box::new(Affinity {
                         pod_anti_affinity: Some(PodAffinity {
                             required: vec![PodAffinityTerm {
                                 label_selector: Some(LabelSelector {
@@ -141,7 +141,7 @@ impl Tasks {
                             ..PodAffinity::default()
                         }),
                         ..Affinity::default()
-                    });
+                    }));
                 }
                 cx.pods += 1;
                 self.live.insert(

@@ -262,7 +262,7 @@ fn read_pods(
                 pod.metadata
                     .annotations
                     .insert(gpu::MODEL.into(), models.join("|"));
-                pod.spec.affinity = Some(Affinity {
+                pod.spec.affinity = Some(Box::new(Affinity {
                     node_affinity: Some(NodeAffinity {
                         required: Some(NodeSelector {
                             node_selector_terms: vec![NodeSelectorTerm {
@@ -277,7 +277,7 @@ fn read_pods(
                         ..NodeAffinity::default()
                     }),
                     ..Affinity::default()
-                });
+                }));
             }
             let qos = r.str(6);
             let prio = qos_priority(qos).ok_or_else(|| {

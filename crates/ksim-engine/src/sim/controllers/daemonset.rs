@@ -82,13 +82,13 @@ fn pinned_node(pod: &Pod) -> Option<String> {
 /// matching the field `metadata.name` (replacing any `matchFields` of the template's terms),
 /// and the tolerations the controller adds.
 fn pin_to_node(pod: &mut Pod, node: &str) {
-    use ksim_api::{Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement};
+    use ksim_api::{NodeAffinity, NodeSelector, NodeSelectorRequirement};
     let field = NodeSelectorRequirement {
         key: "metadata.name".into(),
         operator: "In".into(),
         values: vec![node.to_string()],
     };
-    let aff = pod.spec.affinity.get_or_insert_with(Affinity::default);
+    let aff = pod.spec.affinity.get_or_insert_with(Default::default);
     let na = aff.node_affinity.get_or_insert_with(NodeAffinity::default);
     let req = na.required.get_or_insert_with(NodeSelector::default);
     if req.node_selector_terms.is_empty() {
