@@ -253,27 +253,27 @@ impl Interface for DefaultPreemption {
         scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
     ) -> (Vec<Arc<PodInfo>>, i64, Status) {
-        select_victims_on_node(ctx, state, pod, node, scratch, pdbs)
+        let mut victims = Vec::new();
+        let (n, s) = select_victims_on_node(ctx, state, pod, node, scratch, pdbs, &mut victims);
+        (victims.into_iter().cloned().collect(), n, s)
     }
 
-    fn select_victims_or_reject(
+    fn select_victims_or_reject<'n>(
         &self,
         ctx: &DryRunContext<'_>,
         state: &mut CycleState,
         pod: &PodInfo,
-        node: &NodeInfo,
+        node: &'n NodeInfo,
         scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
-        victims: &mut Vec<Arc<PodInfo>>,
+        victims: &mut Vec<&'n Arc<PodInfo>>,
     ) -> Option<(i64, Status)> {
         match select_victims_by_totals(ctx, state, pod, node, pdbs, victims) {
             ByTotals::Rejected => None,
             ByTotals::Selected(n, s) => Some((n, s)),
-            ByTotals::Unknown => {
-                let (v, n, s) = select_victims_on_node(ctx, state, pod, node, scratch, pdbs);
-                *victims = v;
-                Some((n, s))
-            }
+            ByTotals::Unknown => Some(select_victims_on_node(
+                ctx, state, pod, node, scratch, pdbs, victims,
+            )),
         }
     }
 }
@@ -305,13 +305,13 @@ enum ByTotals {
 /// or UID; when two different pods of the node share a UID, that may be another pod than the
 /// one named, and the long way is taken (for the first check, only a pod that stays sharing a
 /// UID with a removed one matters).
-fn select_victims_by_totals(
+fn select_victims_by_totals<'n>(
     ctx: &DryRunContext<'_>,
     state: &CycleState,
     pod: &PodInfo,
-    node: &NodeInfo,
+    node: &'n NodeInfo,
     pdbs: &[CompiledPdb],
-    victims: &mut Vec<Arc<PodInfo>>,
+    victims: &mut Vec<&'n Arc<PodInfo>>,
 ) -> ByTotals {
     let Some(filters) = ctx.filters else {
         return ByTotals::Unknown;
@@ -434,7 +434,9 @@ fn terminating_by_preemption(p: &PodInfo) -> bool {
         .is_some_and(|c| c.status == "True" && c.reason == "PreemptionByScheduler")
 }
 
-/// Upstream `SelectVictimsOnNode` (see the trait method).
+/// Upstream `SelectVictimsOnNode` (see the trait method), the victims (pods of `original`)
+/// written into `victims` (emptied first) and the number violating a PDB returned with the
+/// status.
 fn select_victims_on_node<'n>(
     ctx: &DryRunContext<'_>,
     state: &mut CycleState,
@@ -442,7 +444,9 @@ fn select_victims_on_node<'n>(
     original: &'n NodeInfo,
     scratch: &mut Option<NodeInfo>,
     pdbs: &[CompiledPdb],
-) -> (Vec<Arc<PodInfo>>, i64, Status) {
+    victims: &mut Vec<&'n Arc<PodInfo>>,
+) -> (i64, Status) {
+    victims.clear();
     let fw = ctx.framework;
     let snapshot = ctx.snapshot;
     let filters = ctx.filters;
@@ -494,7 +498,7 @@ fn select_victims_on_node<'n>(
             .map(|p| (p, p.priority(), Start::UNREAD)),
     );
     if potential.is_empty() {
-        return (Vec::new(), 0, Status::unresolvable(NO_VICTIMS));
+        return (0, Status::unresolvable(NO_VICTIMS));
     }
     // Remove them from a copy of the node and check the pod fits without them. Without
     // PreFilter extensions to call after each removal, the copy is made without them at once
@@ -505,7 +509,7 @@ fn select_victims_on_node<'n>(
         for &(p, _, _) in &potential {
             let s = remove(state, node, p);
             if !s.is_success() {
-                return (Vec::new(), 0, s);
+                return (0, s);
             }
         }
     }
@@ -513,12 +517,11 @@ fn select_victims_on_node<'n>(
     let s =
         fw.run_filter_with_nominated_pods_using(filters, state, pod, node, snapshot, ctx.nominated);
     if !s.is_success() {
-        return (Vec::new(), 0, s);
+        return (0, s);
     }
 
     // Only whether the pod fits matters here: no status is built for a rejection.
-    let mut victims = Vec::new();
-    let (n, s) = reprieve(&mut potential, pdbs, &mut victims, |v| {
+    reprieve(&mut potential, pdbs, victims, |v| {
         let s = add(state, node, v.0);
         if !s.is_success() {
             return Err(s);
@@ -538,8 +541,7 @@ fn select_victims_on_node<'n>(
             }
         }
         Ok(fits)
-    });
-    (victims, n, s)
+    })
 }
 
 /// The reprieve of `SelectVictimsOnNode`, once the pod fits with every pod of `potential`
@@ -551,7 +553,7 @@ fn select_victims_on_node<'n>(
 fn reprieve<'n>(
     potential: &mut Eligible<'n>,
     pdbs: &[CompiledPdb],
-    out: &mut Vec<Arc<PodInfo>>,
+    out: &mut Vec<&'n Arc<PodInfo>>,
     mut add_back: impl FnMut(&(&'n Arc<PodInfo>, i32, Start)) -> Result<bool, Status>,
 ) -> (i64, Status) {
     out.clear();
@@ -595,8 +597,10 @@ fn reprieve<'n>(
             more_important((a.1, a.2.get()), (b.1, b.2.get()))
         });
     }
-    // By reference: `into_iter` would move the whole inline buffer first.
-    out.extend(victims.iter().map(|v| v.0.clone()));
+    // By reference: `into_iter` would move the whole inline buffer first. The victims are
+    // borrowed from the node (no reference count touched: the dry run keeps one node's list
+    // of the hundreds it checks).
+    out.extend(victims.iter().map(|v| v.0));
     (num_violating, Status::success())
 }
 

@@ -56,14 +56,14 @@ impl Evaluator<'_> {
     }
 
     /// `findCandidates` with the candidates given to `found`.
-    fn find_candidates_into(
+    fn find_candidates_into<'s>(
         &self,
-        ctx: &DryRunContext<'_>,
+        ctx: &DryRunContext<'s>,
         state: &CycleState,
         pod: &PodInfo,
         statuses: &NodeToStatus,
         rng: &mut ChaCha8Rng,
-        found: &mut impl Found,
+        found: &mut impl Found<'s>,
     ) -> Result<(NodeToStatus, Option<String>), Status> {
         let snapshot = ctx.snapshot;
         if snapshot.is_empty() {
@@ -151,16 +151,16 @@ impl Evaluator<'_> {
     /// `DryRunPreemption` with each candidate that upstream's lists would hold given to
     /// `found`, in the order checked.
     #[allow(clippy::too_many_arguments)]
-    fn dry_run_into(
+    fn dry_run_into<'s>(
         &self,
-        ctx: &DryRunContext<'_>,
+        ctx: &DryRunContext<'s>,
         state: &CycleState,
         pod: &PodInfo,
         potential: &[usize],
         pdbs: &[CompiledPdb],
         offset: usize,
         num_candidates: usize,
-        found: &mut impl Found,
+        found: &mut impl Found<'s>,
     ) -> (NodeToStatus, Option<String>) {
         let snapshot = ctx.snapshot;
         // How many candidates upstream's two lists (violating no PDB, violating one) hold.
@@ -199,9 +199,9 @@ impl Evaluator<'_> {
             }
         };
         let node_at = |i: usize| &snapshot.nodes[potential[wrap(i)]];
-        // The victims of the node checked, one list from node to node (a candidate that is
-        // kept takes it, see `Found`).
-        let mut victims: Vec<Arc<PodInfo>> = Vec::new();
+        // The victims of the node checked, borrowed from it, one list from node to node (a
+        // candidate that is kept takes it, see `Found`).
+        let mut victims: Vec<&'s Arc<PodInfo>> = Vec::new();
         for i in 0..n {
             // The next nodes' memory is asked for ahead of the checks, in the order their
             // pointers become readable (see `prefetch_ahead`).
@@ -296,15 +296,16 @@ impl Evaluator<'_> {
 }
 
 /// What the dry run does with each candidate that upstream's lists would hold.
-trait Found {
+trait Found<'s> {
     /// A candidate on node `node` (`info`), in the list of candidates violating a PDB or
-    /// the other. Its victims are taken from `victims` if kept (leaving a list to reuse).
+    /// the other. Its victims (the node's pods) are taken from `victims` if kept (leaving a
+    /// list to reuse).
     fn found(
         &mut self,
         violating: bool,
         node: usize,
         info: &NodeInfo,
-        victims: &mut Vec<Arc<PodInfo>>,
+        victims: &mut Vec<&'s Arc<PodInfo>>,
         num_pdb_violations: i64,
     );
 }
@@ -324,16 +325,16 @@ impl Lists {
     }
 }
 
-impl Found for Lists {
+impl<'s> Found<'s> for Lists {
     fn found(
         &mut self,
         violating: bool,
         node: usize,
         info: &NodeInfo,
-        victims: &mut Vec<Arc<PodInfo>>,
+        victims: &mut Vec<&'s Arc<PodInfo>>,
         num_pdb_violations: i64,
     ) {
-        let victims = std::mem::take(victims);
+        let victims: Vec<Arc<PodInfo>> = victims.drain(..).cloned().collect();
         let list = if violating {
             &mut self.violating
         } else {
@@ -353,33 +354,34 @@ impl Found for Lists {
 /// scores higher. Over the whole list (violating no PDB first) the function picks the
 /// first list's when there is one (its PDB score, 0, is the highest), else the second's.
 #[derive(Default)]
-struct Best {
-    non_violating: Option<Kept>,
-    violating: Option<Kept>,
+struct Best<'s> {
+    non_violating: Option<Kept<'s>>,
+    violating: Option<Kept<'s>>,
 }
 
-/// A candidate kept by [`Best`]: node, victims, PDB violations, and its scores.
-type Kept = (usize, Vec<Arc<PodInfo>>, i64, Scores);
+/// A candidate kept by [`Best`]: node, victims (borrowed from the node until the dry run
+/// ends), PDB violations, and its scores.
+type Kept<'s> = (usize, Vec<&'s Arc<PodInfo>>, i64, Scores);
 
-impl Best {
+impl Best<'_> {
     fn into_candidate(self, ctx: &DryRunContext<'_>) -> Option<Candidate> {
         let (node, victims, num_pdb_violations, _) = self.non_violating.or(self.violating)?;
         Some(Candidate {
             node,
             name: ctx.snapshot.nodes[node].name().to_string(),
-            victims,
+            victims: victims.into_iter().cloned().collect(),
             num_pdb_violations,
         })
     }
 }
 
-impl Found for Best {
+impl<'s> Found<'s> for Best<'s> {
     fn found(
         &mut self,
         violating: bool,
         node: usize,
         _: &NodeInfo,
-        victims: &mut Vec<Arc<PodInfo>>,
+        victims: &mut Vec<&'s Arc<PodInfo>>,
         num_pdb_violations: i64,
     ) {
         let best = if violating {

@@ -16,36 +16,41 @@ pub fn select_candidate(candidates: &[Candidate]) -> Option<&Candidate> {
     }
 }
 
-/// A candidate as `pickOneNodeForPreemption` scores it: its victims (most important first)
-/// and its number of PDB violations.
-type Scored<'a> = (&'a [Arc<PodInfo>], i64);
+/// A candidate as `pickOneNodeForPreemption` scores it: its victims (most important first;
+/// owned by a [`Candidate`], borrowed from the node during the dry run) and its number of PDB
+/// violations.
+type Scored<'a, P> = (&'a [P], i64);
 
-/// `pickOneNodeForPreemption`'s score functions, in the order they are applied.
-const SCORE_FUNCS: [fn(Scored<'_>) -> i128; 5] = [
-    |(_, pdb)| -(pdb as i128),
-    |(v, _)| -(v.first().map_or(0, |p| p.priority()) as i128),
-    |(v, _)| {
+/// How many score functions `pickOneNodeForPreemption` applies.
+const SCORE_FUNCS: usize = 5;
+
+/// `pickOneNodeForPreemption`'s score function `k`, in the order they are applied.
+fn score<P: AsRef<PodInfo>>(k: usize, (v, pdb): Scored<'_, P>) -> i128 {
+    match k {
+        0 => -(pdb as i128),
+        1 => -(v.first().map_or(0, |p| p.as_ref().priority()) as i128),
         // MaxInt32+1 is added to every priority so that negative priorities still make a
         // node with more victims score lower.
-        -v.iter()
-            .map(|p| p.priority() as i128 + i32::MAX as i128 + 1)
-            .sum::<i128>()
-    },
-    |(v, _)| -(v.len() as i128),
-    |(v, _)| earliest_start_of_highest_priority(v).map_or(i128::MIN, |t| t.as_score()),
-];
+        2 => -v
+            .iter()
+            .map(|p| p.as_ref().priority() as i128 + i32::MAX as i128 + 1)
+            .sum::<i128>(),
+        3 => -(v.len() as i128),
+        _ => earliest_start_of_highest_priority(v).map_or(i128::MIN, |t| t.as_score()),
+    }
+}
 
 /// `pickOneNodeForPreemption`: the index of the candidate with, in order, the fewest PDB
 /// violations, the lowest highest-victim priority, the lowest sum of priorities, the fewest
 /// victims and the latest start of its highest-priority victims; then the first one.
 pub fn pick_one_node_for_preemption(candidates: &[Candidate]) -> usize {
     let mut all: Vec<usize> = (0..candidates.len()).collect();
-    for f in SCORE_FUNCS {
+    for k in 0..SCORE_FUNCS {
         let mut selected: Vec<usize> = Vec::new();
         let mut max = i128::MIN;
         for &i in &all {
             let c = &candidates[i];
-            let s = f((&c.victims, c.num_pdb_violations));
+            let s = score(k, (&c.victims, c.num_pdb_violations));
             if s > max {
                 max = s;
                 selected.clear();
@@ -75,26 +80,26 @@ pub(crate) struct Scores {
 }
 
 impl Scores {
-    pub(crate) fn new(c: Scored<'_>) -> Scores {
+    pub(crate) fn new<P: AsRef<PodInfo>>(c: Scored<'_, P>) -> Scores {
         Scores {
-            head: [
-                SCORE_FUNCS[0](c),
-                SCORE_FUNCS[1](c),
-                SCORE_FUNCS[2](c),
-                SCORE_FUNCS[3](c),
-            ],
+            head: [score(0, c), score(1, c), score(2, c), score(3, c)],
             last: None,
         }
     }
 
     /// Whether `self` (of candidate `c`) scores strictly higher than `other` (of candidate
     /// `o`).
-    pub(crate) fn higher(&mut self, c: Scored<'_>, other: &mut Scores, o: Scored<'_>) -> bool {
+    pub(crate) fn higher<P: AsRef<PodInfo>>(
+        &mut self,
+        c: Scored<'_, P>,
+        other: &mut Scores,
+        o: Scored<'_, P>,
+    ) -> bool {
         if self.head != other.head {
             return self.head > other.head;
         }
-        let mine = *self.last.get_or_insert_with(|| SCORE_FUNCS[4](c));
-        let theirs = *other.last.get_or_insert_with(|| SCORE_FUNCS[4](o));
+        let mine = *self.last.get_or_insert_with(|| score(4, c));
+        let theirs = *other.last.get_or_insert_with(|| score(4, o));
         mine > theirs
     }
 }

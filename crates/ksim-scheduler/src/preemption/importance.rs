@@ -3,7 +3,6 @@
 //! reprieved and candidates compared in.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use crate::pod_info::PodInfo;
 
@@ -57,11 +56,12 @@ pub fn more_important(a: (i32, StartTime), b: (i32, StartTime)) -> bool {
 }
 
 /// `util.GetEarliestPodStartTime`: the earliest start among the highest-priority victims.
-pub fn earliest_start_of_highest_priority(victims: &[Arc<PodInfo>]) -> Option<StartTime> {
-    let first = victims.first()?;
+pub fn earliest_start_of_highest_priority<P: AsRef<PodInfo>>(victims: &[P]) -> Option<StartTime> {
+    let first = victims.first()?.as_ref();
     let mut earliest = StartTime::of(first);
     let mut max_priority = first.priority();
     for p in victims {
+        let p = p.as_ref();
         let pr = p.priority();
         if pr == max_priority {
             let t = StartTime::of(p);

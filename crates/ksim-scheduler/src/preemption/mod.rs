@@ -155,24 +155,43 @@ pub trait Interface {
     ) -> (Vec<Arc<PodInfo>>, i64, Status);
 
     /// [`select_victims_on_node`](Self::select_victims_on_node) with the victims written into
-    /// `victims` (replacing what it held), or `None` when the node surely yields no victims
-    /// and a status that is not a success: the dry run reads failed nodes' statuses only when
-    /// no candidate is found, and then asks `select_victims_on_node` for them. The dry run
-    /// passes one list from node to node, so that a node whose victims are not kept costs no
-    /// allocation; `victims` is read only on `Some`. The default always answers in full.
+    /// `victims` (replacing what it held) as references to the node's own pods, or `None` when
+    /// the node surely yields no victims and a status that is not a success: the dry run reads
+    /// failed nodes' statuses only when no candidate is found, and then asks
+    /// `select_victims_on_node` for them. The dry run passes one list from node to node, so
+    /// that a node whose victims are not kept costs no allocation and no reference count;
+    /// `victims` is read only on `Some`. The default always answers in full; a victim that is
+    /// not one of `node`'s pods (victims are the node's pods, as upstream's are) is an error
+    /// status for the node.
     #[allow(clippy::too_many_arguments)]
-    fn select_victims_or_reject(
+    fn select_victims_or_reject<'n>(
         &self,
         ctx: &DryRunContext<'_>,
         state: &mut CycleState,
         pod: &PodInfo,
-        node: &NodeInfo,
+        node: &'n NodeInfo,
         scratch: &mut Option<NodeInfo>,
         pdbs: &[CompiledPdb],
-        victims: &mut Vec<Arc<PodInfo>>,
+        victims: &mut Vec<&'n Arc<PodInfo>>,
     ) -> Option<(i64, Status)> {
         let (v, n, s) = self.select_victims_on_node(ctx, state, pod, node, scratch, pdbs);
-        *victims = v;
+        victims.clear();
+        for p in &v {
+            match node.pods.iter().find(|q| Arc::ptr_eq(q, p)) {
+                Some(q) => victims.push(q),
+                None => {
+                    victims.clear();
+                    return Some((
+                        0,
+                        Status::error(format!(
+                            "victim {} is not a pod of node {}",
+                            p.name(),
+                            node.name()
+                        )),
+                    ));
+                }
+            }
+        }
         Some((n, s))
     }
 }
