@@ -549,3 +549,107 @@ fn victims_sharing_a_uid_take_the_long_way() {
     // The 500m pod is a victim only because the 100m one left in the 2000m one's place.
     assert_eq!(want.0[0].2.len(), 2, "{want:?}");
 }
+
+/// A policy whose `select_victims_on_node` names a pod that is not on the node: the trait's
+/// default `select_victims_or_reject` answers with an error status for that node instead of
+/// a candidate (victims are the node's own pods).
+struct Foreign(DefaultPreemption);
+
+impl Interface for Foreign {
+    fn get_offset_and_num_candidates(&self, n: usize, rng: &mut ChaCha8Rng) -> (usize, usize) {
+        self.0.get_offset_and_num_candidates(n, rng)
+    }
+    fn pod_eligible_to_preempt_others(
+        &self,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        status: Option<&Status>,
+    ) -> Result<(), String> {
+        self.0.pod_eligible_to_preempt_others(pod, snapshot, status)
+    }
+    fn select_victims_on_node(
+        &self,
+        _: &DryRunContext<'_>,
+        _: &mut CycleState,
+        _: &PodInfo,
+        _: &NodeInfo,
+        _: &mut Option<NodeInfo>,
+        _: &[CompiledPdb],
+    ) -> (Vec<Arc<PodInfo>>, i64, Status) {
+        let stranger = pod_json(
+            "stranger",
+            "u-s",
+            Some("node-0"),
+            0,
+            100,
+            0,
+            None,
+            false,
+            0,
+            None,
+        );
+        (vec![PodInfo::arc(stranger)], 0, Status::success())
+    }
+}
+
+#[test]
+fn a_victim_that_is_not_on_the_node_is_an_error_for_the_node() {
+    let fwk = build_framework(
+        &Registry::in_tree(),
+        &KubeSchedulerConfiguration::default(),
+        &profile(&FIT_ONLY),
+    )
+    .expect("a valid profile");
+    let on_node = PodInfo::arc(pod_json(
+        "p0",
+        "u0",
+        Some("node-0"),
+        0,
+        3000,
+        0,
+        None,
+        false,
+        0,
+        Some(1),
+    ));
+    let snapshot = Snapshot::build(
+        [node(0, &FOUR_CPUS)],
+        vec![on_node],
+        Arc::new(ClusterObjects::default()),
+    );
+    let pod = PodInfo::new(pod_json(
+        "incoming", "u-in", None, 3, 2000, 0, None, false, 0, None,
+    ));
+    let mut state = CycleState::new();
+    assert!(fwk
+        .run_pre_filter(&mut state, &pod, &snapshot)
+        .status
+        .is_success());
+    let noms = Noms(HashMap::new());
+    let ctx = DryRunContext {
+        framework: &fwk,
+        snapshot: &snapshot,
+        nominated: &noms,
+        extenders: &[],
+        pre_filter_extensions: true,
+        filters: None,
+    };
+    let foreign = Foreign(DefaultPreemption::with_args(Default::default()).expect("default args"));
+    let evaluator = Evaluator {
+        plugin_name: "DefaultPreemption",
+        interface: &foreign,
+    };
+    let (candidates, statuses, err) =
+        evaluator.dry_run_preemption(&ctx, &state, &pod, &[0], &[], 0, 1);
+    assert!(candidates.is_empty(), "{candidates:?}");
+    let err = err.expect("the node's error is aggregated");
+    assert!(
+        err.contains("victim stranger is not a pod of node node-0"),
+        "{err}"
+    );
+    let status = statuses.get(0).expect("the node's status");
+    assert!(
+        status.message().contains("is not a pod of node"),
+        "{status:?}"
+    );
+}
