@@ -82,6 +82,12 @@ pub struct WorkloadSpec {
     /// CronJob: a run later than this after its scheduled time is skipped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub starting_deadline_seconds: Option<i64>,
+    /// CronJob: finished Jobs kept, the oldest deleted beyond (the API server's defaults: 3
+    /// succeeded, 1 failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub successful_jobs_history_limit: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_jobs_history_limit: Option<i32>,
     /// CronJob: the Job each run creates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_template: Option<Box<JobTemplateSpec>>,
@@ -351,6 +357,20 @@ fn validate_cronjob(w: &Workload) -> Result<(), (String, String)> {
             ));
         }
     }
+    for (field, limit) in [
+        (
+            "spec.successfulJobsHistoryLimit",
+            s.successful_jobs_history_limit,
+        ),
+        ("spec.failedJobsHistoryLimit", s.failed_jobs_history_limit),
+    ] {
+        if let Some(n) = limit.filter(|n| *n < 0) {
+            return Err((
+                field.into(),
+                format!("must be greater than or equal to 0, got {n}"),
+            ));
+        }
+    }
     let Some(jt) = &s.job_template else {
         return Err(("spec.jobTemplate".into(), "required".into()));
     };
@@ -437,6 +457,29 @@ mod tests {
             "template":{"metadata":{"labels":{"a":"b"}}},"volumeClaimTemplates":null}}"#,
         );
         assert_eq!(nulls.replicas(), 1);
+    }
+
+    #[test]
+    fn cronjob_history_limits_must_not_be_negative() {
+        let cj = |limits: &str| {
+            w(&format!(
+                r#"{{"spec":{{"schedule":"* * * * *",{limits}"jobTemplate":{{"spec":{{"template":
+                {{"spec":{{"restartPolicy":"Never","containers":[{{"name":"c"}}]}}}}}}}}}}}}"#
+            ))
+        };
+        assert_eq!(validate("CronJob", &cj("")), Ok(()));
+        assert_eq!(
+            validate(
+                "CronJob",
+                &cj(r#""successfulJobsHistoryLimit":0,"failedJobsHistoryLimit":0,"#)
+            ),
+            Ok(())
+        );
+        let err = validate("CronJob", &cj(r#""failedJobsHistoryLimit":-1,"#)).unwrap_err();
+        assert_eq!(err.0, "spec.failedJobsHistoryLimit");
+        assert!(err.1.contains("got -1"), "{err:?}");
+        let err = validate("CronJob", &cj(r#""successfulJobsHistoryLimit":-2,"#)).unwrap_err();
+        assert_eq!(err.0, "spec.successfulJobsHistoryLimit");
     }
 
     #[test]

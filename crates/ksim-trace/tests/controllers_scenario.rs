@@ -300,3 +300,68 @@ fn cronjob_runs_on_schedule_with_its_concurrency_policy() {
     assert!(pods.is_empty(), "{pods:?}");
     assert_eq!(ctl["CronJob/report"].0, 0);
 }
+
+/// A CronJob every minute whose Jobs run 20 seconds keeps only its newest finished Jobs: three
+/// by default (the API server's `successfulJobsHistoryLimit`), as many as the limit says
+/// otherwise; the deleted ones leave no row in the controllers' records. Job names at minute
+/// `m` are `report-<28401120 + m>`.
+#[test]
+fn cronjob_keeps_its_newest_finished_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |limit: &str| -> Vec<String> {
+        std::fs::write(
+            d.join("cron.yaml"),
+            format!(
+                "kind: List\nitems:
+- apiVersion: batch/v1
+  kind: CronJob
+  metadata: {{name: report}}
+  spec:
+    schedule: '* * * * *'
+    {limit}
+    jobTemplate:
+      spec:
+        template:
+          metadata: {{annotations: {{ksim.io/run-for: 20s}}}}
+          spec: {{restartPolicy: Never, containers: [{{name: c, resources: {{requests: {{cpu: 100m}}}}}}]}}
+"
+            ),
+        )
+        .unwrap();
+        let path = d.join("s.yaml");
+        std::fs::write(
+            &path,
+            "name: s\nhorizon: 8m30s\ncluster:\n  pools: [{name: p, count: 1, template: {status: {capacity: {cpu: '8', memory: 8Gi, pods: '110'}}}}]\nworkload: {controllers: [cron.yaml]}\n",
+        )
+        .unwrap();
+        let plan = ksim_trace::load_scenario(&path).unwrap();
+        let mut sim = Simulation::new(
+            plan.engine,
+            &plan.scheduler,
+            &Registry::in_tree(),
+            plan.nodes,
+            plan.objects,
+        )
+        .unwrap();
+        sim.add_source(Box::new(plan.events)).unwrap();
+        let mut jobs = Vec::new();
+        sim.run(&mut |r: &Record| {
+            if let Record::Controller { kind, name, .. } = r {
+                if kind == "Job" {
+                    jobs.push(name.clone());
+                }
+            }
+        })
+        .unwrap();
+        jobs
+    };
+    let minute = |m: i64| format!("report-{}", 28_401_120 + m);
+    // Jobs of minutes 1 to 8, each done 20 s after its pod started: all eight finished by
+    // 8m30s, the newest three kept.
+    assert_eq!(run(""), [minute(6), minute(7), minute(8)]);
+    assert_eq!(run("successfulJobsHistoryLimit: 1"), [minute(8)]);
+    assert_eq!(run("successfulJobsHistoryLimit: 0"), Vec::<String>::new());
+    let all: Vec<String> = (1..=8).map(minute).collect();
+    assert_eq!(run("successfulJobsHistoryLimit: 10"), all);
+}

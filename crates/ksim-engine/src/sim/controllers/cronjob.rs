@@ -18,13 +18,19 @@
 //!   controller sees it is skipped (in ksim only after an update or a suspension, as the
 //!   controller is otherwise woken at the scheduled instant).
 //!
+//! - `successfulJobsHistoryLimit` (default 3) and `failedJobsHistoryLimit` (default 1): at each
+//!   reconcile, the oldest finished Jobs beyond them are deleted (upstream's
+//!   `cleanupFinishedJobs`: succeeded and failed Jobs apart, oldest by `status.startTime`,
+//!   a Job without one last, ties by name). The CronJob reconciles one reaction delay after one
+//!   of its Jobs finishes, as upstream's sync follows its Jobs' updates. A deleted Job leaves
+//!   no row in controllers.csv.
+//!
 //! Simplified: of the scheduled times missed while the controller was not woken (an update
 //! with a new schedule, a suspension), only the most recent is considered, as upstream's
-//! `mostRecentScheduleTime`, and a `Forbid` run skipped is not retried; finished Jobs are kept
-//! (no `successfulJobsHistoryLimit` / `failedJobsHistoryLimit` clean-up: each stays a row of
-//! controllers.csv); the CronJob's own row counts the Jobs it created; a replay of a dump
-//! restarts the clock at the epoch (the dumped Jobs that name the CronJob as their controller
-//! count as its Jobs for `Forbid` / `Replace`).
+//! `mostRecentScheduleTime`, and a `Forbid` run skipped is not retried; the CronJob's own row
+//! counts the Jobs it created; a replay of a dump restarts the clock at the epoch (the dumped
+//! Jobs that name the CronJob as their controller count as its Jobs for `Forbid` / `Replace`
+//! and its history; their start time is unknown, so they count as the newest).
 
 use std::collections::BTreeSet;
 
@@ -124,6 +130,40 @@ impl Simulation {
                 self.queue_reconcile_at(key, next);
             }
         }
+        self.cleanup_finished_jobs(key, &cj, obs);
+    }
+
+    /// Upstream's `cleanupFinishedJobs`: deletes the CronJob's oldest finished Jobs beyond its
+    /// history limits.
+    fn cleanup_finished_jobs(&mut self, key: &str, cj: &Workload, obs: &mut dyn Observer) {
+        let Some(st) = self.controllers.cron.get(key) else {
+            return;
+        };
+        let finished: Vec<FinishedJob> = st
+            .jobs
+            .iter()
+            .filter_map(|k| {
+                let j = self.controllers.ctls.get(k)?;
+                j.finished.then(|| FinishedJob {
+                    name: j.obj.metadata.name.clone(),
+                    started_at: j.started_at,
+                    succeeded: j.finished_at.is_some(),
+                })
+            })
+            .collect();
+        let doomed = oldest_beyond_limits(
+            finished,
+            cj.spec.successful_jobs_history_limit.unwrap_or(3),
+            cj.spec.failed_jobs_history_limit.unwrap_or(1),
+        );
+        let ns = cj.metadata.namespace.clone();
+        for name in doomed {
+            let job_key = super::ctl_key(ObjectKind::Job, &ns, &name);
+            if let Some(st) = self.controllers.cron.get_mut(key) {
+                st.jobs.remove(&job_key);
+            }
+            let _ = self.delete_workload(ObjectKind::Job, &ns, &name, obs);
+        }
     }
 
     /// One run of a CronJob at scheduled Unix second `s`.
@@ -182,5 +222,84 @@ impl Simulation {
                 c.created += 1;
             }
         }
+    }
+}
+
+/// A finished Job of a CronJob, as its history clean-up sees it.
+#[derive(Debug, Clone)]
+struct FinishedJob {
+    name: String,
+    started_at: Option<SimTime>,
+    /// Completed (else failed).
+    succeeded: bool,
+}
+
+/// The names of the Jobs to delete: of the succeeded and of the failed Jobs apart, the oldest
+/// beyond `keep_succeeded` and `keep_failed`, oldest first by start time (upstream's
+/// `byJobStartTime`: a Job without a start time after those with one; equal times by name).
+fn oldest_beyond_limits(
+    jobs: Vec<FinishedJob>,
+    keep_succeeded: i32,
+    keep_failed: i32,
+) -> Vec<String> {
+    let (mut succeeded, mut failed): (Vec<FinishedJob>, Vec<FinishedJob>) =
+        jobs.into_iter().partition(|j| j.succeeded);
+    let mut doomed = Vec::new();
+    for (list, keep) in [(&mut succeeded, keep_succeeded), (&mut failed, keep_failed)] {
+        let excess = list.len().saturating_sub(keep.max(0) as usize);
+        if excess == 0 {
+            continue;
+        }
+        list.sort_by(|a, b| {
+            (a.started_at.is_none(), a.started_at, &a.name).cmp(&(
+                b.started_at.is_none(),
+                b.started_at,
+                &b.name,
+            ))
+        });
+        doomed.extend(list.drain(..excess).map(|j| j.name));
+    }
+    doomed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(name: &str, started: Option<i64>, succeeded: bool) -> FinishedJob {
+        FinishedJob {
+            name: name.into(),
+            started_at: started.map(SimTime::from_secs),
+            succeeded,
+        }
+    }
+
+    #[test]
+    fn the_oldest_finished_jobs_beyond_each_limit_go() {
+        let jobs = vec![
+            job("d", Some(40), true),
+            job("a", Some(10), true),
+            job("c", Some(30), true),
+            job("b", Some(20), true),
+            job("f1", Some(15), false),
+            job("f2", Some(25), false),
+        ];
+        assert_eq!(oldest_beyond_limits(jobs.clone(), 3, 1), ["a", "f1"]);
+        assert_eq!(
+            oldest_beyond_limits(jobs.clone(), 0, 0),
+            ["a", "b", "c", "d", "f1", "f2"]
+        );
+        assert!(oldest_beyond_limits(jobs, 4, 2).is_empty());
+    }
+
+    #[test]
+    fn jobs_without_a_start_time_go_last_and_ties_go_by_name() {
+        let jobs = vec![
+            job("z", None, true),
+            job("y", Some(10), true),
+            job("x", Some(10), true),
+            job("w", None, true),
+        ];
+        assert_eq!(oldest_beyond_limits(jobs, 1, 1), ["x", "y", "w"]);
     }
 }

@@ -8,8 +8,9 @@
 //! No backoff delay between retries, no indexed completion mode.
 
 use ksim_api::object::ObjectKind;
+use ksim_api::workloads::Workload;
 
-use super::{NewPod, Simulation};
+use super::{ctl_key, NewPod, Simulation};
 use crate::record::Observer;
 
 impl Simulation {
@@ -21,6 +22,7 @@ impl Simulation {
         if c.finished {
             return;
         }
+        c.started_at.get_or_insert(now);
         let parallelism = c.obj.spec.parallelism.unwrap_or(1).max(0);
         let completions = c.obj.spec.completions;
         let backoff = c.obj.spec.backoff_limit.unwrap_or(6);
@@ -35,8 +37,13 @@ impl Simulation {
                 c.finished_at = Some(now);
             }
             let rest: Vec<String> = c.pods.keys().cloned().collect();
+            let cronjob = cronjob_of(&c.obj);
             for p in rest {
                 self.delete_owned_pod(&p, obs);
+            }
+            // The CronJob that created it sees it finish (its history limits).
+            if let Some(cj) = cronjob {
+                self.queue_reconcile(&cj);
             }
             return;
         }
@@ -61,4 +68,18 @@ impl Simulation {
             self.create_owned_pod(key, new, obs);
         }
     }
+}
+
+/// The controller key of the CronJob a Job names as its controller, if any.
+fn cronjob_of(job: &Workload) -> Option<String> {
+    let ns = if job.metadata.namespace.is_empty() {
+        "default"
+    } else {
+        &job.metadata.namespace
+    };
+    job.metadata
+        .owner_references
+        .iter()
+        .find(|o| o.controller == Some(true) && o.kind == "CronJob")
+        .map(|o| ctl_key(ObjectKind::CronJob, ns, &o.name))
 }

@@ -107,6 +107,9 @@ pub(crate) struct Controller {
     pub all_ready_at: Option<SimTime>,
     pub max_unavailable: i64,
     pub finished_at: Option<SimTime>,
+    /// Job: its `status.startTime`, the instant its controller first reconciled it (the order
+    /// in which a CronJob deletes its oldest finished Jobs).
+    pub started_at: Option<SimTime>,
     /// Whether its first reconcile adopted the orphans naming it (`adopt`).
     pub adopted: bool,
     /// Its replica factor (`ControllerScale`), fixed at creation; applied to every spec it
@@ -294,6 +297,7 @@ impl Simulation {
                 all_ready_at: None,
                 max_unavailable: 0,
                 finished_at: None,
+                started_at: None,
                 adopted: false,
                 scale,
             },
