@@ -274,3 +274,127 @@ fn audit_log_scale_to_a_negative_count_is_an_error_naming_line_and_field() {
     );
     assert!(err.contains("-1"), "{err}");
 }
+
+/// A CronJob in the log: its create becomes the CronJob's CreateObject; the Jobs it created,
+/// their pods, bindings, status updates and deletions are skipped (ksim's CronJob creates its
+/// own Jobs, and their Job controllers the pods), each under its reason. A Job whose CronJob
+/// was created before the log is imported as a Job, as before.
+#[test]
+fn audit_log_cronjob_imports_and_its_jobs_and_pods_are_not_doubled() {
+    let rec = |n: u32,
+               resource: &str,
+               group: &str,
+               verb: &str,
+               name: &str,
+               sub: &str,
+               obj: &str| {
+        let sub = if sub.is_empty() {
+            String::new()
+        } else {
+            format!(r#","subresource":"{sub}""#)
+        };
+        format!(
+            r#"{{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","auditID":"a-{n}","stage":"ResponseComplete","verb":"{verb}","objectRef":{{"resource":"{resource}","namespace":"default","name":"{name}","apiGroup":"{group}","apiVersion":"v1"{sub}}},"responseStatus":{{"code":200}},"requestReceivedTimestamp":"2024-05-01T10:00:{n:02}.000Z","stageTimestamp":"2024-05-01T10:00:{n:02}.000Z","responseObject":{obj}}}"#
+        )
+    };
+    let template = r#"{"spec":{"template":{"metadata":{"annotations":{"ksim.io/run-for":"5s"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}}}"#;
+    let cronjob = format!(
+        r#"{{"apiVersion":"batch/v1","kind":"CronJob","metadata":{{"name":"nightly","namespace":"default"}},"spec":{{"schedule":"*/5 * * * *","jobTemplate":{template}}}}}"#
+    );
+    let job = |name: &str, owner: &str| {
+        format!(
+            r#"{{"apiVersion":"batch/v1","kind":"Job","metadata":{{"name":"{name}","namespace":"default","ownerReferences":[{{"apiVersion":"batch/v1","kind":"CronJob","name":"{owner}","uid":"u","controller":true}}]}},"spec":{{"template":{{"metadata":{{"annotations":{{"ksim.io/run-for":"5s"}}}},"spec":{{"restartPolicy":"Never","containers":[{{"name":"c","resources":{{"requests":{{"cpu":"100m"}}}}}}]}}}}}}}}"#
+        )
+    };
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"nightly-28585320-abcde","namespace":"default","ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"nightly-28585320","uid":"j","controller":true}]},"spec":{"restartPolicy":"Never","containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}"#;
+    let binding = r#"{"apiVersion":"v1","kind":"Binding","metadata":{"name":"nightly-28585320-abcde","namespace":"default"},"target":{"kind":"Node","name":"n1"}}"#;
+    let lines = [
+        rec(1, "cronjobs", "batch", "create", "nightly", "", &cronjob),
+        rec(
+            2,
+            "jobs",
+            "batch",
+            "create",
+            "nightly-28585320",
+            "",
+            &job("nightly-28585320", "nightly"),
+        ),
+        rec(3, "pods", "", "create", "nightly-28585320-abcde", "", pod),
+        rec(
+            4,
+            "pods",
+            "",
+            "create",
+            "nightly-28585320-abcde",
+            "binding",
+            binding,
+        ),
+        rec(
+            5,
+            "jobs",
+            "batch",
+            "update",
+            "nightly-28585320",
+            "status",
+            &job("nightly-28585320", "nightly"),
+        ),
+        rec(
+            6,
+            "jobs",
+            "batch",
+            "delete",
+            "nightly-28585320",
+            "",
+            &job("nightly-28585320", "nightly"),
+        ),
+        rec(
+            7,
+            "jobs",
+            "batch",
+            "create",
+            "weekly-1",
+            "",
+            &job("weekly-1", "weekly"),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("audit.log");
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    let sum = import(
+        ImportFormat::AuditLog,
+        std::slice::from_ref(&p),
+        &dir.path().join("out"),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    let got: Vec<String> = events(&sum.trace_file)
+        .iter()
+        .map(|e| match &e.event {
+            InputEvent::CreateObject { object } => {
+                format!("CreateObject {} {}", object.kind(), object.key())
+            }
+            other => other.kind().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "CreateObject CronJob default/nightly",
+            "CreateObject Job default/weekly-1"
+        ]
+    );
+    for reason in [
+        "Job create by an imported CronJob (ksim's CronJob creates its own)",
+        "pod create by an imported controller (ksim's controller creates its own)",
+        "binding of a pod of an imported controller",
+        "Job delete by an imported CronJob (ksim's CronJob manages its own)",
+    ] {
+        assert_eq!(
+            sum.skipped.get(reason).copied(),
+            Some(1),
+            "{reason}: {:?}",
+            sum.skipped
+        );
+    }
+    assert_eq!(sum.skipped.values().sum::<u64>(), 5, "{:?}", sum.skipped);
+}

@@ -15,7 +15,7 @@
 //! | nodes create | AddNode |
 //! | nodes (and nodes/status) update/patch | UpdateNode when labels, taints, unschedulable, capacity or allocatable changed; a node first seen this way existed before the log and joins the initial nodes |
 //! | nodes delete | RemoveNode |
-//! | deployments, replicasets, statefulsets, daemonsets (`apps`), jobs (`batch`), priorityclasses (`scheduling.k8s.io`) create | CreateObject |
+//! | deployments, replicasets, statefulsets, daemonsets (`apps`), jobs, cronjobs (`batch`), priorityclasses (`scheduling.k8s.io`) create | CreateObject |
 //! | the same update, patch | UpdateObject when `spec` (or a PriorityClass's value, globalDefault, preemptionPolicy) changed; patches need `responseObject` (level RequestResponse: at level Request the logged object is the patch, not the object) |
 //! | deployments/replicasets/statefulsets `scale` update or patch | UpdateObject of the last object seen, with the Scale's `spec.replicas` |
 //! | the same delete | DeleteObject (the engine deletes the controller's pods with it) |
@@ -27,7 +27,9 @@
 //! controller `ownerReference` names a controller imported from this log (for a ReplicaSet
 //! whose create has no object: a Deployment named by the ReplicaSet's name less the pod's
 //! `pod-template-hash`) is skipped — and its binding and deletion with it — counted under its
-//! own reason in the import table. A pod
+//! own reason in the import table. The same for a Job whose controller is a CronJob imported
+//! from the log (ksim's CronJob creates its Jobs) and for that Job's pods; a Job of a CronJob
+//! created before the log is imported as a Job. A pod
 //! whose controller was not imported (created before the log, or logged at level Metadata) is
 //! kept as a plain pod, as before: that replays what the log shows. Likewise an update, scale
 //! or delete of a controller created before the log is skipped with that reason (its earlier
@@ -61,6 +63,7 @@ fn controller_kind(group: Option<&str>, resource: &str) -> Option<ObjectKind> {
         "statefulsets" => ("apps", ObjectKind::StatefulSet),
         "daemonsets" => ("apps", ObjectKind::DaemonSet),
         "jobs" => ("batch", ObjectKind::Job),
+        "cronjobs" => ("batch", ObjectKind::CronJob),
         "priorityclasses" => ("scheduling.k8s.io", ObjectKind::PriorityClass),
         _ => return None,
     };
@@ -92,6 +95,16 @@ fn deployment_set<'a>(set: &'a str, hash: Option<&String>) -> Option<&'a str> {
     set.strip_suffix(hash.as_str())?
         .strip_suffix('-')
         .filter(|d| !d.is_empty())
+}
+
+/// The kind of controller that creates objects of `kind` in ksim too: a Deployment its
+/// ReplicaSets, a CronJob its Jobs.
+fn managing_kind(kind: ObjectKind) -> Option<&'static str> {
+    match kind {
+        ObjectKind::ReplicaSet => Some("Deployment"),
+        ObjectKind::Job => Some("CronJob"),
+        _ => None,
+    }
 }
 
 /// The controller `ownerReference` of an object, as (kind, name).
@@ -206,8 +219,9 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
     let mut bindings = 0u64;
     // Controllers imported from the log (key: kind/namespace/name), with their last object.
     let mut controllers: HashMap<String, Value> = HashMap::new();
-    // ReplicaSets the log shows created by an imported Deployment (namespace/name).
-    let mut managed_sets: std::collections::HashSet<String> = Default::default();
+    // ReplicaSets and Jobs the log shows created by an imported Deployment or CronJob
+    // (kind/namespace/name).
+    let mut managed: std::collections::HashSet<String> = Default::default();
     // Pods skipped because an imported controller creates its own (namespace/name).
     let mut owned_pods: std::collections::HashSet<String> = Default::default();
     let ckey = |k: ObjectKind, ns: &str, name: &str| format!("{}/{ns}/{name}", k.as_str());
@@ -337,19 +351,19 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                         .is_some_and(|r| {
                             ObjectKind::from_kind(&r.kind).is_some_and(|k| {
                                 controllers.contains_key(&ckey(k, &pns, &r.name))
+                                    || managed.contains(&ckey(k, &pns, &r.name))
                                     || (k == ObjectKind::ReplicaSet
-                                        && (managed_sets.contains(&format!("{pns}/{}", r.name))
-                                            || deployment_set(
-                                                &r.name,
-                                                pod.metadata.labels.get("pod-template-hash"),
-                                            )
-                                            .is_some_and(|d| {
-                                                controllers.contains_key(&ckey(
-                                                    ObjectKind::Deployment,
-                                                    &pns,
-                                                    d,
-                                                ))
-                                            })))
+                                        && (deployment_set(
+                                            &r.name,
+                                            pod.metadata.labels.get("pod-template-hash"),
+                                        )
+                                        .is_some_and(|d| {
+                                            controllers.contains_key(&ckey(
+                                                ObjectKind::Deployment,
+                                                &pns,
+                                                d,
+                                            ))
+                                        })))
                             })
                         });
                     if owned {
@@ -509,7 +523,7 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                     };
                     let state = ControllerState {
                         controllers: &mut controllers,
-                        managed_sets: &mut managed_sets,
+                        managed: &mut managed,
                     };
                     if let Some(e) = controller_event(&cev, state, cx, &err)? {
                         cx.sink.push(t, e)?;
@@ -569,7 +583,7 @@ struct ControllerEvent<'a> {
 /// What the import remembers of controllers across records.
 struct ControllerState<'a> {
     controllers: &'a mut HashMap<String, Value>,
-    managed_sets: &'a mut std::collections::HashSet<String>,
+    managed: &'a mut std::collections::HashSet<String>,
 }
 
 /// The trace event for a controller record, or `None` when it is skipped (counted by reason).
@@ -607,8 +621,8 @@ fn controller_event(
                 return Ok(None);
             };
             let v = clean(o);
-            if kind == ObjectKind::ReplicaSet {
-                if let Some((ok, on)) = controller_owner(&v).filter(|(k, _)| k == "Deployment") {
+            if let Some(parent) = managing_kind(kind) {
+                if let Some((ok, on)) = controller_owner(&v).filter(|(k, _)| k == parent) {
                     let ns = v
                         .pointer("/metadata/namespace")
                         .and_then(Value::as_str)
@@ -618,15 +632,19 @@ fn controller_event(
                         .and_then(Value::as_str)
                         .unwrap_or(e.name);
                     if st.controllers.contains_key(&format!("{ok}/{ns}/{on}")) {
-                        st.managed_sets.insert(format!("{ns}/{name}"));
-                        cx.summary.skip(
-                            "ReplicaSet create by an imported Deployment (ksim's Deployment creates its own)",
-                        );
-                    } else {
+                        st.managed.insert(format!("{}/{ns}/{name}", kind.as_str()));
+                        cx.summary.skip(format!(
+                            "{} create by an imported {parent} (ksim's {parent} creates its own)",
+                            kind.as_str()
+                        ));
+                        return Ok(None);
+                    }
+                    // A Job of a CronJob created before the log runs as a Job of its own.
+                    if kind == ObjectKind::ReplicaSet {
                         cx.summary
                             .skip("ReplicaSet of a Deployment not imported from the log");
+                        return Ok(None);
                     }
-                    return Ok(None);
                 }
             }
             let obj = decode(&v)?;
@@ -647,7 +665,7 @@ fn controller_event(
                 ""
             };
             if st.controllers.remove(&key_of(ns, e.name)).is_none() {
-                skip_unknown(kind, e, &*st.managed_sets, cx);
+                skip_unknown(kind, e, &*st.managed, cx);
                 return Ok(None);
             }
             Ok(Some(InputEvent::DeleteObject {
@@ -683,7 +701,7 @@ fn controller_event(
                 .unwrap_or(e.name);
             let key = key_of(ns, name);
             let Some(old) = st.controllers.get(&key) else {
-                skip_unknown(kind, e, &*st.managed_sets, cx);
+                skip_unknown(kind, e, &*st.managed, cx);
                 return Ok(None);
             };
             if desired(old) == desired(&v) {
@@ -728,7 +746,7 @@ fn controller_event(
             let ns = if e.ns.is_empty() { "default" } else { e.ns };
             let key = key_of(ns, e.name);
             let Some(old) = st.controllers.get_mut(&key) else {
-                skip_unknown(kind, e, &*st.managed_sets, cx);
+                skip_unknown(kind, e, &*st.managed, cx);
                 return Ok(None);
             };
             if old.pointer("/spec/replicas").and_then(Value::as_i64) == Some(n) {
@@ -766,13 +784,16 @@ fn controller_event(
 fn skip_unknown(
     kind: ObjectKind,
     e: &ControllerEvent<'_>,
-    managed_sets: &std::collections::HashSet<String>,
+    managed: &std::collections::HashSet<String>,
     cx: &mut ImportContext<'_>,
 ) {
     let ns = if e.ns.is_empty() { "default" } else { e.ns };
-    if kind == ObjectKind::ReplicaSet && managed_sets.contains(&format!("{ns}/{}", e.name)) {
+    let parent = managing_kind(kind)
+        .filter(|_| managed.contains(&format!("{}/{ns}/{}", kind.as_str(), e.name)));
+    if let Some(parent) = parent {
         cx.summary.skip(format!(
-            "ReplicaSet {} by an imported Deployment (ksim's Deployment manages its own)",
+            "{} {} by an imported {parent} (ksim's {parent} manages its own)",
+            kind.as_str(),
             if e.sub.is_empty() {
                 e.verb.to_string()
             } else {

@@ -30,7 +30,7 @@
 //! `mostRecentScheduleTime`, and a `Forbid` run skipped is not retried; the CronJob's own row
 //! counts the Jobs it created; a replay of a dump restarts the clock at the epoch (the dumped
 //! Jobs that name the CronJob as their controller count as its Jobs for `Forbid` / `Replace`
-//! and its history; their start time is unknown, so they count as the newest).
+//! and its history, started when ksim's Job controller first runs them).
 
 use std::collections::BTreeSet;
 
