@@ -1,6 +1,7 @@
 //! [`SortedMap`]: the map behind [`Labels`](crate::meta::Labels) and
 //! [`ResourceList`](crate::core::ResourceList) — a vector of `(key, value)` pairs kept sorted
-//! by key, with `BTreeMap`'s interface, order, equality, hashing, `Debug` and serde forms.
+//! by key, with the part of `BTreeMap`'s interface ksim uses, and its order, equality,
+//! hashing, `Debug` and serde forms.
 //!
 //! Why not `BTreeMap`: a pod carries a handful of labels and two or three requests, and a
 //! `BTreeMap` allocates an eleven-slot leaf for even one entry (≈ 540 bytes for one label,
@@ -11,7 +12,6 @@
 //! forms; this one keeps `BTreeMap`'s so that nothing a user sees changes.)
 
 use std::borrow::Borrow;
-use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
@@ -50,21 +50,10 @@ impl<K, V> SortedMap<K, V> {
         self.entries.is_empty()
     }
 
-    pub fn clear(&mut self) {
-        self.entries.clear();
-    }
-
     /// The entries in key order.
     pub fn iter(&self) -> Iter<'_, K, V> {
         Iter {
             inner: self.entries.iter(),
-        }
-    }
-
-    /// The entries in key order, values mutable.
-    pub fn iter_mut(&mut self) -> IterMut<'_, K, V> {
-        IterMut {
-            inner: self.entries.iter_mut(),
         }
     }
 
@@ -76,28 +65,6 @@ impl<K, V> SortedMap<K, V> {
         self.entries.iter().map(|(_, v)| v)
     }
 
-    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator {
-        self.entries.iter_mut().map(|(_, v)| v)
-    }
-
-    pub fn into_keys(self) -> impl DoubleEndedIterator<Item = K> + ExactSizeIterator {
-        self.entries.into_iter().map(|(k, _)| k)
-    }
-
-    pub fn into_values(self) -> impl DoubleEndedIterator<Item = V> + ExactSizeIterator {
-        self.entries.into_iter().map(|(_, v)| v)
-    }
-
-    /// The entry with the smallest key.
-    pub fn first_key_value(&self) -> Option<(&K, &V)> {
-        self.entries.first().map(|(k, v)| (k, v))
-    }
-
-    /// The entry with the largest key.
-    pub fn last_key_value(&self) -> Option<(&K, &V)> {
-        self.entries.last().map(|(k, v)| (k, v))
-    }
-
     /// Removes and returns the entry with the smallest key.
     pub fn pop_first(&mut self) -> Option<(K, V)> {
         if self.entries.is_empty() {
@@ -105,11 +72,6 @@ impl<K, V> SortedMap<K, V> {
         } else {
             Some(self.entries.remove(0))
         }
-    }
-
-    /// Removes and returns the entry with the largest key.
-    pub fn pop_last(&mut self) -> Option<(K, V)> {
-        self.entries.pop()
     }
 
     /// Keeps the entries for which `f` is true, in order.
@@ -134,17 +96,6 @@ impl<K: Ord, V> SortedMap<K, V> {
         Q: Ord + ?Sized,
     {
         self.find(key).ok().map(|i| &self.entries[i].1)
-    }
-
-    pub fn get_key_value<Q>(&self, key: &Q) -> Option<(&K, &V)>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        self.find(key).ok().map(|i| {
-            let (k, v) = &self.entries[i];
-            (k, v)
-        })
     }
 
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
@@ -191,14 +142,6 @@ impl<K: Ord, V> SortedMap<K, V> {
         self.find(key).ok().map(|i| self.entries.remove(i).1)
     }
 
-    pub fn remove_entry<Q>(&mut self, key: &Q) -> Option<(K, V)>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        self.find(key).ok().map(|i| self.entries.remove(i))
-    }
-
     /// `key`'s entry, to read, insert or change in place.
     pub fn entry(&mut self, key: K) -> Entry<'_, K, V> {
         match self.find(&key) {
@@ -208,13 +151,6 @@ impl<K: Ord, V> SortedMap<K, V> {
                 index,
                 key,
             }),
-        }
-    }
-
-    /// Moves every entry of `other` into `self` (`other`'s values win), leaving it empty.
-    pub fn append(&mut self, other: &mut Self) {
-        for (k, v) in std::mem::take(&mut other.entries) {
-            self.insert(k, v);
         }
     }
 
@@ -272,53 +208,15 @@ impl<'a, K, V> Entry<'a, K, V> {
     {
         self.or_insert_with(V::default)
     }
-
-    pub fn and_modify(mut self, f: impl FnOnce(&mut V)) -> Self {
-        if let Entry::Occupied(e) = &mut self {
-            f(e.get_mut());
-        }
-        self
-    }
-
-    pub fn key(&self) -> &K {
-        match self {
-            Entry::Occupied(e) => e.key(),
-            Entry::Vacant(e) => &e.key,
-        }
-    }
 }
 
 impl<'a, K, V> OccupiedEntry<'a, K, V> {
-    pub fn key(&self) -> &K {
-        &self.map.entries[self.index].0
-    }
-
-    pub fn get(&self) -> &V {
-        &self.map.entries[self.index].1
-    }
-
-    pub fn get_mut(&mut self) -> &mut V {
-        &mut self.map.entries[self.index].1
-    }
-
     pub fn into_mut(self) -> &'a mut V {
         &mut self.map.entries[self.index].1
-    }
-
-    pub fn insert(&mut self, value: V) -> V {
-        std::mem::replace(self.get_mut(), value)
-    }
-
-    pub fn remove(self) -> V {
-        self.map.entries.remove(self.index).1
     }
 }
 
 impl<'a, K, V> VacantEntry<'a, K, V> {
-    pub fn key(&self) -> &K {
-        &self.key
-    }
-
     pub fn insert(self, value: V) -> &'a mut V {
         self.map.entries.insert(self.index, (self.key, value));
         &mut self.map.entries[self.index].1
@@ -352,46 +250,12 @@ impl<K, V> DoubleEndedIterator for Iter<'_, K, V> {
 
 impl<K, V> ExactSizeIterator for Iter<'_, K, V> {}
 
-/// Iterator over `(&K, &mut V)` in key order.
-pub struct IterMut<'a, K, V> {
-    inner: std::slice::IterMut<'a, (K, V)>,
-}
-
-impl<'a, K, V> Iterator for IterMut<'a, K, V> {
-    type Item = (&'a K, &'a mut V);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.inner.next().map(|(k, v)| (&*k, v))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
-    }
-}
-
-impl<K, V> DoubleEndedIterator for IterMut<'_, K, V> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        self.inner.next_back().map(|(k, v)| (&*k, v))
-    }
-}
-
-impl<K, V> ExactSizeIterator for IterMut<'_, K, V> {}
-
 impl<'a, K, V> IntoIterator for &'a SortedMap<K, V> {
     type Item = (&'a K, &'a V);
     type IntoIter = Iter<'a, K, V>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
-    }
-}
-
-impl<'a, K, V> IntoIterator for &'a mut SortedMap<K, V> {
-    type Item = (&'a K, &'a mut V);
-    type IntoIter = IterMut<'a, K, V>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter_mut()
     }
 }
 
@@ -444,18 +308,6 @@ impl<K: Hash, V: Hash> Hash for SortedMap<K, V> {
         for (k, v) in &self.entries {
             (k, v).hash(state);
         }
-    }
-}
-
-impl<K: PartialOrd, V: PartialOrd> PartialOrd for SortedMap<K, V> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        self.iter().partial_cmp(other.iter())
-    }
-}
-
-impl<K: Ord, V: Ord> Ord for SortedMap<K, V> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.iter().cmp(other.iter())
     }
 }
 
@@ -544,7 +396,7 @@ mod tests {
 
     proptest! {
         /// Every operation answers as `BTreeMap`'s does, and the maps read the same
-        /// afterwards: entries in order, `Debug`, JSON, hash and order against another map.
+        /// afterwards: entries in order, `Debug`, JSON and hash.
         #[test]
         fn behaves_as_a_btree_map(ops in proptest::collection::vec(op(), 0..60),
                                   pairs in proptest::collection::vec((0u8..12, any::<u8>()), 0..20)) {
@@ -572,9 +424,6 @@ mod tests {
             let back: SortedMap<String, u8> = serde_json::from_str(&json).unwrap();
             prop_assert!(back == ours);
             prop_assert_eq!(hash_of(&ours), hash_of(&theirs));
-            let other: SortedMap<String, u8> = pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-            let other_b: BTreeMap<String, u8> = pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-            prop_assert_eq!(ours.cmp(&other), theirs.cmp(&other_b));
         }
     }
 
