@@ -46,6 +46,24 @@ const BATCH: &str = "- apiVersion: batch/v1
       spec: {restartPolicy: Never, containers: [{name: c, resources: {requests: {cpu: 100m}}}]}
 ";
 
+/// Loads the scenario at `path` and runs it to its horizon, each record to `on`.
+fn run_scenario(path: &Path, on: &mut dyn FnMut(&Record)) {
+    let plan = ksim_trace::load_scenario(path).unwrap();
+    let seed = plan.engine.seed;
+    let mut sim = Simulation::new(
+        plan.engine,
+        &plan.scheduler,
+        &Registry::in_tree(),
+        plan.nodes,
+        plan.objects,
+    )
+    .unwrap();
+    let mut events = plan.events;
+    events.set_seed(seed);
+    sim.add_source(Box::new(events)).unwrap();
+    sim.run(&mut |r: &Record| on(r)).unwrap();
+}
+
 /// (desired, created, succeeded) per controller, and the first creation time of each
 /// controller's pods.
 type Outcome = (BTreeMap<String, (i64, u64, u64)>, BTreeMap<String, SimTime>);
@@ -64,22 +82,9 @@ fn run(dir: &Path, workload: &str) -> Outcome {
     );
     let path = dir.join("s.yaml");
     std::fs::write(&path, scenario).unwrap();
-    let plan = ksim_trace::load_scenario(&path).unwrap();
-    let seed = plan.engine.seed;
-    let mut sim = Simulation::new(
-        plan.engine,
-        &plan.scheduler,
-        &Registry::in_tree(),
-        plan.nodes,
-        plan.objects,
-    )
-    .unwrap();
-    let mut events = plan.events;
-    events.set_seed(seed);
-    sim.add_source(Box::new(events)).unwrap();
     let mut ctl = BTreeMap::new();
     let mut first = BTreeMap::new();
-    sim.run(&mut |r: &Record| match r {
+    run_scenario(&path, &mut |r: &Record| match r {
         Record::PodCreated {
             at,
             owner_kind,
@@ -104,8 +109,7 @@ fn run(dir: &Path, workload: &str) -> Outcome {
             ctl.insert(format!("{kind}/{name}"), (*desired, *created, *succeeded));
         }
         _ => {}
-    })
-    .unwrap();
+    });
     (ctl, first)
 }
 
@@ -248,19 +252,9 @@ fn cronjob_runs_on_schedule_with_its_concurrency_policy() {
             "name: s\nhorizon: 27m\ncluster:\n  pools: [{name: p, count: 2, template: {status: {capacity: {cpu: '8', memory: 8Gi, pods: '110'}}}}]\nworkload: {controllers: [cron.yaml]}\n",
         )
         .unwrap();
-        let plan = ksim_trace::load_scenario(&path).unwrap();
-        let mut sim = Simulation::new(
-            plan.engine,
-            &plan.scheduler,
-            &Registry::in_tree(),
-            plan.nodes,
-            plan.objects,
-        )
-        .unwrap();
-        sim.add_source(Box::new(plan.events)).unwrap();
         let mut created = Vec::new();
         let mut ctl = BTreeMap::new();
-        sim.run(&mut |r: &Record| match r {
+        run_scenario(&path, &mut |r: &Record| match r {
             Record::PodCreated { at, owner_name, .. } => created.push((*at, owner_name.clone())),
             Record::Controller {
                 kind,
@@ -272,8 +266,7 @@ fn cronjob_runs_on_schedule_with_its_concurrency_policy() {
                 ctl.insert(format!("{kind}/{name}"), (*created, *succeeded));
             }
             _ => {}
-        })
-        .unwrap();
+        });
         (created, ctl)
     };
     let minute = |m: i64| format!("report-{}", 28_401_120 + m);
@@ -335,25 +328,14 @@ fn cronjob_keeps_its_newest_finished_jobs() {
             "name: s\nhorizon: 8m30s\ncluster:\n  pools: [{name: p, count: 1, template: {status: {capacity: {cpu: '8', memory: 8Gi, pods: '110'}}}}]\nworkload: {controllers: [cron.yaml]}\n",
         )
         .unwrap();
-        let plan = ksim_trace::load_scenario(&path).unwrap();
-        let mut sim = Simulation::new(
-            plan.engine,
-            &plan.scheduler,
-            &Registry::in_tree(),
-            plan.nodes,
-            plan.objects,
-        )
-        .unwrap();
-        sim.add_source(Box::new(plan.events)).unwrap();
         let mut jobs = Vec::new();
-        sim.run(&mut |r: &Record| {
+        run_scenario(&path, &mut |r: &Record| {
             if let Record::Controller { kind, name, .. } = r {
                 if kind == "Job" {
                     jobs.push(name.clone());
                 }
             }
-        })
-        .unwrap();
+        });
         jobs
     };
     let minute = |m: i64| format!("report-{}", 28_401_120 + m);
