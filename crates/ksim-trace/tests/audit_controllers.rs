@@ -8,6 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::audit_line;
 use ksim_engine::config::EngineConfig;
 use ksim_engine::{InputEvent, Outcome, Record, SimTime, Simulation, TimedEvent, VecSource};
 use ksim_scheduler::framework::Registry;
@@ -281,79 +284,42 @@ fn audit_log_scale_to_a_negative_count_is_an_error_naming_line_and_field() {
 /// was created before the log is imported as a Job, as before.
 #[test]
 fn audit_log_cronjob_imports_and_its_jobs_and_pods_are_not_doubled() {
-    let rec = |n: u32,
-               resource: &str,
-               group: &str,
-               verb: &str,
-               name: &str,
-               sub: &str,
-               obj: &str| {
-        let sub = if sub.is_empty() {
-            String::new()
-        } else {
-            format!(r#","subresource":"{sub}""#)
-        };
-        format!(
-            r#"{{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","auditID":"a-{n}","stage":"ResponseComplete","verb":"{verb}","objectRef":{{"resource":"{resource}","namespace":"default","name":"{name}","apiGroup":"{group}","apiVersion":"v1"{sub}}},"responseStatus":{{"code":200}},"requestReceivedTimestamp":"2024-05-01T10:00:{n:02}.000Z","stageTimestamp":"2024-05-01T10:00:{n:02}.000Z","responseObject":{obj}}}"#
-        )
+    let line = |n: u32, verb: &str, resource: &str, sub: &str, name: &str, obj: &str| {
+        let ts = format!("2024-05-01T10:00:{n:02}.000Z");
+        audit_line(&ts, verb, resource, sub, "default", name, obj)
     };
-    let template = r#"{"spec":{"template":{"metadata":{"annotations":{"ksim.io/run-for":"5s"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}}}"#;
+    let template = r#"{"template":{"metadata":{"annotations":{"ksim.io/run-for":"5s"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}}"#;
     let cronjob = format!(
-        r#"{{"apiVersion":"batch/v1","kind":"CronJob","metadata":{{"name":"nightly","namespace":"default"}},"spec":{{"schedule":"*/5 * * * *","jobTemplate":{template}}}}}"#
+        r#"{{"apiVersion":"batch/v1","kind":"CronJob","metadata":{{"name":"nightly","namespace":"default"}},"spec":{{"schedule":"*/5 * * * *","jobTemplate":{{"spec":{template}}}}}}}"#
     );
     let job = |name: &str, owner: &str| {
         format!(
-            r#"{{"apiVersion":"batch/v1","kind":"Job","metadata":{{"name":"{name}","namespace":"default","ownerReferences":[{{"apiVersion":"batch/v1","kind":"CronJob","name":"{owner}","uid":"u","controller":true}}]}},"spec":{{"template":{{"metadata":{{"annotations":{{"ksim.io/run-for":"5s"}}}},"spec":{{"restartPolicy":"Never","containers":[{{"name":"c","resources":{{"requests":{{"cpu":"100m"}}}}}}]}}}}}}}}"#
+            r#"{{"apiVersion":"batch/v1","kind":"Job","metadata":{{"name":"{name}","namespace":"default","ownerReferences":[{{"apiVersion":"batch/v1","kind":"CronJob","name":"{owner}","uid":"u","controller":true}}]}},"spec":{template}}}"#
         )
     };
     let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"nightly-28585320-abcde","namespace":"default","ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"nightly-28585320","uid":"j","controller":true}]},"spec":{"restartPolicy":"Never","containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}"#;
     let binding = r#"{"apiVersion":"v1","kind":"Binding","metadata":{"name":"nightly-28585320-abcde","namespace":"default"},"target":{"kind":"Node","name":"n1"}}"#;
+    let nightly = job("nightly-28585320", "nightly");
     let lines = [
-        rec(1, "cronjobs", "batch", "create", "nightly", "", &cronjob),
-        rec(
-            2,
-            "jobs",
-            "batch",
-            "create",
-            "nightly-28585320",
-            "",
-            &job("nightly-28585320", "nightly"),
-        ),
-        rec(3, "pods", "", "create", "nightly-28585320-abcde", "", pod),
-        rec(
+        line(1, "create", "cronjobs", "", "nightly", &cronjob),
+        line(2, "create", "jobs", "", "nightly-28585320", &nightly),
+        line(3, "create", "pods", "", "nightly-28585320-abcde", pod),
+        line(
             4,
-            "pods",
-            "",
             "create",
-            "nightly-28585320-abcde",
+            "pods",
             "binding",
+            "nightly-28585320-abcde",
             binding,
         ),
-        rec(
-            5,
-            "jobs",
-            "batch",
-            "update",
-            "nightly-28585320",
-            "status",
-            &job("nightly-28585320", "nightly"),
-        ),
-        rec(
-            6,
-            "jobs",
-            "batch",
-            "delete",
-            "nightly-28585320",
-            "",
-            &job("nightly-28585320", "nightly"),
-        ),
-        rec(
+        line(5, "update", "jobs", "status", "nightly-28585320", &nightly),
+        line(6, "delete", "jobs", "", "nightly-28585320", &nightly),
+        line(
             7,
-            "jobs",
-            "batch",
             "create",
-            "weekly-1",
+            "jobs",
             "",
+            "weekly-1",
             &job("weekly-1", "weekly"),
         ),
     ];

@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::audit_line;
 use ksim_engine::{InputEvent, TimedEvent};
 use ksim_trace::{import, load_nodes, validate_trace, ImportFormat, ImportOptions, NativeReader};
 
@@ -104,25 +107,6 @@ fn kube_dump_binds_running_pods_and_applies_priority_classes() {
         err.contains("bad.yaml: items[0]: status.capacity.cpu: quantity \"lots\""),
         "{err}"
     );
-}
-
-fn audit_line(
-    ts: &str,
-    verb: &str,
-    resource: &str,
-    sub: &str,
-    ns: &str,
-    name: &str,
-    obj: &str,
-) -> String {
-    let obj = if obj.is_empty() {
-        String::new()
-    } else {
-        format!(", \"responseObject\": {obj}")
-    };
-    format!(
-        r#"{{"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "RequestResponse", "stage": "ResponseComplete", "verb": "{verb}", "objectRef": {{"resource": "{resource}", "subresource": "{sub}", "namespace": "{ns}", "name": "{name}"}}, "responseStatus": {{"code": 200}}, "requestReceivedTimestamp": "{ts}", "stageTimestamp": "{ts}"{obj}}}"#
-    )
 }
 
 #[test]
