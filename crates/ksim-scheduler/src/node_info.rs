@@ -646,19 +646,12 @@ pub struct Snapshot {
     listed: Vec<String>,
     /// A node was added or removed since the last listing.
     membership_changed: bool,
-    /// Per node (as `nodes`), the hashes of its pods' UIDs in the order of its `pods`: finding
-    /// a pod by UID compares these (one array, no pod object read) and reads a pod's UID only
-    /// where the hash matches. Kept by `add_pod`, `remove_pod` and `update_pod_status`, rebuilt
-    /// with the pod index; a node whose list has another length is scanned the plain way.
-    uid_hashes: Vec<Vec<u64>>,
-}
-
-/// The hash [`Snapshot`] keeps per bound pod's UID.
-fn uid_hash(uid: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = rustc_hash::FxHasher::default();
-    uid.hash(&mut h);
-    h.finish()
+    /// Per node (as `nodes`), its pods' UID hashes ([`PodInfo::uid_hash`]) in the order of its
+    /// `pods`: finding a pod by UID compares these (one array, no pod object read) and reads a
+    /// pod's UID only where the hash matches. Kept by `add_pod`, `remove_pod` and
+    /// `update_pod_status`, rebuilt with the pod index; a node whose list has another length is
+    /// scanned the plain way.
+    uid_hashes: Vec<Vec<u32>>,
 }
 
 /// One label key's values on every node, interned: what the spreading plugins read for every
@@ -876,7 +869,7 @@ impl Snapshot {
         self.uid_hashes = self
             .nodes
             .iter()
-            .map(|n| n.pods.iter().map(|p| uid_hash(p.uid())).collect())
+            .map(|n| n.pods.iter().map(|p| p.uid_hash()).collect())
             .collect();
     }
 
@@ -888,7 +881,7 @@ impl Snapshot {
             // A miss is checked by the plain scan (absent pods are rare), so that hashes out
             // of step with the list can cost time but never give another answer.
             Some(hashes) => {
-                let h = uid_hash(uid);
+                let h = crate::pod_info::uid_hash(uid);
                 (0..hashes.len())
                     .find(|&p| hashes[p] == h && pods[p].uid() == uid)
                     .or_else(|| pods.iter().position(|p| p.uid() == uid))
@@ -899,7 +892,7 @@ impl Snapshot {
 
     /// Node `i`'s UID hashes after its pod list changed: `edit` applied when they were in step
     /// with the list before (`before` pods), else rebuilt from the list.
-    fn sync_uid_hashes(&mut self, i: usize, before: usize, edit: impl FnOnce(&mut Vec<u64>)) {
+    fn sync_uid_hashes(&mut self, i: usize, before: usize, edit: impl FnOnce(&mut Vec<u32>)) {
         if self.uid_hashes.len() != self.nodes.len() {
             self.uid_hashes.resize_with(self.nodes.len(), Vec::new);
         }
@@ -909,7 +902,7 @@ impl Snapshot {
         }
         let pods = &self.nodes[i].pods;
         if hashes.len() != pods.len() {
-            *hashes = pods.iter().map(|p| uid_hash(p.uid())).collect();
+            *hashes = pods.iter().map(|p| p.uid_hash()).collect();
         }
     }
 
@@ -1010,7 +1003,7 @@ impl Snapshot {
         let had_aff = !self.nodes[i].pods_with_affinity.is_empty();
         let had_anti = !self.nodes[i].pods_with_required_anti_affinity.is_empty();
         self.pod_index.add(i, &pod, &self.nodes);
-        let (before, h) = (self.nodes[i].pods.len(), uid_hash(pod.uid()));
+        let (before, h) = (self.nodes[i].pods.len(), pod.uid_hash());
         self.nodes[i].add_pod(pod);
         self.sync_columns(i);
         self.sync_uid_hashes(i, before, |hs| hs.push(h));
