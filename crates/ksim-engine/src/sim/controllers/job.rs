@@ -70,16 +70,12 @@ impl Simulation {
     }
 }
 
-/// The controller key of the CronJob a Job names as its controller, if any.
+/// The controller key of the CronJob a Job names as its controller, if any (a controller's
+/// namespace is defaulted when it is inserted).
 fn cronjob_of(job: &Workload) -> Option<String> {
-    let ns = if job.metadata.namespace.is_empty() {
-        "default"
-    } else {
-        &job.metadata.namespace
-    };
     job.metadata
         .owner_references
         .iter()
         .find(|o| o.controller == Some(true) && o.kind == "CronJob")
-        .map(|o| ctl_key(ObjectKind::CronJob, ns, &o.name))
+        .map(|o| ctl_key(ObjectKind::CronJob, &job.metadata.namespace, &o.name))
 }
