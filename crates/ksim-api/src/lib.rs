@@ -7,8 +7,8 @@
 //! ([`config::KubeSchedulerConfiguration`]). [`defaults`] applies the API server's defaulting
 //! that scheduling depends on; [`load`] reads documents, `kind: List` and multi-document YAML with
 //! errors that name the field path. Labels, annotations and resource lists are
-//! [`sorted_map::SortedMap`]s: `BTreeMap`'s interface and forms on a sorted vector, a fraction
-//! of the memory for the few entries an object carries.
+//! [`sorted_map::SortedMap`]s: `BTreeMap`'s order and forms (and the part of its interface ksim
+//! uses) on a sorted vector, a fraction of the memory for the few entries an object carries.
 //!
 //! Nothing here schedules: the scheduler crate compiles these objects into its own dense forms.
 
