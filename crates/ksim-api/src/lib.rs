@@ -24,6 +24,7 @@ pub mod quantity;
 pub mod sorted_map;
 pub mod storage;
 pub mod validation;
+pub mod version;
 pub mod workloads;
 
 pub use crate::core::*;
