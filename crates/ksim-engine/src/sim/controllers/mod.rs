@@ -14,7 +14,9 @@
 //! Names are formed as upstream forms them: `<rs>-<5 chars>` from the seeded RNG (upstream's
 //! `utilrand.String` alphabet), a Deployment's ReplicaSet `<deploy>-<template hash>`, a
 //! StatefulSet's pods `<sts>-<ordinal>`, a DaemonSet's pods `<ds>-<5 chars>`, a Job's pods
-//! `<job>-<5 chars>`.
+//! `<job>-<5 chars>`. A generated name's prefix `<owner>-` is cut to 58 characters first
+//! (upstream `names.SimpleNameGenerator.GenerateName`, `MaxGeneratedNameLength` = 63 − 5), so
+//! a generated pod name is never longer than 63 characters.
 //!
 //! Simplifications are listed in each controller's module and in the README. Common to all:
 //! every controller's pods carry an `ownerReference` with `controller: true`; a pod lost with its
@@ -42,6 +44,7 @@ mod deployment;
 mod dump;
 mod job;
 mod priorityclass;
+mod rank;
 mod replicaset;
 mod scale;
 mod statefulset;
@@ -63,6 +66,8 @@ pub(crate) struct Owned {
     pub ordinal: Option<i32>,
     /// When the pod is (or will be) running: bound and started.
     pub ready_at: Option<SimTime>,
+    /// When the controller created it (`creationTimestamp`).
+    pub created_at: SimTime,
 }
 
 impl Owned {
@@ -154,6 +159,21 @@ impl State {
     }
 }
 
+/// Upstream's `names.MaxGeneratedNameLength`: a name is at most 63 characters, 5 of them random.
+pub(crate) const MAX_GENERATED_NAME_LENGTH: usize = 63 - 5;
+
+/// The part of a `generateName` prefix the API server keeps: upstream's
+/// `names.SimpleNameGenerator.GenerateName` cuts it to [`MAX_GENERATED_NAME_LENGTH`] bytes, so
+/// a generated name stays within 63 characters. (Names are ASCII; a cut never splits a
+/// character.)
+pub(crate) fn generated_name_base(prefix: &str) -> &str {
+    let mut end = prefix.len().min(MAX_GENERATED_NAME_LENGTH);
+    while !prefix.is_char_boundary(end) {
+        end -= 1;
+    }
+    &prefix[..end]
+}
+
 fn ctl_key(kind: ObjectKind, ns: &str, name: &str) -> String {
     format!("{kind}/{ns}/{name}")
 }
@@ -196,7 +216,8 @@ pub(crate) struct NewPod<'a> {
     /// The owner written in its `ownerReference` (a Deployment's pods: their ReplicaSet).
     pub owner_kind: ObjectKind,
     pub owner_name: String,
-    /// A fixed name (StatefulSet), or `None` for `<prefix>-<5 chars>`.
+    /// A fixed name (StatefulSet), or `None` for `<prefix>-<5 chars>`, the prefix `<prefix>-`
+    /// cut to 58 characters first ([`generated_name_base`]).
     pub name: Option<String>,
     pub prefix: String,
     pub hash: String,
@@ -592,16 +613,6 @@ impl Simulation {
         self.check_all_running(key);
     }
 
-    /// Whether the live pod `key` is scheduled (assumed or bound).
-    fn is_scheduled(&self, key: &str) -> bool {
-        self.live_get(key).is_some_and(|&id| {
-            matches!(
-                self.pods[id as usize].phase,
-                PodPhase::Binding | PodPhase::Bound
-            )
-        })
-    }
-
     /// Creates one pod of a controller from a template. Returns its key when created.
     fn create_owned_pod(
         &mut self,
@@ -636,10 +647,11 @@ impl Simulation {
             Some(n) => pod.metadata.name = n,
             None => {
                 pod.metadata.generate_name = format!("{}-", new.prefix);
+                let base = generated_name_base(&pod.metadata.generate_name).to_string();
                 // A fresh name; a clash with a live pod draws again, as the API server's
                 // generateName retry does.
                 for _ in 0..16 {
-                    let name = format!("{}-{}", new.prefix, self.controllers.suffix());
+                    let name = format!("{base}{}", self.controllers.suffix());
                     if !self.live_contains(&format!("{ns}/{name}")) {
                         pod.metadata.name = name;
                         break;
@@ -659,6 +671,7 @@ impl Simulation {
                     hash: new.hash,
                     ordinal: new.ordinal,
                     ready_at: None,
+                    created_at: self.now,
                 },
             );
             c.created += 1;
