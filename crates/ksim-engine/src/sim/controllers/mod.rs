@@ -521,7 +521,9 @@ impl Simulation {
         let min_ready =
             SimDuration::from_secs(i64::from(c.obj.spec.min_ready_seconds.unwrap_or(0)));
         let kind = c.kind;
-        if matches!(kind, ObjectKind::StatefulSet | ObjectKind::Deployment) {
+        // A DaemonSet in the middle of a rolling update waits for its pods to be available.
+        let rolling_ds = kind == ObjectKind::DaemonSet && c.pods.values().any(|o| o.hash != c.hash);
+        if matches!(kind, ObjectKind::StatefulSet | ObjectKind::Deployment) || rolling_ds {
             self.queue_reconcile_at(&owner, ready + min_ready + delay);
         }
         self.check_all_running(&owner);
@@ -577,7 +579,8 @@ impl Simulation {
         self.controllers.owner_of.contains_key(pod)
     }
 
-    /// A node was added: DaemonSets react.
+    /// A node was added, updated or removed: DaemonSets react (upstream's `addNode`,
+    /// `updateNode`, `deleteNode` handlers enqueue the DaemonSets whose verdict may change).
     pub(super) fn controllers_node_added(&mut self) {
         let ds: Vec<String> = self
             .controllers
