@@ -31,7 +31,7 @@
 //!   template.
 //!
 //! Simplified: the pods carry no `controller-revision-hash` label (the template's hash is kept
-//! by the controller); upstream visits nodes in a Go map's order, ksim in node order; the
+//! by the controller); upstream visits nodes in a Go map's order, ksim in the snapshot's node order; the
 //! surge path does not move pods off nodes that no longer match before new ones are available
 //! elsewhere (they are deleted by `manage`).
 
@@ -83,8 +83,8 @@ impl Simulation {
             pods.sort_by_key(|p| p.seq);
         }
         let template = daemon_pod(&c.obj.spec.template);
-        // (node, shouldRun, shouldContinueRunning) in node order.
-        let mut verdicts: Vec<(String, bool, bool)> = self
+        // (node, shouldRun, shouldContinueRunning) in the snapshot's node order.
+        let verdicts: Vec<(String, bool, bool)> = self
             .snapshot
             .nodes
             .iter()
@@ -93,7 +93,6 @@ impl Simulation {
                 (n.name().to_string(), run, keep)
             })
             .collect();
-        verdicts.sort();
         let desired = verdicts.iter().filter(|v| v.1).count();
         let rolling = !c.obj.on_delete();
         let (max_surge, max_unavailable) = c

@@ -84,6 +84,9 @@ pub(crate) struct OwnedRs {
     pub template: PodTemplateSpec,
     /// Creation order (old ReplicaSets are scaled down oldest first).
     pub order: u64,
+    /// Deployment: the annotations `deployment.kubernetes.io/desired-replicas` and
+    /// `max-replicas` as the Deployment controller last wrote them (`SetReplicasAnnotations`).
+    pub annotated: Option<(i32, i32)>,
 }
 
 /// One controller's object and what it has done.
@@ -120,6 +123,8 @@ pub(crate) struct Controller {
     /// Its replica factor (`ControllerScale`), fixed at creation; applied to every spec it
     /// is given.
     pub scale: f64,
+    /// StatefulSet: the current revision (`status.currentRevision`, a template hash in `rs`).
+    pub revision: String,
 }
 
 /// The controllers' state (`Simulation::controllers`).
@@ -321,6 +326,7 @@ impl Simulation {
                 started_at: None,
                 adopted: false,
                 scale,
+                revision: String::new(),
             },
         );
         self.queue_reconcile(&key);
