@@ -50,6 +50,12 @@ pub struct WorkloadSpec {
     pub strategy: Option<DeploymentStrategy>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
+    /// Deployment: while true the controller scales but does not roll out a new template.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<bool>,
+    /// DaemonSet, StatefulSet: `RollingUpdate` (default) or `OnDelete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update_strategy: Option<UpdateStrategy>,
     /// StatefulSet: `OrderedReady` (default) or `Parallel`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_management_policy: Option<String>,
@@ -176,6 +182,30 @@ pub struct RollingUpdate {
     pub max_unavailable: Option<Value>,
 }
 
+/// A DaemonSet's or StatefulSet's `spec.updateStrategy`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UpdateStrategy {
+    #[serde(rename = "type", skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub type_: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rolling_update: Option<SetRollingUpdate>,
+}
+
+/// `updateStrategy.rollingUpdate`: a DaemonSet's `maxUnavailable` (default 1) and `maxSurge`
+/// (default 0); a StatefulSet's `partition` (default 0) and `maxUnavailable` (default 1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SetRollingUpdate {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_surge: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<i32>,
+}
+
 /// Resolves an IntOrString against `total` as upstream's `GetScaledValueFromIntOrPercent`
 /// (percentages round up when `round_up`, down otherwise). `None` when malformed.
 pub fn scaled_value(v: &Value, total: i32, round_up: bool) -> Option<i32> {
@@ -230,6 +260,66 @@ impl Workload {
             .is_some_and(|s| s.type_ == "Recreate")
     }
 
+    /// Whether a DaemonSet or StatefulSet replaces its pods only when they are deleted
+    /// (`updateStrategy.type: OnDelete`).
+    pub fn on_delete(&self) -> bool {
+        self.spec
+            .update_strategy
+            .as_ref()
+            .is_some_and(|s| s.type_ == "OnDelete")
+    }
+
+    /// DaemonSet: (max surge, max unavailable) out of `desired` nodes, upstream's `SurgeCount`
+    /// and `UnavailableCount` (percentages round up; defaults 0 and 1) with `updatedDesiredNodeCounts`'s
+    /// rule that both zero makes unavailable 1.
+    pub fn daemon_surge_and_unavailable(&self, desired: i32) -> (i32, i32) {
+        let ru = self
+            .spec
+            .update_strategy
+            .as_ref()
+            .and_then(|s| s.rolling_update.clone())
+            .unwrap_or_default();
+        let surge = ru
+            .max_surge
+            .as_ref()
+            .and_then(|v| scaled_value(v, desired, true))
+            .unwrap_or(0);
+        let unavail = ru
+            .max_unavailable
+            .as_ref()
+            .map(|v| scaled_value(v, desired, true).unwrap_or(1))
+            .unwrap_or(1);
+        if surge == 0 && unavail == 0 {
+            (0, 1)
+        } else {
+            (surge, unavail)
+        }
+    }
+
+    /// StatefulSet: `updateStrategy.rollingUpdate.partition` (default 0) and
+    /// `maxUnavailable` resolved against the replicas (default 1; percentages round down, at
+    /// least 1: upstream's `getStatefulSetMaxUnavailable`).
+    pub fn stateful_partition_and_unavailable(&self) -> (i32, i32) {
+        let ru = self
+            .spec
+            .update_strategy
+            .as_ref()
+            .and_then(|s| s.rolling_update.clone())
+            .unwrap_or_default();
+        let unavail = ru
+            .max_unavailable
+            .as_ref()
+            .and_then(|v| scaled_value(v, self.replicas(), false))
+            .unwrap_or(1)
+            .max(1);
+        (ru.partition.unwrap_or(0).max(0), unavail)
+    }
+
+    /// Whether a Deployment is paused (`spec.paused`).
+    pub fn paused(&self) -> bool {
+        self.spec.paused == Some(true)
+    }
+
     /// Whether a StatefulSet creates its pods in parallel.
     pub fn parallel_pods(&self) -> bool {
         self.spec.pod_management_policy.as_deref() == Some("Parallel")
@@ -277,6 +367,33 @@ pub fn validate(kind: &str, w: &Workload) -> Result<(), (String, String)> {
                         _ => {
                             return Err((
                                 format!("spec.strategy.rollingUpdate.{f}"),
+                                format!("expected a non-negative integer or percentage, got {v}"),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(s) = &w.spec.update_strategy {
+        if !matches!(s.type_.as_str(), "" | "RollingUpdate" | "OnDelete") {
+            return Err((
+                "spec.updateStrategy.type".into(),
+                format!("{:?} is not RollingUpdate or OnDelete", s.type_),
+            ));
+        }
+        if let Some(ru) = &s.rolling_update {
+            nonneg("spec.updateStrategy.rollingUpdate.partition", ru.partition)?;
+            for (f, v) in [
+                ("maxSurge", &ru.max_surge),
+                ("maxUnavailable", &ru.max_unavailable),
+            ] {
+                if let Some(v) = v {
+                    match scaled_value(v, 100, true) {
+                        Some(n) if n >= 0 => {}
+                        _ => {
+                            return Err((
+                                format!("spec.updateStrategy.rollingUpdate.{f}"),
                                 format!("expected a non-negative integer or percentage, got {v}"),
                             ))
                         }

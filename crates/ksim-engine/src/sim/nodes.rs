@@ -68,6 +68,12 @@ impl Simulation {
         };
         let node = Arc::new(node);
         let kinds = node_change_kinds(&old, &node);
+        if old.spec.taints != node.spec.taints
+            || old.metadata.labels != node.metadata.labels
+            || old.spec.unschedulable != node.spec.unschedulable
+        {
+            self.controllers_node_added();
+        }
         self.snapshot.update_node(node.clone());
         if let Some(n) = self.snapshot.get(&name) {
             obs.record(&Record::NodeUpdated {
@@ -120,6 +126,7 @@ impl Simulation {
             old: Some(old),
             new: None,
         });
+        self.controllers_node_added();
         true
     }
 }

@@ -100,6 +100,8 @@ impl Simulation {
                         hash: hash.clone(),
                         ordinal,
                         ready_at: running.then_some(now),
+                        // Its creation as the controller first sees it.
+                        created_at: now,
                     },
                 );
             }

@@ -1,21 +1,36 @@
-//! The Deployment controller: owns ReplicaSets `<deploy>-<template hash>` by template hash
-//! (a template change makes a new ReplicaSet; going back to an old template reuses its
-//! ReplicaSet), whose pods `<deploy>-<hash>-<5 chars>` carry the `pod-template-hash` label.
+//! The Deployment controller (`pkg/controller/deployment/`): owns ReplicaSets
+//! `<deploy>-<template hash>` by template hash (a template change makes a new ReplicaSet; going
+//! back to an old template reuses its ReplicaSet), whose pods `<deploy>-<hash>-<5 chars>` carry
+//! the `pod-template-hash` label.
 //!
-//! Strategies, as upstream's `rolloutRolling` / `rolloutRecreate`:
-//! - `RollingUpdate` (default): each sync makes one step. If the new ReplicaSet is short, it is
-//!   scaled up as far as `replicas + maxSurge` total ReplicaSet replicas allow; otherwise old
-//!   ReplicaSets are scaled down (oldest first): first their unavailable pods, then as many as
-//!   keep `replicas − maxUnavailable` pods available. `maxSurge` rounds up, `maxUnavailable`
-//!   down, both 0 makes unavailable 1 (`Workload::surge_and_unavailable`). Available = running
-//!   (bound and started) for `minReadySeconds`.
-//! - `Recreate`: every old pod is deleted, then the new ReplicaSet is scaled up.
+//! Each sync is upstream's `syncDeployment`:
+//! - `spec.paused: true`: only `sync` — the ReplicaSets are scaled (below), no new ReplicaSet
+//!   is made and nothing rolls (`getAllReplicaSetsAndSyncRevision(createIfNotExisted=false)`).
+//! - a scaling event (`isScalingEvent`: an active ReplicaSet's `desired-replicas` annotation
+//!   differs from `spec.replicas`): `sync`, which scales (`scale`): a single active (or the
+//!   latest) ReplicaSet takes all replicas; a saturated new ReplicaSet makes the old ones 0;
+//!   otherwise, with RollingUpdate, the change (`replicas + maxSurge` minus the ReplicaSets'
+//!   total) is spread proportionally (`GetReplicaSetProportion`: each ReplicaSet's
+//!   `replicas × (replicas + maxSurge) / max-replicas annotation`, rounded, larger ReplicaSets
+//!   first — newer first when scaling up, older first when down — the leftover to the first).
+//! - otherwise the rollout (`rolloutRolling` / `rolloutRecreate`):
+//!   - `RollingUpdate` (default): each sync makes one step. If the new ReplicaSet is short, it
+//!     is scaled up as far as `replicas + maxSurge` total ReplicaSet replicas allow; otherwise
+//!     old ReplicaSets are scaled down (oldest first): first their unavailable pods, then as
+//!     many as keep `replicas − maxUnavailable` pods available. `maxSurge` rounds up,
+//!     `maxUnavailable` down, both 0 makes unavailable 1 (`Workload::surge_and_unavailable`).
+//!     Available = running (bound and started) for `minReadySeconds`.
+//!   - `Recreate`: the old ReplicaSets are scaled to 0 (`scaleDownOldReplicaSetsForRecreate`)
+//!     and the sync ends; the next one waits while any old pod exists (`oldPodsRunning`), then
+//!     creates the new ReplicaSet and scales it up, one reaction later.
+//!
+//! Every ReplicaSet the Deployment scales gets the annotations (`desired-replicas`,
+//! `max-replicas` = `replicas + maxSurge`), as `scaleReplicaSet` writes them.
 //!
 //! Simplified: the ReplicaSet controller's own reaction is folded into the Deployment's (a
 //! ReplicaSet scaled by a sync creates or deletes its pods in that sync, one reaction delay
-//! after the event, not two); a replica count changed in the middle of a rollout is not scaled
-//! proportionally across the ReplicaSets (the rollout converges to it); no
-//! `progressDeadlineSeconds`, pause or revision history.
+//! after the event, not two); pods are deleted at once (no graceful termination); no
+//! `progressDeadlineSeconds`, rollback or revision history limit.
 
 use ksim_api::object::ObjectKind;
 
@@ -31,33 +46,11 @@ impl Simulation {
         let d = c.obj.replicas().max(0);
         c.desired = i64::from(d);
         let new = c.hash.clone();
-        let next = c.rs.values().map(|r| r.order + 1).max().unwrap_or(0);
-        let made = !c.rs.contains_key(&new);
-        c.rs.entry(new.clone()).or_insert_with(|| OwnedRs {
-            replicas: 0,
-            template: c.obj.spec.template.clone(),
-            order: next,
-        });
-        if made {
-            // The new ReplicaSet exists from now on: listed for PodTopologySpread's
-            // DefaultSelector, with the Deployment's selector plus its pod-template-hash.
-            let mut selector = c.obj.spec.selector.clone().unwrap_or_default();
-            selector
-                .match_labels
-                .insert("pod-template-hash".to_string(), new.clone());
-            let (ns, name) = (
-                c.obj.metadata.namespace.clone(),
-                format!("{}-{new}", c.obj.metadata.name),
-            );
-            self.list_workload_set(false, &ns, &name, Some(selector));
-        }
-        let Some(c) = self.controllers.ctls.get_mut(key) else {
-            return;
-        };
         let min_ready =
             SimDuration::from_secs(i64::from(c.obj.spec.min_ready_seconds.unwrap_or(0)));
         let (surge, unavail) = c.obj.surge_and_unavailable();
         let recreate = c.obj.recreate();
+        let paused = c.obj.paused();
         // Old ReplicaSets with pods or replicas, oldest first.
         let mut olds: Vec<(u64, String)> =
             c.rs.iter()
@@ -68,6 +61,78 @@ impl Simulation {
                 .collect();
         olds.sort();
         let olds: Vec<String> = olds.into_iter().map(|(_, h)| h).collect();
+        // isScalingEvent: an active ReplicaSet annotated with other desired replicas.
+        let scaling =
+            c.rs.values()
+                .any(|r| r.replicas > 0 && r.annotated.is_some_and(|(want, _)| want != d));
+        let step = if paused || scaling {
+            let live = c.pods.len() as i32;
+            let available_new = c
+                .pods
+                .values()
+                .filter(|o| o.hash == new && o.available(self.now, min_ready))
+                .count() as i32;
+            scale_proportionally(c, &new, &olds, d, surge, live, available_new)
+        } else {
+            // Recreate makes its new ReplicaSet only once the old ones are gone.
+            if !c.rs.contains_key(&new) && (!recreate || olds.is_empty()) {
+                self.make_new_replicaset(key);
+            }
+            self.rollout(key, &new, &olds, d, surge, unavail, min_ready, recreate)
+        };
+        self.sync_replicasets(key, obs);
+        if step {
+            // The ReplicaSets' status changes wake the Deployment again (upstream: an RS
+            // update event), so a rollout goes on even when no pod changes.
+            self.queue_reconcile(key);
+        }
+    }
+
+    /// Creates the new ReplicaSet (replicas 0, annotated) and lists it for
+    /// PodTopologySpread's `DefaultSelector`, with the Deployment's selector plus its
+    /// pod-template-hash.
+    fn make_new_replicaset(&mut self, key: &str) {
+        let Some(c) = self.controllers.ctls.get_mut(key) else {
+            return;
+        };
+        let new = c.hash.clone();
+        let next = c.rs.values().map(|r| r.order + 1).max().unwrap_or(0);
+        let d = c.obj.replicas().max(0);
+        let (surge, _) = c.obj.surge_and_unavailable();
+        c.rs.insert(
+            new.clone(),
+            OwnedRs {
+                replicas: 0,
+                template: c.obj.spec.template.clone(),
+                order: next,
+                annotated: Some((d, d + surge)),
+            },
+        );
+        let mut selector = c.obj.spec.selector.clone().unwrap_or_default();
+        selector
+            .match_labels
+            .insert("pod-template-hash".to_string(), new.clone());
+        let (ns, name) = (
+            c.obj.metadata.namespace.clone(),
+            format!("{}-{new}", c.obj.metadata.name),
+        );
+        self.list_workload_set(false, &ns, &name, Some(selector));
+    }
+
+    /// One step of `rolloutRolling` or `rolloutRecreate`; whether anything was scaled.
+    #[allow(clippy::too_many_arguments)]
+    fn rollout(
+        &mut self,
+        key: &str,
+        new: &str,
+        olds: &[String],
+        d: i32,
+        surge: i32,
+        unavail: i32,
+        min_ready: SimDuration,
+        recreate: bool,
+    ) -> bool {
+        let new = new.to_string();
         let count = |h: &str| {
             let c = &self.controllers.ctls[key];
             let pods: Vec<_> = c.pods.values().filter(|o| o.hash == h).collect();
@@ -79,20 +144,40 @@ impl Simulation {
         };
         let mut step = false;
         if recreate {
-            let c = self.controllers.ctls.get_mut(key).expect("checked above");
-            for h in &olds {
+            let Some(c) = self.controllers.ctls.get_mut(key) else {
+                return false;
+            };
+            let annotation = (d, d + surge);
+            let mut scaled_down = false;
+            for h in olds {
                 if let Some(r) = c.rs.get_mut(h) {
-                    r.replicas = 0;
+                    if r.replicas > 0 {
+                        r.replicas = 0;
+                        r.annotated = Some(annotation);
+                        scaled_down = true;
+                    }
                 }
             }
-            // ksim deletes at once, so the old pods are gone when the new ones are made.
+            // Wait for the scale-down to take effect and every old pod to be gone.
+            let old_pods = c.pods.values().any(|o| o.hash != new);
+            if scaled_down || old_pods {
+                return true;
+            }
             if let Some(r) = c.rs.get_mut(&new) {
-                r.replicas = d;
+                if r.replicas != d {
+                    r.replicas = d;
+                    r.annotated = Some(annotation);
+                }
             }
         } else if olds.is_empty() {
-            let c = self.controllers.ctls.get_mut(key).expect("checked above");
+            let Some(c) = self.controllers.ctls.get_mut(key) else {
+                return false;
+            };
             if let Some(r) = c.rs.get_mut(&new) {
-                r.replicas = d;
+                if r.replicas != d {
+                    r.replicas = d;
+                    r.annotated = Some((d, d + surge));
+                }
             }
         } else {
             let available: Vec<(String, i32)> = olds
@@ -107,7 +192,11 @@ impl Simulation {
                     .map(|(_, n)| *n)
                     .unwrap_or(0)
             };
-            let c = self.controllers.ctls.get_mut(key).expect("checked above");
+            let Some(c) = self.controllers.ctls.get_mut(key) else {
+                return false;
+            };
+            let snapshot: Vec<(String, i32)> =
+                c.rs.iter().map(|(h, r)| (h.clone(), r.replicas)).collect();
             let total: i32 = c.rs.values().map(|r| r.replicas).sum();
             let new_r = c.rs.get(&new).map(|r| r.replicas).unwrap_or(0);
             // reconcileNewReplicaSet.
@@ -131,7 +220,7 @@ impl Simulation {
                 if max_down > 0 {
                     // cleanupUnhealthyReplicas: old pods that are not available go first.
                     let mut cleaned = 0;
-                    for h in &olds {
+                    for h in olds {
                         if cleaned >= max_down {
                             break;
                         }
@@ -148,7 +237,7 @@ impl Simulation {
                     // scaleDownOldReplicaSetsForRollingUpdate: keep min_available available.
                     let all_available: i32 = available.iter().map(|(_, n)| n).sum();
                     let mut down = (all_available - min_available).max(0);
-                    for h in &olds {
+                    for h in olds {
                         if down == 0 {
                             break;
                         }
@@ -162,8 +251,20 @@ impl Simulation {
                     }
                 }
             }
+            // Every ReplicaSet scaled in this step carries the Deployment's annotations.
+            for (h, was) in snapshot {
+                if let Some(r) = c.rs.get_mut(&h) {
+                    if r.replicas != was {
+                        r.annotated = Some((d, d + surge));
+                    }
+                }
+            }
         }
-        // The ReplicaSets' pods follow their replicas (the ReplicaSet controller).
+        step
+    }
+
+    /// The ReplicaSets' pods follow their replicas (the ReplicaSet controller).
+    fn sync_replicasets(&mut self, key: &str, obs: &mut dyn Observer) {
         let Some(c) = self.controllers.ctls.get(key) else {
             return;
         };
@@ -192,10 +293,163 @@ impl Simulation {
                 obs,
             );
         }
-        if step {
-            // The ReplicaSets' status changes wake the Deployment again (upstream: an RS
-            // update event), so a rollout goes on even when no pod changes.
-            self.queue_reconcile(key);
+    }
+}
+
+/// Upstream's `scale` (sync.go) for a paused Deployment or a scaling event; whether any
+/// ReplicaSet changed. `live` is the Deployment's pod count (`status.replicas`, the fallback
+/// when a ReplicaSet has no max-replicas annotation), `available_new` the new ReplicaSet's
+/// available pods (`IsSaturated`).
+fn scale_proportionally(
+    c: &mut super::Controller,
+    new: &str,
+    olds: &[String],
+    d: i32,
+    surge: i32,
+    live: i32,
+    available_new: i32,
+) -> bool {
+    let annotation = (d, d + surge);
+    let has_new = c.rs.contains_key(new);
+    // FindActiveOrLatest: one active ReplicaSet (or none: the newest) takes all replicas.
+    let mut active: Vec<String> = olds
+        .iter()
+        .chain(std::iter::once(&new.to_string()))
+        .filter(|h| c.rs.get(*h).is_some_and(|r| r.replicas > 0))
+        .cloned()
+        .collect();
+    active.dedup();
+    let latest = if active.len() == 1 {
+        Some(active[0].clone())
+    } else if active.is_empty() {
+        if has_new {
+            Some(new.to_string())
+        } else {
+            olds.last().cloned()
         }
+    } else {
+        None
+    };
+    if let Some(h) = latest {
+        let Some(r) = c.rs.get_mut(&h) else {
+            return false;
+        };
+        if r.replicas == d {
+            return false;
+        }
+        r.replicas = d;
+        r.annotated = Some(annotation);
+        return true;
+    }
+    // IsSaturated: the new ReplicaSet has every replica, annotated so, all available.
+    let saturated = c.rs.get(new).is_some_and(|r| {
+        r.replicas == d && r.annotated.is_some_and(|(w, _)| w == d) && available_new == d
+    });
+    let mut changed = false;
+    if saturated {
+        for h in olds {
+            if let Some(r) = c.rs.get_mut(h) {
+                if r.replicas > 0 {
+                    r.replicas = 0;
+                    r.annotated = Some(annotation);
+                    changed = true;
+                }
+            }
+        }
+        return changed;
+    }
+    if c.obj.recreate() {
+        return false;
+    }
+    let total: i32 = active
+        .iter()
+        .filter_map(|h| c.rs.get(h))
+        .map(|r| r.replicas)
+        .sum();
+    let allowed = if d > 0 { d + surge } else { 0 };
+    let to_add = allowed - total;
+    // Larger first; equal sizes newer first when adding, older first when removing.
+    active.sort_by(|a, b| {
+        let (ra, rb) = (&c.rs[a], &c.rs[b]);
+        rb.replicas.cmp(&ra.replicas).then(if to_add > 0 {
+            rb.order.cmp(&ra.order)
+        } else {
+            ra.order.cmp(&rb.order)
+        })
+    });
+    let mut added = 0;
+    let mut sizes: Vec<(String, i32)> = Vec::new();
+    for h in &active {
+        let r = &c.rs[h];
+        let size = if to_add != 0 {
+            let p = proportion(
+                r.replicas,
+                r.annotated.map(|a| a.1),
+                d,
+                surge,
+                live,
+                to_add,
+                added,
+            );
+            added += p;
+            r.replicas + p
+        } else {
+            r.replicas
+        };
+        sizes.push((h.clone(), size));
+    }
+    if let Some(first) = sizes.first_mut() {
+        if to_add != 0 {
+            first.1 = (first.1 + to_add - added).max(0);
+        }
+    }
+    for (h, size) in sizes {
+        if let Some(r) = c.rs.get_mut(&h) {
+            if r.replicas != size || r.annotated != Some(annotation) {
+                changed |= r.replicas != size;
+                r.replicas = size;
+                r.annotated = Some(annotation);
+            }
+        }
+    }
+    changed
+}
+
+/// `GetReplicaSetProportion` with `getReplicaSetFraction`: how many replicas a ReplicaSet of
+/// `replicas` (annotated `max_annotation`) gains or loses of `to_add`, `added` already given.
+fn proportion(
+    replicas: i32,
+    max_annotation: Option<i32>,
+    d: i32,
+    surge: i32,
+    live: i32,
+    to_add: i32,
+    added: i32,
+) -> i32 {
+    if replicas == 0 || to_add == 0 || to_add == added {
+        return 0;
+    }
+    let fraction = if d == 0 {
+        -replicas
+    } else {
+        let before = match max_annotation {
+            Some(m) if m != 0 => m,
+            _ => live,
+        };
+        if before == 0 {
+            0
+        } else {
+            // math.Round(replicas × (d + surge) / before) − replicas; all non-negative.
+            let num = i64::from(replicas) * i64::from(d + surge);
+            let b = i64::from(before);
+            let rounded = (2 * num + b) / (2 * b);
+            i32::try_from(rounded).unwrap_or(i32::MAX) - replicas
+        }
+    };
+    let allowed = to_add - added;
+    if to_add > 0 {
+        fraction.min(allowed)
+    } else {
+        fraction.max(allowed)
     }
 }

@@ -14,7 +14,9 @@
 //! Names are formed as upstream forms them: `<rs>-<5 chars>` from the seeded RNG (upstream's
 //! `utilrand.String` alphabet), a Deployment's ReplicaSet `<deploy>-<template hash>`, a
 //! StatefulSet's pods `<sts>-<ordinal>`, a DaemonSet's pods `<ds>-<5 chars>`, a Job's pods
-//! `<job>-<5 chars>`.
+//! `<job>-<5 chars>`. A generated name's prefix `<owner>-` is cut to 58 characters first
+//! (upstream `names.SimpleNameGenerator.GenerateName`, `MaxGeneratedNameLength` = 63 − 5), so
+//! a generated pod name is never longer than 63 characters.
 //!
 //! Simplifications are listed in each controller's module and in the README. Common to all:
 //! every controller's pods carry an `ownerReference` with `controller: true`; a pod lost with its
@@ -42,6 +44,7 @@ mod deployment;
 mod dump;
 mod job;
 mod priorityclass;
+mod rank;
 mod replicaset;
 mod scale;
 mod statefulset;
@@ -63,6 +66,8 @@ pub(crate) struct Owned {
     pub ordinal: Option<i32>,
     /// When the pod is (or will be) running: bound and started.
     pub ready_at: Option<SimTime>,
+    /// When the controller created it (`creationTimestamp`).
+    pub created_at: SimTime,
 }
 
 impl Owned {
@@ -79,6 +84,9 @@ pub(crate) struct OwnedRs {
     pub template: PodTemplateSpec,
     /// Creation order (old ReplicaSets are scaled down oldest first).
     pub order: u64,
+    /// Deployment: the annotations `deployment.kubernetes.io/desired-replicas` and
+    /// `max-replicas` as the Deployment controller last wrote them (`SetReplicasAnnotations`).
+    pub annotated: Option<(i32, i32)>,
 }
 
 /// One controller's object and what it has done.
@@ -115,6 +123,8 @@ pub(crate) struct Controller {
     /// Its replica factor (`ControllerScale`), fixed at creation; applied to every spec it
     /// is given.
     pub scale: f64,
+    /// StatefulSet: the current revision (`status.currentRevision`, a template hash in `rs`).
+    pub revision: String,
 }
 
 /// The controllers' state (`Simulation::controllers`).
@@ -152,6 +162,21 @@ impl State {
             .map(|_| ALPHABET[self.rng.random_range(0..ALPHABET.len())] as char)
             .collect()
     }
+}
+
+/// Upstream's `names.MaxGeneratedNameLength`: a name is at most 63 characters, 5 of them random.
+pub(crate) const MAX_GENERATED_NAME_LENGTH: usize = 63 - 5;
+
+/// The part of a `generateName` prefix the API server keeps: upstream's
+/// `names.SimpleNameGenerator.GenerateName` cuts it to [`MAX_GENERATED_NAME_LENGTH`] bytes, so
+/// a generated name stays within 63 characters. (Names are ASCII; a cut never splits a
+/// character.)
+pub(crate) fn generated_name_base(prefix: &str) -> &str {
+    let mut end = prefix.len().min(MAX_GENERATED_NAME_LENGTH);
+    while !prefix.is_char_boundary(end) {
+        end -= 1;
+    }
+    &prefix[..end]
 }
 
 fn ctl_key(kind: ObjectKind, ns: &str, name: &str) -> String {
@@ -196,7 +221,8 @@ pub(crate) struct NewPod<'a> {
     /// The owner written in its `ownerReference` (a Deployment's pods: their ReplicaSet).
     pub owner_kind: ObjectKind,
     pub owner_name: String,
-    /// A fixed name (StatefulSet), or `None` for `<prefix>-<5 chars>`.
+    /// A fixed name (StatefulSet), or `None` for `<prefix>-<5 chars>`, the prefix `<prefix>-`
+    /// cut to 58 characters first ([`generated_name_base`]).
     pub name: Option<String>,
     pub prefix: String,
     pub hash: String,
@@ -300,6 +326,7 @@ impl Simulation {
                 started_at: None,
                 adopted: false,
                 scale,
+                revision: String::new(),
             },
         );
         self.queue_reconcile(&key);
@@ -500,7 +527,9 @@ impl Simulation {
         let min_ready =
             SimDuration::from_secs(i64::from(c.obj.spec.min_ready_seconds.unwrap_or(0)));
         let kind = c.kind;
-        if matches!(kind, ObjectKind::StatefulSet | ObjectKind::Deployment) {
+        // A DaemonSet in the middle of a rolling update waits for its pods to be available.
+        let rolling_ds = kind == ObjectKind::DaemonSet && c.pods.values().any(|o| o.hash != c.hash);
+        if matches!(kind, ObjectKind::StatefulSet | ObjectKind::Deployment) || rolling_ds {
             self.queue_reconcile_at(&owner, ready + min_ready + delay);
         }
         self.check_all_running(&owner);
@@ -556,7 +585,8 @@ impl Simulation {
         self.controllers.owner_of.contains_key(pod)
     }
 
-    /// A node was added: DaemonSets react.
+    /// A node was added, updated or removed: DaemonSets react (upstream's `addNode`,
+    /// `updateNode`, `deleteNode` handlers enqueue the DaemonSets whose verdict may change).
     pub(super) fn controllers_node_added(&mut self) {
         let ds: Vec<String> = self
             .controllers
@@ -590,16 +620,6 @@ impl Simulation {
         }
         self.note_unavailable(key);
         self.check_all_running(key);
-    }
-
-    /// Whether the live pod `key` is scheduled (assumed or bound).
-    fn is_scheduled(&self, key: &str) -> bool {
-        self.live_get(key).is_some_and(|&id| {
-            matches!(
-                self.pods[id as usize].phase,
-                PodPhase::Binding | PodPhase::Bound
-            )
-        })
     }
 
     /// Creates one pod of a controller from a template. Returns its key when created.
@@ -636,10 +656,11 @@ impl Simulation {
             Some(n) => pod.metadata.name = n,
             None => {
                 pod.metadata.generate_name = format!("{}-", new.prefix);
+                let base = generated_name_base(&pod.metadata.generate_name).to_string();
                 // A fresh name; a clash with a live pod draws again, as the API server's
                 // generateName retry does.
                 for _ in 0..16 {
-                    let name = format!("{}-{}", new.prefix, self.controllers.suffix());
+                    let name = format!("{base}{}", self.controllers.suffix());
                     if !self.live_contains(&format!("{ns}/{name}")) {
                         pod.metadata.name = name;
                         break;
@@ -659,6 +680,7 @@ impl Simulation {
                     hash: new.hash,
                     ordinal: new.ordinal,
                     ready_at: None,
+                    created_at: self.now,
                 },
             );
             c.created += 1;

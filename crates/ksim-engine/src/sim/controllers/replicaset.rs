@@ -2,17 +2,19 @@
 //! preempted, evicted or lost with their node. A Deployment's ReplicaSets use the same pod
 //! accounting ([`Simulation::sync_replicas`]) for the pods of one template hash.
 //!
-//! Scale-down picks victims as upstream's `ActivePods` ranking does, in the parts that matter
-//! in ksim: unscheduled before scheduled, not yet running before running, running for less time
-//! before running longer, then the newest first. Simplified: upstream also compares restarts and
-//! pods per node (ksim pods do not restart; co-location ranking is not modelled).
+//! Scale-down picks victims as upstream's `getPodsToDelete` does: sorted by
+//! `ActivePodsWithRanks` (see [`rank`](super::rank)): unassigned, pending, not ready, lower
+//! `pod-deletion-cost`, doubled up on a node, ready for less time (logarithmic buckets), newer.
+//! ksim pods do not restart, so the restart rule never decides; a pod is Running and Ready from
+//! its start (bind + `podStartup`).
 
-use std::cmp::Reverse;
+use std::collections::BTreeMap;
 
 use ksim_api::object::ObjectKind;
 use ksim_api::workloads::PodTemplateSpec;
 
-use super::{NewPod, Simulation};
+use super::rank::{compare, deletion_cost, Candidate, Phase};
+use super::{NewPod, PodPhase, Simulation};
 use crate::record::Observer;
 use crate::time::SimTime;
 
@@ -86,25 +88,76 @@ impl Simulation {
                 self.create_owned_pod(key, new, obs);
             }
         } else if have > want {
-            let now = self.now;
-            // Upstream's ActivePods order: the first are deleted first.
-            let mut ranked: Vec<_> = mine
-                .into_iter()
-                .map(|(p, seq, ready)| {
-                    let running = ready.is_some_and(|t| t <= now);
-                    (
-                        self.is_scheduled(&p),
-                        running,
-                        Reverse(ready.filter(|_| running)),
-                        Reverse(seq),
-                        p,
-                    )
-                })
-                .collect();
-            ranked.sort();
-            for (.., p) in ranked.into_iter().take(have - want) {
-                self.delete_owned_pod(&p, obs);
+            self.scale_down_ranked(
+                key,
+                mine.into_iter().map(|(p, ..)| p).collect(),
+                have - want,
+                obs,
+            );
+        }
+    }
+
+    /// Deletes `n` of `pods` (live pods of controller `key`) in the order of upstream's
+    /// `getPodsToDelete`: `ActivePodsWithRanks` ([`rank`](super::rank)), the rank being the
+    /// controller's live pods on the same node (every ReplicaSet of a Deployment counted).
+    fn scale_down_ranked(
+        &mut self,
+        key: &str,
+        pods: Vec<String>,
+        n: usize,
+        obs: &mut dyn Observer,
+    ) {
+        let now = self.now;
+        let Some(c) = self.controllers.ctls.get(key) else {
+            return;
+        };
+        let node_of = |p: &str| -> Option<String> {
+            self.live_get(p)
+                .map(|&id| &self.pods[id as usize])
+                .filter(|s| matches!(s.phase, PodPhase::Binding | PodPhase::Bound))
+                .map(|s| s.node.clone())
+        };
+        let mut on_node: BTreeMap<String, usize> = BTreeMap::new();
+        for p in c.pods.keys() {
+            if let Some(n) = node_of(p) {
+                *on_node.entry(n).or_default() += 1;
             }
+        }
+        let mut ranked: Vec<(Candidate, String)> = pods
+            .into_iter()
+            .filter_map(|p| {
+                let o = c.pods.get(&p)?;
+                let &id = self.live_get(&p)?;
+                let slot = &self.pods[id as usize];
+                let node = node_of(&p);
+                let ready = o.ready_at.is_some_and(|t| t <= now);
+                let cand = Candidate {
+                    assigned: node.is_some(),
+                    phase: if ready {
+                        Phase::Running
+                    } else {
+                        Phase::Pending
+                    },
+                    ready,
+                    ready_since: o.ready_at.filter(|_| ready),
+                    deletion_cost: deletion_cost(&slot.info.pod.metadata.annotations),
+                    rank: node
+                        .map(|n| on_node.get(&n).copied().unwrap_or(0))
+                        .unwrap_or(0),
+                    restarts: 0,
+                    created: Some(o.created_at),
+                    uid: slot.info.uid().to_string(),
+                };
+                Some((cand, p))
+            })
+            .collect();
+        // Creation order first, so that pods equal on every rule go newest first.
+        ranked.reverse();
+        if n < ranked.len() {
+            ranked.sort_by(|a, b| compare(&a.0, &b.0, now));
+        }
+        for (_, p) in ranked.into_iter().take(n) {
+            self.delete_owned_pod(&p, obs);
         }
     }
 }
