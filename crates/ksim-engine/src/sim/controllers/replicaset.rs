@@ -102,7 +102,12 @@ impl Simulation {
                 })
                 .collect();
             ranked.sort();
+            let kind = self.controllers.ctls.get(key).map(|c| c.kind);
             for (.., p) in ranked.into_iter().take(have - want) {
+                // Each deletion is a call of the ReplicaSet controller's client.
+                if kind.is_some_and(|k| !self.client_call(key, k, false)) {
+                    break;
+                }
                 self.delete_owned_pod(&p, obs);
             }
         }
