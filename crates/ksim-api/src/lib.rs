@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod core;
+pub mod cron;
 pub mod defaults;
 pub mod json;
 pub mod load;

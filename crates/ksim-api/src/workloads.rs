@@ -70,19 +70,41 @@ pub struct WorkloadSpec {
     /// Job: successes needed (default: parallelism... upstream: 1 when both unset).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completions: Option<i32>,
-    /// Job: failures tolerated (default 6).
+    /// Job: failures tolerated (default 6; `i32::MAX` with `backoffLimitPerIndex`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backoff_limit: Option<i32>,
+    /// Job: seconds from its start after which it fails (`DeadlineExceeded`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_deadline_seconds: Option<i64>,
+    /// Job: `NonIndexed` (default) or `Indexed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion_mode: Option<String>,
+    /// Job (Indexed): failures tolerated per index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff_limit_per_index: Option<i32>,
+    /// Job (with `backoffLimitPerIndex`): failed indexes tolerated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_failed_indexes: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_failure_policy: Option<PodFailurePolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success_policy: Option<SuccessPolicy>,
+    /// Job: `TerminatingOrFailed` (default without a `podFailurePolicy`) or `Failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_replacement_policy: Option<String>,
+    /// Job: deleted this long after it finished (the TTL-after-finished controller).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds_after_finished: Option<i32>,
     /// CronJob: a standard 5-field cron schedule (or `@hourly`, `@daily`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule: Option<String>,
-    /// CronJob: only UTC is modelled (`UTC`, `Etc/UTC` or absent).
+    /// CronJob: the IANA time zone its schedule runs in (default: UTC).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
     /// CronJob: `Allow` (default), `Forbid` or `Replace`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency_policy: Option<String>,
-    /// CronJob: no new Jobs while true. (A Job's own `suspend` is read but not modelled.)
+    /// CronJob: no new Jobs while true. Job: no pods while true (its active pods are deleted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
     /// CronJob: a run later than this after its scheduled time is skipped.
@@ -99,6 +121,107 @@ pub struct WorkloadSpec {
     pub job_template: Option<Box<JobTemplateSpec>>,
 }
 
+/// A Job's `spec.podFailurePolicy`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodFailurePolicy {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub rules: Vec<PodFailurePolicyRule>,
+}
+
+/// One rule: `action` (`FailJob`, `FailIndex`, `Ignore`, `Count`) when the failed pod matches
+/// `onExitCodes` or one of `onPodConditions`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodFailurePolicyRule {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_exit_codes: Option<OnExitCodes>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub on_pod_conditions: Vec<OnPodCondition>,
+}
+
+/// `onExitCodes`: `operator` `In` or `NotIn` over `values`, of `containerName` or any container.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OnExitCodes {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container_name: Option<String>,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub operator: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub values: Vec<i32>,
+}
+
+/// `onPodConditions[]`: a condition `type` with `status` (default `True`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OnPodCondition {
+    #[serde(rename = "type")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub type_: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// A Job's `spec.successPolicy` (Indexed Jobs).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SuccessPolicy {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub rules: Vec<SuccessPolicyRule>,
+}
+
+/// One rule: met when the indexes of `succeededIndexes` (`"0-2,5"`; all indexes when absent)
+/// have at least `succeededCount` (all of them when absent) succeeded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SuccessPolicyRule {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub succeeded_indexes: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub succeeded_count: Option<i32>,
+}
+
+/// Parses an index set as upstream writes `completedIndexes` / `succeededIndexes`:
+/// `"1,3-5,7"`, ascending and not overlapping, each below `completions`.
+pub fn parse_index_set(text: &str, completions: i32) -> Result<Vec<(i32, i32)>, String> {
+    let mut out: Vec<(i32, i32)> = Vec::new();
+    if text.is_empty() {
+        return Ok(out);
+    }
+    for part in text.split(',') {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let num = |s: &str| {
+            s.parse::<i32>()
+                .ok()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| format!("{part:?}: not a non-negative index or range"))
+        };
+        let (a, b) = (num(a)?, num(b)?);
+        if a > b {
+            return Err(format!("{part:?}: the first index is larger than the last"));
+        }
+        if b >= completions {
+            return Err(format!(
+                "{part:?}: index {b} is not below completions ({completions})"
+            ));
+        }
+        if out.last().is_some_and(|&(_, last)| a <= last) {
+            return Err(format!(
+                "{part:?}: indexes must be ascending and not overlap"
+            ));
+        }
+        out.push((a, b));
+    }
+    Ok(out)
+}
+
 /// A CronJob's `spec.jobTemplate`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -113,43 +236,8 @@ pub struct JobTemplateSpec {
 /// in Unix seconds.
 pub const CRON_EPOCH_UNIX: i64 = 1_704_067_200;
 
-/// A parsed CronJob schedule (standard 5 fields, upstream's nicknames), evaluated in UTC.
-#[derive(Debug, Clone)]
-pub struct CronSchedule(croner::Cron);
-
-impl CronSchedule {
-    /// Parses a schedule as upstream's `cron.ParseStandard` accepts it (5 fields or a
-    /// `@hourly`-style nickname; no seconds field).
-    pub fn parse(text: &str) -> Result<CronSchedule, String> {
-        let t = text.trim();
-        if t.starts_with("TZ=") || t.starts_with("CRON_TZ=") {
-            return Err(format!(
-                "{text:?}: a time zone in the schedule is not supported (ksim runs schedules in UTC)"
-            ));
-        }
-        if !t.starts_with('@') && t.split_whitespace().count() != 5 {
-            return Err(format!(
-                "{text:?}: expected 5 fields (minute hour day-of-month month day-of-week) or a \
-                 nickname such as @hourly"
-            ));
-        }
-        croner::parser::CronParser::builder()
-            .seconds(croner::parser::Seconds::Disallowed)
-            .build()
-            .parse(t)
-            .map(CronSchedule)
-            .map_err(|e| format!("{text:?}: {e}"))
-    }
-
-    /// The first scheduled instant strictly after Unix second `after`, in Unix seconds.
-    pub fn next_after(&self, after: i64) -> Option<i64> {
-        let t = chrono::DateTime::<chrono::Utc>::from_timestamp(after, 0)?;
-        self.0
-            .find_next_occurrence(&t, false)
-            .ok()
-            .map(|d| d.timestamp())
-    }
-}
+/// A parsed CronJob schedule: robfig/cron v3's standard parser (see [`crate::cron`]).
+pub type CronSchedule = crate::cron::Schedule;
 
 /// `spec.template`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -405,6 +493,9 @@ pub fn validate(kind: &str, w: &Workload) -> Result<(), (String, String)> {
     if kind == "CronJob" {
         return validate_cronjob(w);
     }
+    if kind == "Job" {
+        validate_job(w)?;
+    }
     // A Job's selector is generated by the API server when absent; apps/v1 requires one.
     match &w.spec.selector {
         None if kind == "Job" => {}
@@ -441,22 +532,233 @@ pub fn validate(kind: &str, w: &Workload) -> Result<(), (String, String)> {
     Ok(())
 }
 
+/// Upstream's `validateTimeZone`: IANA naming rules, not `Local`, and a zone the database has.
+fn validate_time_zone(tz: &str) -> Result<(), String> {
+    if tz.is_empty() {
+        return Err("timeZone must be nil or non-empty string".into());
+    }
+    let part_ok = |p: &str| {
+        p != "."
+            && p != ".."
+            && !p.starts_with('-')
+            && (1..=14).contains(&p.len())
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'+'))
+    };
+    if !tz.split('/').all(part_ok) {
+        return Err(format!("{tz:?}: unknown time zone {tz}"));
+    }
+    if tz.eq_ignore_ascii_case("Local") {
+        return Err(format!(
+            "{tz:?}: timeZone must be an explicit time zone as defined in \
+             https://www.iana.org/time-zones"
+        ));
+    }
+    crate::cron::load_location(tz)
+        .map(|_| ())
+        .map_err(|e| format!("{tz:?}: {e}"))
+}
+
+/// A Job's own fields (upstream's `validateJobSpec`, the parts the controller depends on).
+fn validate_job(w: &Workload) -> Result<(), (String, String)> {
+    let s = &w.spec;
+    let err = |p: &str, m: String| Err((p.to_string(), m));
+    for (path, v) in [
+        ("spec.activeDeadlineSeconds", s.active_deadline_seconds),
+        (
+            "spec.ttlSecondsAfterFinished",
+            s.ttl_seconds_after_finished.map(i64::from),
+        ),
+        (
+            "spec.backoffLimitPerIndex",
+            s.backoff_limit_per_index.map(i64::from),
+        ),
+        ("spec.maxFailedIndexes", s.max_failed_indexes.map(i64::from)),
+    ] {
+        if let Some(n) = v.filter(|n| *n < 0) {
+            return err(path, format!("must be greater than or equal to 0, got {n}"));
+        }
+    }
+    let indexed = match s.completion_mode.as_deref() {
+        None | Some("NonIndexed") => false,
+        Some("Indexed") => true,
+        Some(m) => {
+            return err(
+                "spec.completionMode",
+                format!("{m:?}: supported values: \"NonIndexed\", \"Indexed\""),
+            )
+        }
+    };
+    if indexed && s.completions.is_none() {
+        return err(
+            "spec.completions",
+            "Required value: when completion mode is Indexed".into(),
+        );
+    }
+    if s.backoff_limit_per_index.is_some() && !indexed {
+        return err(
+            "spec.backoffLimitPerIndex",
+            "requires indexed completion mode".into(),
+        );
+    }
+    if let Some(m) = s.max_failed_indexes {
+        if s.backoff_limit_per_index.is_none() {
+            return err(
+                "spec.maxFailedIndexes",
+                "cannot set maxFailedIndexes when backoffLimitPerIndex is not set".into(),
+            );
+        }
+        if s.completions.is_some_and(|c| m > c) {
+            return err(
+                "spec.maxFailedIndexes",
+                "must be less than or equal to completions".into(),
+            );
+        }
+    }
+    if let Some(p) = &s.pod_replacement_policy {
+        if !matches!(p.as_str(), "TerminatingOrFailed" | "Failed") {
+            return err(
+                "spec.podReplacementPolicy",
+                format!("{p:?}: supported values: \"TerminatingOrFailed\", \"Failed\""),
+            );
+        }
+        if s.pod_failure_policy.is_some() && p != "Failed" {
+            return err(
+                "spec.podReplacementPolicy",
+                "must be Failed when podFailurePolicy is used".into(),
+            );
+        }
+    }
+    if let Some(pfp) = &s.pod_failure_policy {
+        if s.template.spec.restart_policy != "Never" {
+            return err(
+                "spec.template.spec.restartPolicy",
+                "only \"Never\" is supported when podFailurePolicy is specified".into(),
+            );
+        }
+        for (i, r) in pfp.rules.iter().enumerate() {
+            let path = format!("spec.podFailurePolicy.rules[{i}]");
+            match r.action.as_str() {
+                "FailJob" | "Ignore" | "Count" => {}
+                "FailIndex" if s.backoff_limit_per_index.is_some() => {}
+                "FailIndex" => {
+                    return err(
+                        &format!("{path}.action"),
+                        "requires the backoffLimitPerIndex to be set".into(),
+                    )
+                }
+                a => {
+                    return err(
+                        &format!("{path}.action"),
+                        format!(
+                            "{a:?}: supported values: \"Count\", \"FailIndex\", \"FailJob\", \"Ignore\""
+                        ),
+                    )
+                }
+            }
+            match (&r.on_exit_codes, r.on_pod_conditions.is_empty()) {
+                (Some(_), false) | (None, true) => {
+                    return err(
+                        &path,
+                        "specifying one of OnExitCodes and OnPodConditions is required".into(),
+                    )
+                }
+                (Some(c), true) => {
+                    let p = format!("{path}.onExitCodes");
+                    if !matches!(c.operator.as_str(), "In" | "NotIn") {
+                        return err(
+                            &format!("{p}.operator"),
+                            format!("{:?}: supported values: \"In\", \"NotIn\"", c.operator),
+                        );
+                    }
+                    if c.values.is_empty() {
+                        return err(
+                            &format!("{p}.values"),
+                            "at least one value is required".into(),
+                        );
+                    }
+                    if c.operator == "In" && c.values.contains(&0) {
+                        return err(
+                            &format!("{p}.values"),
+                            "must not be 0 for the In operator".into(),
+                        );
+                    }
+                    if c.values.windows(2).any(|w| w[0] >= w[1]) {
+                        return err(
+                            &format!("{p}.values"),
+                            "must be ordered and without duplicates".into(),
+                        );
+                    }
+                }
+                (None, false) => {}
+            }
+        }
+    }
+    if let Some(sp) = &s.success_policy {
+        if !indexed {
+            return err(
+                "spec.successPolicy",
+                "requires indexed completion mode".into(),
+            );
+        }
+        let completions = s.completions.unwrap_or(0);
+        if sp.rules.is_empty() {
+            return err("spec.successPolicy.rules", "Required value".into());
+        }
+        for (i, r) in sp.rules.iter().enumerate() {
+            let path = format!("spec.successPolicy.rules[{i}]");
+            if r.succeeded_indexes.is_none() && r.succeeded_count.is_none() {
+                return err(
+                    &path,
+                    "at least one of succeededCount or succeededIndexes must be specified".into(),
+                );
+            }
+            let mut size = completions;
+            if let Some(ix) = &r.succeeded_indexes {
+                let set = parse_index_set(ix, completions)
+                    .map_err(|m| (format!("{path}.succeededIndexes"), m))?;
+                size = set.iter().map(|(a, b)| b - a + 1).sum();
+            }
+            if let Some(c) = r.succeeded_count {
+                if c < 0 {
+                    return err(
+                        &format!("{path}.succeededCount"),
+                        format!("must be greater than or equal to 0, got {c}"),
+                    );
+                }
+                if c > size {
+                    return err(
+                        &format!("{path}.succeededCount"),
+                        format!("must be less than or equal to {size} (the number of indexes)"),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A CronJob's fields, and its Job template as a Job.
 fn validate_cronjob(w: &Workload) -> Result<(), (String, String)> {
     let s = &w.spec;
+    // Upstream's `validateScheduleFormat` (a new object: a zone in the schedule is refused)
+    // and `validateTimeZone`.
     match &s.schedule {
         None => return Err(("spec.schedule".into(), "required".into())),
         Some(t) => {
             CronSchedule::parse(t).map_err(|m| ("spec.schedule".to_string(), m))?;
+            if t.contains("TZ") {
+                return Err((
+                    "spec.schedule".into(),
+                    format!(
+                        "{t:?}: cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+                    ),
+                ));
+            }
         }
     }
     if let Some(tz) = &s.time_zone {
-        if !matches!(tz.as_str(), "UTC" | "Etc/UTC") {
-            return Err((
-                "spec.timeZone".into(),
-                format!("{tz:?}: only UTC is modelled (virtual time runs in UTC)"),
-            ));
-        }
+        validate_time_zone(tz).map_err(|m| ("spec.timeZone".to_string(), m))?;
     }
     if let Some(p) = &s.concurrency_policy {
         if !matches!(p.as_str(), "Allow" | "Forbid" | "Replace") {
@@ -518,14 +820,39 @@ mod tests {
             tue.next_after(CRON_EPOCH_UNIX),
             Some(CRON_EPOCH_UNIX + 86_400 + 23_400)
         );
-        for bad in [
-            "* * * *",
-            "0 0 * * * *",
-            "61 * * * *",
-            "TZ=Europe/Paris 0 * * * *",
-        ] {
+        for bad in ["* * * *", "0 0 * * * *", "61 * * * *", "0 0 L * *"] {
             assert!(CronSchedule::parse(bad).is_err(), "{bad}");
         }
+        // The API server refuses a zone in a new CronJob's schedule; spec.timeZone is the way.
+        let tz = |sched: &str, zone: &str| {
+            w(&format!(
+                r#"{{"spec":{{"schedule":"{sched}",{zone}"jobTemplate":{{"spec":{{"template":
+                {{"spec":{{"containers":[{{"name":"c"}}]}}}}}}}}}}}}"#
+            ))
+        };
+        let e = validate("CronJob", &tz("TZ=Europe/Paris 0 * * * *", "")).unwrap_err();
+        assert_eq!(e.0, "spec.schedule");
+        assert!(e
+            .1
+            .contains("cannot use TZ or CRON_TZ in schedule, use timeZone field instead"));
+        assert_eq!(
+            validate("CronJob", &tz("0 3 * * *", r#""timeZone":"Europe/Paris","#)),
+            Ok(())
+        );
+        let e = validate(
+            "CronJob",
+            &tz("0 3 * * *", r#""timeZone":"Europe/Pariss","#),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            (
+                "spec.timeZone".into(),
+                "\"Europe/Pariss\": unknown time zone Europe/Pariss".into()
+            )
+        );
+        let e = validate("CronJob", &tz("0 3 * * *", r#""timeZone":"Local","#)).unwrap_err();
+        assert_eq!(e.0, "spec.timeZone");
         let cj = w(
             r#"{"spec":{"schedule":"0 * * * *","concurrencyPolicy":"Sometimes",
             "jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c"}]}}}}}}"#,

@@ -116,10 +116,17 @@ pub struct EngineConfig {
     pub autoscaler: Option<crate::autoscale::AutoscalerConfig>,
     /// Guards that stop a run that would otherwise go on (almost) forever.
     pub limits: RunLimits,
-    /// How long a workload controller takes to react to a change (its object created or
-    /// updated, one of its pods gone, a node added); default 1 s. See `sim/controllers`.
+    /// The old flat reaction delay of the workload controllers: when set, every reaction takes
+    /// exactly this long and [`ControllerTiming`]'s rate limits are off (ksim before the timing
+    /// model: 1 s). Unset by default. See `sim/controllers`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub controller_delay: Option<SimDuration>,
+    /// The controllers' timing model: informer delay, reconcile, client rate limits, burst
+    /// and slow-start batches, with kube-controller-manager v1.35's defaults.
+    pub controller_timing: ControllerTiming,
+    /// Run times of controller pods whose template has no `ksim.io/run-for` annotation.
+    #[serde(skip_serializing_if = "ControllerRunTimes::is_empty")]
+    pub controller_run_times: ControllerRunTimes,
     /// What-if replica factors of the workload controllers (scenario `workload.controllerScale`,
     /// the sweep's `controllerScale` / `workloadScale` axes); identity by default.
     #[serde(skip_serializing_if = "ControllerScale::is_identity")]
@@ -212,9 +219,192 @@ pub fn scale_count(n: i32, f: f64) -> i32 {
 }
 
 impl EngineConfig {
-    /// The workload controllers' reaction delay (default 1 s).
+    /// The workload controllers' reaction delay: the flat `controller_delay` when set, else
+    /// the informer delay plus the reconcile time of [`ControllerTiming`].
     pub fn controller_delay(&self) -> SimDuration {
-        self.controller_delay.unwrap_or(SimDuration::from_secs(1))
+        self.controller_delay.unwrap_or(SimDuration(
+            self.controller_timing.informer_delay.0 + self.controller_timing.reconcile.0,
+        ))
+    }
+}
+
+/// The workload controllers' timing (scenario `controllerTiming:`), as kube-controller-manager
+/// v1.35 runs them. See `docs/controller-timing.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ControllerTiming {
+    /// From an API change to the controller's event handler (the watch and the informer);
+    /// no upstream flag: ksim's estimate, default 10 ms.
+    pub informer_delay: SimDuration,
+    /// From the event handler to the sync's first API call (work queue and sync work); no
+    /// upstream flag: default 0.
+    pub reconcile: SimDuration,
+    /// `--kube-api-qps` (default 20): each controller's client is a token bucket of this rate
+    /// (0 or negative: no limit).
+    pub kube_api_qps: f64,
+    /// `--kube-api-burst` (default 30): the bucket's size.
+    pub kube_api_burst: u32,
+    /// The ReplicaSet controller's `burstReplicas` (default 500): pods created or deleted per
+    /// sync; the next sync waits until the informer has seen them (expectations).
+    pub burst_replicas: i32,
+    /// The DaemonSet controller's `BurstReplicas` (default 250).
+    pub daemonset_burst_replicas: i32,
+    /// The Job controller's `MaxPodCreateDeletePerSync` (default 500).
+    pub job_max_pod_create_delete_per_sync: i32,
+    /// `controller.SlowStartInitialBatchSize` (default 1): creations go in batches of 1, 2,
+    /// 4, ...; after a failed creation the rest of its sync is skipped.
+    pub slow_start_initial_batch_size: i32,
+    /// The Job controller's `DefaultJobPodFailureBackOff` (10 s) and
+    /// `MaxJobPodFailureBackOff` (6 min): the delay before a replacement after `n` failures
+    /// since the last success is `10 s × 2^(n-1)`, capped.
+    pub job_pod_failure_backoff: SimDuration,
+    pub job_max_pod_failure_backoff: SimDuration,
+}
+
+impl Default for ControllerTiming {
+    fn default() -> Self {
+        ControllerTiming {
+            informer_delay: SimDuration::from_millis(10),
+            reconcile: SimDuration::ZERO,
+            kube_api_qps: 20.0,
+            kube_api_burst: 30,
+            burst_replicas: 500,
+            daemonset_burst_replicas: 250,
+            job_max_pod_create_delete_per_sync: 500,
+            slow_start_initial_batch_size: 1,
+            job_pod_failure_backoff: SimDuration::from_secs(10),
+            job_max_pod_failure_backoff: SimDuration::from_secs(360),
+        }
+    }
+}
+
+impl ControllerTiming {
+    /// Checks the settings; errors are `(field, message)`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let neg = |f: &str, d: SimDuration| {
+            if d.micros() < 0 {
+                Err((f.to_string(), format!("must not be negative, got {d}")))
+            } else {
+                Ok(())
+            }
+        };
+        neg("informerDelay", self.informer_delay)?;
+        neg("reconcile", self.reconcile)?;
+        neg("jobPodFailureBackoff", self.job_pod_failure_backoff)?;
+        neg("jobMaxPodFailureBackoff", self.job_max_pod_failure_backoff)?;
+        if !self.kube_api_qps.is_finite() {
+            return Err(("kubeApiQps".into(), "must be a finite number".into()));
+        }
+        for (f, v) in [
+            ("burstReplicas", self.burst_replicas),
+            ("daemonsetBurstReplicas", self.daemonset_burst_replicas),
+            (
+                "jobMaxPodCreateDeletePerSync",
+                self.job_max_pod_create_delete_per_sync,
+            ),
+            (
+                "slowStartInitialBatchSize",
+                self.slow_start_initial_batch_size,
+            ),
+        ] {
+            if v < 1 {
+                return Err((f.into(), format!("must be at least 1, got {v}")));
+            }
+        }
+        if self.kube_api_qps > 0.0 && self.kube_api_burst < 1 {
+            return Err(("kubeApiBurst".into(), "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// A run-time distribution of controller pods (`workload.runTimes` entries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum RunTimeDist {
+    Fixed(SimDuration),
+    Exponential {
+        mean: SimDuration,
+    },
+    Uniform {
+        min: SimDuration,
+        max: SimDuration,
+    },
+    /// exp(N(ln median, sigma²)).
+    Lognormal {
+        median: SimDuration,
+        sigma: f64,
+    },
+}
+
+impl RunTimeDist {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            RunTimeDist::Fixed(d) | RunTimeDist::Exponential { mean: d } if d.micros() < 0 => {
+                Err(format!("the duration must not be negative, got {d}"))
+            }
+            RunTimeDist::Uniform { min, max } if min.micros() < 0 || min > max => Err(format!(
+                "uniform: need 0 <= min <= max, got {min} and {max}"
+            )),
+            RunTimeDist::Lognormal { median, sigma }
+                if median.micros() < 0 || !(sigma.is_finite() && *sigma >= 0.0) =>
+            {
+                Err(format!(
+                    "lognormal: need a non-negative median and sigma, got {median} and {sigma}"
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// One draw.
+    pub fn draw(&self, rng: &mut impl rand::Rng) -> SimDuration {
+        let secs = |s: f64| SimDuration((s.clamp(0.0, 1e12) * 1e6).round() as i64);
+        match self {
+            RunTimeDist::Fixed(d) => *d,
+            RunTimeDist::Exponential { mean } => {
+                let u: f64 = rng.random();
+                secs(-mean.as_secs_f64() * (1.0 - u).ln())
+            }
+            RunTimeDist::Uniform { min, max } => SimDuration(rng.random_range(min.0..=max.0)),
+            RunTimeDist::Lognormal { median, sigma } => {
+                let u1 = 1.0 - rng.random::<f64>();
+                let u2: f64 = rng.random();
+                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                secs(median.as_secs_f64() * (sigma * z).exp())
+            }
+        }
+    }
+}
+
+/// Run times of controller pods by controller (scenario `workload.runTimes`): keys
+/// `Kind/namespace/name`, `namespace/name`, `name` (the most specific first) or `*`. A Job a
+/// CronJob created is also found under its CronJob's keys. The template's `ksim.io/run-for`
+/// annotation wins over any entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ControllerRunTimes(pub std::collections::BTreeMap<String, RunTimeDist>);
+
+impl ControllerRunTimes {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The entry for controller `kind namespace/name`, if any (not `*`).
+    pub fn named(&self, kind: &str, namespace: &str, name: &str) -> Option<&RunTimeDist> {
+        [
+            format!("{kind}/{namespace}/{name}"),
+            format!("{namespace}/{name}"),
+            name.to_string(),
+        ]
+        .iter()
+        .find_map(|k| self.0.get(k))
+    }
+
+    /// The `*` entry.
+    pub fn fallback(&self) -> Option<&RunTimeDist> {
+        self.0.get("*")
     }
 }
 
@@ -265,6 +455,8 @@ impl Default for EngineConfig {
             autoscaler: None,
             limits: RunLimits::default(),
             controller_delay: None,
+            controller_timing: ControllerTiming::default(),
+            controller_run_times: ControllerRunTimes::default(),
             controller_scale: ControllerScale::default(),
         }
     }

@@ -59,9 +59,12 @@ fn update(o: ApiObject) -> InputEvent {
     }
 }
 
+/// These tests read the controllers' logic in the old flat 1 s reaction delay (the timing
+/// model's own tests are in `jobs.rs`).
 fn cfg(horizon: i64) -> EngineConfig {
     EngineConfig {
         horizon: Some(SimTime::from_secs(horizon)),
+        controller_delay: Some(ksim_engine::SimDuration::from_secs(1)),
         costs: CostModels {
             scheduling_cycle: CycleCost::zero(),
             ..Default::default()

@@ -102,8 +102,8 @@ pub struct Scenario {
     /// Guards against runs that would go on forever (`ksim_engine::config::RunLimits`).
     #[serde(default)]
     pub limits: Option<ksim_engine::config::RunLimits>,
-    /// The workload controllers' reaction delay (default 1 s; see the engine's
-    /// `sim/controllers`).
+    /// The old flat reaction delay of the workload controllers (unset by default: the timing
+    /// model of `controllerTiming` applies; see `docs/controller-timing.md`).
     #[serde(default)]
     pub controller_delay: Option<SimDuration>,
     /// The Kubernetes version the run behaves as (`1.35`, `1.36`; default 1.36, the newest
@@ -115,6 +115,10 @@ pub struct Scenario {
     /// (`NodeDeclaredFeatures: false`); unknown and locked gates are refused, per version.
     #[serde(default)]
     pub feature_gates: std::collections::BTreeMap<String, bool>,
+    /// The controllers' timing model (`ksim_engine::config::ControllerTiming`): informer
+    /// delay, reconcile, `kubeApiQps` / `kubeApiBurst`, burst and slow-start settings.
+    #[serde(default)]
+    pub controller_timing: Option<ksim_engine::config::ControllerTiming>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -156,6 +160,11 @@ pub struct WorkloadSpec {
     /// What-if replica factors of the controllers (see [`ControllerScaleSpec`]).
     #[serde(default)]
     pub controller_scale: Option<ControllerScaleSpec>,
+    /// Run times of controller pods without a `ksim.io/run-for` annotation, by controller
+    /// (`Kind/namespace/name`, `namespace/name`, `name` or `*`): a distribution as a
+    /// generator's `runTime` (`{fixed: 7m}`, `{uniform: {min: 1m, max: 5m}}`, ...).
+    #[serde(default)]
+    pub run_times: std::collections::BTreeMap<String, ksim_engine::config::RunTimeDist>,
 }
 
 /// One `workload.controllers` entry: a file name, or `{file, at, scale}`.
@@ -468,6 +477,49 @@ pub fn load_controllers(
     add_items(&name, &items, into, workloads)
 }
 
+/// A warning per Job or CronJob whose pods would never finish: no `ksim.io/run-for`
+/// annotation on its pod template and no `workload.runTimes` entry for it.
+fn jobs_without_run_time<'a>(
+    source: &str,
+    objects: impl Iterator<Item = &'a ksim_api::object::ApiObject>,
+    run_times: &ksim_engine::config::ControllerRunTimes,
+) -> Vec<String> {
+    use ksim_api::object::ApiObject;
+    let mut out = Vec::new();
+    for o in objects {
+        let (kind, w, template) = match o {
+            ApiObject::Job(w) => ("Job", w, &w.spec.template),
+            ApiObject::CronJob(w) => match &w.spec.job_template {
+                Some(jt) => ("CronJob", w, &jt.spec.template),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let ns = if w.metadata.namespace.is_empty() {
+            "default"
+        } else {
+            &w.metadata.namespace
+        };
+        let annotated = template
+            .metadata
+            .annotations
+            .contains_key("ksim.io/run-for");
+        if annotated
+            || run_times.named(kind, ns, &w.metadata.name).is_some()
+            || run_times.fallback().is_some()
+        {
+            continue;
+        }
+        out.push(format!(
+            "{source}: {kind} {ns}/{}: its pods have no run time (no ksim.io/run-for annotation \
+             on the pod template, no workload.runTimes entry): they run until deleted and the \
+             Job never completes",
+            w.metadata.name
+        ));
+    }
+    out
+}
+
 /// Sets `metadata.annotations[key]` of an object as written (creating the maps it needs).
 fn set_annotation(v: &mut Value, key: &str, value: &str) {
     let Some(obj) = v.as_object_mut() else {
@@ -749,6 +801,19 @@ impl Scenario {
             engine.on_node_removal = o;
         }
         engine.controller_delay = self.controller_delay;
+        if let Some(t) = &self.controller_timing {
+            t.validate().map_err(|(f, m)| {
+                TraceError::at_field(source, format!("controllerTiming.{f}"), m)
+            })?;
+            engine.controller_timing = t.clone();
+        }
+        for (k, d) in &self.workload.run_times {
+            d.validate().map_err(|m| {
+                TraceError::at_field(source, format!("workload.runTimes[{k:?}]"), m)
+            })?;
+        }
+        engine.controller_run_times =
+            ksim_engine::config::ControllerRunTimes(self.workload.run_times.clone());
         if let Some(d) = self.queue.backoff_flush_period {
             engine.backoff_flush_period = d;
         }
@@ -888,6 +953,11 @@ impl Scenario {
                 }
             }
         }
+        warnings.extend(jobs_without_run_time(
+            source,
+            timed.iter().flat_map(|(_, w)| w),
+            &engine.controller_run_times,
+        ));
         timed.sort_by_key(|(t, _)| *t);
         // Claims present at t=0 without `storageClassName` get the default class, as
         // upstream's retroactive default assignment gives it to them (the engine admits

@@ -364,7 +364,7 @@ impl Simulation {
             preempted_by: preemptor,
         });
         self.release_slot(id);
-        self.controller_pod_gone(&info.key, outcome);
+        self.controller_pod_gone(&info, outcome, by);
     }
 
     pub(super) fn update_pod(&mut self, mut pod: Pod) -> Result<(), SimError> {
@@ -419,8 +419,9 @@ impl Simulation {
         self.pods[id as usize].info = info.clone();
         if matches!(slot.phase, PodPhase::Binding | PodPhase::Bound) {
             self.snapshot.remove_pod(&slot.node, slot.info.uid());
-            self.snapshot.add_pod(info);
+            self.snapshot.add_pod(info.clone());
         }
+        self.controller_pod_terminating(&info);
     }
 
     /// `PodFinish`: a bound pod's run time is over (a stale timer does nothing).
@@ -428,7 +429,14 @@ impl Simulation {
         if self.pods[pod as usize].generation == generation
             && self.pods[pod as usize].phase == PodPhase::Bound
         {
-            self.end_pod(pod, Outcome::Succeeded, "completed", String::new(), obs);
+            // A pod whose containers exit non-zero (`ksim.io/exit-code`) ends Failed.
+            let failed = exit_code(&self.pods[pod as usize].info.pod) != 0;
+            let outcome = if failed {
+                Outcome::Failed
+            } else {
+                Outcome::Succeeded
+            };
+            self.end_pod(pod, outcome, "completed", String::new(), obs);
         }
     }
 
@@ -470,7 +478,7 @@ impl Simulation {
         self.release_slot(id);
         if self.controller_owns(&slot.info.key) {
             // Its controller replaces it (after its reaction delay).
-            self.controller_pod_gone(&slot.info.key, Outcome::Failed);
+            self.controller_pod_gone(&slot.info, Outcome::Failed, "node-removed");
             return;
         }
         let owned = slot
@@ -515,6 +523,16 @@ impl CreatedKeys {
         }
         self.set.contains(&h)
     }
+}
+
+/// The exit code of a pod's containers when its run time is over (`ksim.io/exit-code`, 0 when
+/// absent or not an integer).
+pub(super) fn exit_code(pod: &ksim_api::Pod) -> i32 {
+    pod.metadata
+        .annotations
+        .get(super::controllers::EXIT_CODE_ANNOTATION)
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// The hash kept per created pod key ([`Simulation::check_pod_existed`]'s memory of pods).

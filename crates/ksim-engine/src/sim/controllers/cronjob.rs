@@ -1,36 +1,35 @@
-//! The CronJob controller (`batch/v1`): at each time its `schedule` names, a Job from its
-//! `jobTemplate`, named as upstream names it, `<cronjob>-<scheduled time in minutes since the
-//! Unix epoch>`, with a controller `ownerReference` to the CronJob; the Job controller then runs
-//! it.
+//! The CronJob controller (`pkg/controller/cronjob`, `syncCronJob`), as upstream v1.35 runs
+//! it: at each time its `schedule` names, a Job from its `jobTemplate`, named as upstream names
+//! it, `<cronjob>-<scheduled time in minutes since the Unix epoch>`, with a controller
+//! `ownerReference` to the CronJob; the Job controller then runs it. See `docs/jobs.md`.
 //!
-//! Virtual time 0 is 2024-01-01T00:00:00Z (a Monday; `ksim_api::workloads::CRON_EPOCH_UNIX`),
-//! and schedules are evaluated in UTC (standard 5 fields or `@hourly`-style nicknames, parsed by
-//! the `croner` crate as upstream's `cron.ParseStandard` reads them; `timeZone` other than UTC
-//! is refused). The controller wakes at each scheduled instant (not one reaction delay later:
-//! upstream requeues itself for the next schedule time); the Job's own controller reacts after
-//! the delay. A CronJob needs a run horizon (it would fire forever).
+//! Virtual time 0 is 2024-01-01T00:00:00Z (a Monday; `ksim_api::workloads::CRON_EPOCH_UNIX`).
+//! Schedules are robfig/cron v3's standard parser ([`ksim_api::cron`]), in `spec.timeZone`
+//! (an IANA zone; default UTC) as upstream's `formatSchedule` prefixes it. The controller
+//! wakes `nextScheduleDelta` (100 ms) after each scheduled time (`nextScheduleTimeDuration`),
+//! and after each change of one of its Jobs (one reaction delay). A CronJob needs a run
+//! horizon (it would fire forever).
 //!
-//! - `concurrencyPolicy`: `Allow` (default) creates the Job whatever runs; `Forbid` skips the
-//!   run while a Job of the CronJob is unfinished; `Replace` deletes the unfinished Jobs (and
-//!   their pods) and creates the new one.
-//! - `suspend: true`: scheduled times pass without a Job.
-//! - `startingDeadlineSeconds`: a run whose scheduled time is more than that in the past when the
-//!   controller sees it is skipped (in ksim only after an update or a suspension, as the
-//!   controller is otherwise woken at the scheduled instant).
-//!
+//! - Each sync takes the most recent unmet scheduled time (`mostRecentScheduleTime`: since
+//!   the last scheduled time, or the creation; more than 100 missed is upstream's
+//!   `TooManyMissedTimes` warning, counted in `CronState::too_many_missed`, and the most
+//!   recent still runs). `startingDeadlineSeconds`: times older than that are not considered,
+//!   and a time more than that in the past is skipped (`MissSchedule`).
+//! - `concurrencyPolicy`: `Allow` (default) creates the Job whatever runs; `Forbid` leaves the
+//!   time unmet while a Job of the CronJob is unfinished, so the sync after that Job finishes
+//!   runs the missed time (every 5 min with 7-min Jobs: 5, ~12, ~19, ~26 min); `Replace`
+//!   deletes the unfinished Jobs (and their pods) and creates the new one.
+//! - `suspend: true`: no Job; the times missed meanwhile stay unmet (the most recent runs at
+//!   resume, unless too late).
 //! - `successfulJobsHistoryLimit` (default 3) and `failedJobsHistoryLimit` (default 1): at each
 //!   reconcile, the oldest finished Jobs beyond them are deleted (upstream's
 //!   `cleanupFinishedJobs`: succeeded and failed Jobs apart, oldest by `status.startTime`,
-//!   a Job without one last, ties by name). The CronJob reconciles one reaction delay after one
-//!   of its Jobs finishes, as upstream's sync follows its Jobs' updates. A deleted Job leaves
-//!   no row in controllers.csv.
+//!   a Job without one last, ties by name). A deleted Job leaves no row in controllers.csv.
 //!
-//! Simplified: of the scheduled times missed while the controller was not woken (an update
-//! with a new schedule, a suspension), only the most recent is considered, as upstream's
-//! `mostRecentScheduleTime`, and a `Forbid` run skipped is not retried; the CronJob's own row
-//! counts the Jobs it created; a replay of a dump restarts the clock at the epoch (the dumped
-//! Jobs that name the CronJob as their controller count as its Jobs for `Forbid` / `Replace`
-//! and its history, started when ksim's Job controller first runs them).
+//! Simplified: the CronJob's own row counts the Jobs it created; a replay of a dump restarts
+//! the clock at the epoch (the dumped Jobs that name the CronJob as their controller count as
+//! its Jobs for `Forbid` / `Replace` and its history, started when ksim's Job controller first
+//! runs them); Kubernetes events (`MissSchedule`, `TooManyMissedTimes`) are not emitted.
 
 use std::collections::BTreeSet;
 
@@ -40,7 +39,7 @@ use ksim_api::workloads::{CronSchedule, Workload, CRON_EPOCH_UNIX};
 
 use super::Simulation;
 use crate::record::Observer;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// A CronJob's schedule state (`State::cron`).
 #[derive(Debug, Clone, Default)]
@@ -51,6 +50,8 @@ pub(crate) struct CronState {
     pub last: Option<SimTime>,
     /// Its Jobs' controller keys.
     pub jobs: BTreeSet<String>,
+    /// Syncs that found more than 100 missed times (upstream's `TooManyMissedTimes` event).
+    pub too_many_missed: u64,
 }
 
 const MICROS: i64 = 1_000_000;
@@ -74,19 +75,82 @@ pub(super) fn job_of(cj: &Workload) -> Workload {
     }
 }
 
+/// The schedule a CronJob runs: upstream's `formatSchedule` (`TZ=<timeZone> <schedule>` when
+/// `spec.timeZone` is set and the schedule names no zone itself).
+pub(super) fn schedule_of(cj: &Workload) -> Option<CronSchedule> {
+    let text = cj.spec.schedule.as_deref()?;
+    let full = match &cj.spec.time_zone {
+        Some(tz) if !text.contains("TZ") => format!("TZ={tz} {text}"),
+        _ => text.to_string(),
+    };
+    CronSchedule::parse(&full).ok()
+}
+
+/// How many scheduled times were missed (`missedSchedulesType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Missed {
+    None,
+    Few,
+    Many,
+}
+
+/// Upstream's `mostRecentScheduleTime` in Unix seconds: the earliest time considered (the last
+/// scheduled time or the creation, raised to `now - startingDeadlineSeconds` when `deadline`
+/// is given), the most recent scheduled time in `(earliest, now]`, and how many were missed
+/// (estimated from the first two intervals, as upstream does). `Err` when two consecutive
+/// times are less than a second apart.
+pub(crate) fn most_recent_schedule_time(
+    sched: &CronSchedule,
+    earliest: i64,
+    now: i64,
+    deadline: Option<i64>,
+) -> Result<(i64, Option<i64>, Missed), String> {
+    let mut earliest = earliest;
+    if let Some(d) = deadline {
+        earliest = earliest.max(now - d);
+    }
+    let Some(t1) = sched.next(earliest) else {
+        return Ok((earliest, None, Missed::None));
+    };
+    if now < t1 {
+        return Ok((earliest, None, Missed::None));
+    }
+    let Some(t2) = sched.next(t1) else {
+        return Ok((earliest, Some(t1), Missed::None));
+    };
+    if now < t2 {
+        return Ok((earliest, Some(t1), Missed::None));
+    }
+    let between = t2 - t1;
+    if between < 1 {
+        return Err("time difference between two schedules is less than 1 second".into());
+    }
+    let missed = (now - t1) / between + 1;
+    let potential_earliest = t1 + (missed - 2) * between;
+    let mut most_recent = None;
+    let mut t = sched.next(potential_earliest);
+    while let Some(x) = t.filter(|x| *x <= now) {
+        most_recent = Some(x);
+        t = sched.next(x);
+    }
+    let kind = if missed > 100 {
+        Missed::Many
+    } else if missed > 1 {
+        Missed::Few
+    } else {
+        Missed::None
+    };
+    Ok((earliest, most_recent, kind))
+}
+
+/// Upstream's `nextScheduleDelta`: the controller wakes this long after a scheduled time.
+const NEXT_SCHEDULE_DELTA: i64 = 100_000;
+
 impl Simulation {
+    /// `syncCronJob`.
     pub(super) fn reconcile_cronjob(&mut self, key: &str, obs: &mut dyn Observer) {
         let now = self.now;
         let Some(c) = self.controllers.ctls.get(key) else {
-            return;
-        };
-        let Some(sched) = c
-            .obj
-            .spec
-            .schedule
-            .as_deref()
-            .and_then(|s| CronSchedule::parse(s).ok())
-        else {
             return;
         };
         let cj = c.obj.clone();
@@ -108,29 +172,59 @@ impl Simulation {
             .collect();
         let st = self.controllers.cron.entry(key.to_string()).or_default();
         st.jobs.extend(owned);
-        let since = st.last.unwrap_or(st.created);
-        // The most recent scheduled time in (since, now].
-        let mut latest = None;
-        let mut t = sched.next_after(to_unix(since));
-        while let Some(s) = t.filter(|s| *s <= to_unix(now)) {
-            latest = Some(s);
-            t = sched.next_after(s);
+        self.cleanup_finished_jobs(key, &cj, obs);
+        if cj.spec.suspend == Some(true) {
+            return;
         }
-        if let Some(s) = latest {
+        let Some(sched) = schedule_of(&cj) else {
+            return;
+        };
+        let Some(st) = self.controllers.cron.get(key) else {
+            return;
+        };
+        let earliest = to_unix(st.last.unwrap_or(st.created));
+        let last = st.last;
+        let now_unix = to_unix(now);
+        // `nextScheduleTime`: the most recent unmet time, within the starting deadline.
+        let Ok((_, scheduled, missed)) = most_recent_schedule_time(
+            &sched,
+            earliest,
+            now_unix,
+            cj.spec.starting_deadline_seconds,
+        ) else {
+            return;
+        };
+        if missed == Missed::Many {
+            if let Some(st) = self.controllers.cron.get_mut(key) {
+                st.too_many_missed += 1;
+            }
+        }
+        if let Some(s) = scheduled {
             let at = from_unix(s);
-            st.last = Some(at);
-            let late = now.since(at).0 / MICROS;
-            let in_time = cj.spec.starting_deadline_seconds.is_none_or(|d| late <= d);
-            if cj.spec.suspend != Some(true) && in_time {
+            let too_late = cj
+                .spec
+                .starting_deadline_seconds
+                .is_some_and(|d| s + d < now_unix);
+            if !too_late && last != Some(at) {
                 self.run_cronjob(key, &cj, s, obs);
             }
         }
-        if let Some(next) = t.map(from_unix) {
+        // `nextScheduleTimeDuration`: the next time after the most recent (without the
+        // deadline), plus `nextScheduleDelta`.
+        let Some(st) = self.controllers.cron.get(key) else {
+            return;
+        };
+        let earliest = to_unix(st.last.unwrap_or(st.created));
+        let base = match most_recent_schedule_time(&sched, earliest, now_unix, None) {
+            Ok((e, recent, _)) => recent.unwrap_or(e),
+            Err(_) => return,
+        };
+        if let Some(next) = sched.next(base).map(from_unix) {
+            let next = next + SimDuration::from_micros(NEXT_SCHEDULE_DELTA);
             if self.cfg.horizon.is_none_or(|h| next <= h) {
                 self.queue_reconcile_at(key, next);
             }
         }
-        self.cleanup_finished_jobs(key, &cj, obs);
     }
 
     /// Upstream's `cleanupFinishedJobs`: deletes the CronJob's oldest finished Jobs beyond its
@@ -180,6 +274,7 @@ impl Simulation {
             .filter(|k| self.controllers.ctls.get(k).is_some_and(|j| !j.finished))
             .collect();
         match cj.spec.concurrency_policy.as_deref() {
+            // The scheduled time stays unmet: the sync after the active Job ends runs it.
             Some("Forbid") if !active.is_empty() => return,
             Some("Replace") => {
                 for k in &active {
@@ -207,6 +302,9 @@ impl Simulation {
             controller: Some(true),
         }];
         let job_key = super::ctl_key(ObjectKind::Job, &ns, &job.metadata.name);
+        if let Some(st) = self.controllers.cron.get_mut(key) {
+            st.last = Some(from_unix(s));
+        }
         if self.controllers.ctls.contains_key(&job_key) {
             return;
         }
@@ -301,5 +399,63 @@ mod tests {
             job("w", None, true),
         ];
         assert_eq!(oldest_beyond_limits(jobs, 1, 1), ["x", "y", "w"]);
+    }
+}
+
+/// `utils_test.go` `TestMostRecentScheduleTime` rows, as facts (times in Unix seconds from
+/// the rows' wall clock).
+#[cfg(test)]
+mod missed_tests {
+    use super::*;
+
+    fn at(h: i64, m: i64) -> i64 {
+        // 2016-05-19 (the upstream table's day) at h:m UTC.
+        1_463_616_000 + h * 3600 + m * 60
+    }
+
+    #[test]
+    fn most_recent_schedule_time_matches_upstream_table() {
+        let hourly = CronSchedule::parse("0 * * * *").unwrap();
+        let every10 = CronSchedule::parse("*/10 * * * *").unwrap();
+        // Not past the first schedule yet.
+        assert_eq!(
+            most_recent_schedule_time(&hourly, at(10, 0), at(10, 30), None),
+            Ok((at(10, 0), None, Missed::None))
+        );
+        // One schedule passed.
+        assert_eq!(
+            most_recent_schedule_time(&hourly, at(10, 0), at(11, 1), None),
+            Ok((at(10, 0), Some(at(11, 0)), Missed::None))
+        );
+        // Several missed: the most recent, "few".
+        assert_eq!(
+            most_recent_schedule_time(&hourly, at(10, 0), at(13, 30), None),
+            Ok((at(10, 0), Some(at(13, 0)), Missed::Few))
+        );
+        // More than 100 missed: "many", the most recent still given.
+        let (_, recent, missed) =
+            most_recent_schedule_time(&every10, at(0, 0), at(0, 0) + 86_400, None).unwrap();
+        assert_eq!((recent, missed), (Some(at(0, 0) + 86_400), Missed::Many));
+        // A starting deadline raises the earliest time considered.
+        assert_eq!(
+            most_recent_schedule_time(&hourly, at(10, 0), at(13, 30), Some(600)),
+            Ok((at(13, 20), None, Missed::None))
+        );
+        assert_eq!(
+            most_recent_schedule_time(&hourly, at(10, 0), at(13, 5), Some(600)),
+            Ok((at(12, 55), Some(at(13, 0)), Missed::None))
+        );
+        // @every: rough count, exact most recent time.
+        let every = CronSchedule::parse("@every 1h").unwrap();
+        assert_eq!(
+            most_recent_schedule_time(&every, at(10, 0), at(15, 10), None),
+            Ok((at(10, 0), Some(at(15, 0)), Missed::Few))
+        );
+        // A schedule that never fires (31 Feb): nothing, no error.
+        let never = CronSchedule::parse("59 23 31 2 *").unwrap();
+        assert_eq!(
+            most_recent_schedule_time(&never, at(10, 0), at(15, 10), None),
+            Ok((at(10, 0), None, Missed::None))
+        );
     }
 }

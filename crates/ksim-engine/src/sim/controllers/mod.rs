@@ -4,9 +4,11 @@
 //! object create/update/delete, the reaction-delay queue, the pod hooks and pod creation.
 //!
 //! A controller reacts to a change (its object created or updated, one of its pods gone, started
-//! or available, a node added) after the reaction delay `EngineConfig::controller_delay` (default
-//! 1 s, about what a real controller manager's informer + work queue + API round trip takes).
-//! Changes due at the same instant coalesce into one reconcile, as upstream's work queue does.
+//! or available, a node added) after the reaction delay `EngineConfig::controller_delay()` (the
+//! timing model's informer delay plus reconcile, 10 ms by default; or the scenario's flat
+//! `controllerDelay`), and its pod calls are rate limited as upstream's clients are: see
+//! [`timing`]. Changes due at the same instant coalesce into one reconcile, as upstream's work
+//! queue does.
 //!
 //! A pod is *running* (upstream: running and ready) once it is bound and started: the bind plus
 //! the `podStartup` cost; it is *available* `minReadySeconds` after that.
@@ -48,12 +50,17 @@ mod rank;
 mod replicaset;
 mod scale;
 mod statefulset;
+mod timing;
 
 /// Upstream's `utilrand` alphabet (no vowels, no confusable digits).
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// The annotation a Job's (or any controller's) pod template gives its pods' run time.
 pub const RUN_FOR_ANNOTATION: &str = "ksim.io/run-for";
+
+/// The annotation that makes a pod's containers exit with this code when its run time is
+/// over: a non-zero code ends the pod `Failed` (what a Job's `podFailurePolicy` reads).
+pub const EXIT_CODE_ANNOTATION: &str = "ksim.io/exit-code";
 
 /// One live pod a controller owns.
 #[derive(Debug, Clone)]
@@ -142,6 +149,12 @@ pub(crate) struct State {
     pub classes: BTreeMap<String, ksim_api::PriorityClass>,
     /// CronJobs' schedule state, by controller key.
     pub cron: BTreeMap<String, cronjob::CronState>,
+    /// Jobs' state beyond the counts (backoff, indexes, conditions), by controller key.
+    pub jobs: BTreeMap<String, job::JobState>,
+    /// The timing model's syncs and client buckets.
+    pub timing: timing::Timing,
+    /// Draws of `controllerRunTimes`.
+    pub run_rng: ChaCha8Rng,
 }
 
 impl State {
@@ -154,6 +167,9 @@ impl State {
             seq: 0,
             classes: BTreeMap::new(),
             cron: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            timing: timing::Timing::default(),
+            run_rng: super::rng_stream(seed, 11),
         }
     }
 
@@ -424,6 +440,7 @@ impl Simulation {
         let Some(c) = self.controllers.ctls.remove(&key) else {
             return Err(self.input_err(format!("DeleteObject: {kind} {ns}/{name} does not exist")));
         };
+        self.controllers.jobs.remove(&key);
         // Its ReplicaSets (a Deployment's) or itself leave the scheduler's listers.
         match kind {
             ObjectKind::ReplicaSet | ObjectKind::StatefulSet => {
@@ -483,14 +500,30 @@ impl Simulation {
         }
     }
 
-    /// A pod ended or was lost with its node: its controller (if any) reacts.
-    pub(super) fn controller_pod_gone(&mut self, pod: &str, outcome: Outcome) {
+    /// A pod ended or was lost with its node (`by` says how, as `PodSlot::ended_by`): its
+    /// controller (if any) reacts.
+    pub(super) fn controller_pod_gone(
+        &mut self,
+        info: &ksim_scheduler::pod_info::PodInfo,
+        outcome: Outcome,
+        by: &str,
+    ) {
         if self.controllers.owner_of.is_empty() {
             return;
         }
+        let pod = info.key.as_str();
         let Some(owner) = self.controllers.owner_of.remove(pod) else {
             return;
         };
+        if self
+            .controllers
+            .ctls
+            .get(&owner)
+            .is_some_and(|c| c.kind == ObjectKind::Job)
+        {
+            self.job_pod_gone(&owner, info, outcome, by);
+            return;
+        }
         if let Some(c) = self.controllers.ctls.get_mut(&owner) {
             c.pods.remove(pod);
             match outcome {
@@ -607,9 +640,12 @@ impl Simulation {
             .remove(&(key.to_string(), self.now));
         self.adopt_orphans(key);
         let Some(c) = self.controllers.ctls.get(key) else {
+            self.controllers.timing.syncs.remove(key);
             return;
         };
-        match c.kind {
+        let kind = c.kind;
+        self.begin_sync(key);
+        match kind {
             ObjectKind::ReplicaSet => self.reconcile_replicaset(key, obs),
             ObjectKind::Deployment => self.reconcile_deployment(key, obs),
             ObjectKind::StatefulSet => self.reconcile_statefulset(key, obs),
@@ -618,6 +654,7 @@ impl Simulation {
             ObjectKind::CronJob => self.reconcile_cronjob(key, obs),
             _ => {}
         }
+        self.end_sync(key);
         self.note_unavailable(key);
         self.check_all_running(key);
     }
@@ -629,6 +666,11 @@ impl Simulation {
         new: NewPod<'_>,
         obs: &mut dyn Observer,
     ) -> Option<String> {
+        let kind = self.controllers.ctls.get(key)?.kind;
+        if !self.client_call(key, kind, true) {
+            return None;
+        }
+        let run_for = self.run_time_of(key, new.template);
         let c = self.controllers.ctls.get(key)?;
         let w = &c.obj;
         let mut pod = Pod {
@@ -644,12 +686,6 @@ impl Simulation {
             uid: w.metadata.uid.clone(),
             controller: Some(true),
         }];
-        let run_for = new
-            .template
-            .metadata
-            .annotations
-            .get(RUN_FOR_ANNOTATION)
-            .and_then(|s| SimDuration::parse(s).ok());
         (new.edit)(&mut pod);
         let ns = pod.metadata.namespace.clone();
         match new.name {
@@ -671,7 +707,10 @@ impl Simulation {
         let pod_key = format!("{ns}/{}", pod.metadata.name);
         self.controllers.seq += 1;
         let seq = self.controllers.seq;
-        self.create_pod(pod, run_for, obs).ok()?;
+        if self.create_pod(pod, run_for, obs).is_err() {
+            self.client_create_failed(key);
+            return None;
+        }
         if let Some(c) = self.controllers.ctls.get_mut(key) {
             c.pods.insert(
                 pod_key.clone(),
@@ -696,6 +735,35 @@ impl Simulation {
             }
         }
         Some(pod_key)
+    }
+
+    /// The run time of a new pod of controller `key` from `template`: its `ksim.io/run-for`
+    /// annotation, else the scenario's `controllerRunTimes` entry naming the controller (or, for
+    /// a CronJob's Job, its CronJob), else the `*` entry; `None`: it runs until deleted.
+    fn run_time_of(&mut self, key: &str, template: &PodTemplateSpec) -> Option<SimDuration> {
+        if let Some(d) = template
+            .metadata
+            .annotations
+            .get(RUN_FOR_ANNOTATION)
+            .and_then(|s| SimDuration::parse(s).ok())
+        {
+            return Some(d);
+        }
+        let rts = &self.cfg.controller_run_times;
+        if rts.is_empty() {
+            return None;
+        }
+        let c = self.controllers.ctls.get(key)?;
+        let (ns, name) = (&c.obj.metadata.namespace, &c.obj.metadata.name);
+        let dist = rts
+            .named(c.kind.as_str(), ns, name)
+            .or_else(|| {
+                let cj = job::cronjob_name(&c.obj)?;
+                rts.named("CronJob", ns, &cj)
+            })
+            .or_else(|| rts.fallback())?
+            .clone();
+        Some(dist.draw(&mut self.controllers.run_rng))
     }
 
     /// One [`Record::Controller`] per controller, in key order (at the end of the run).

@@ -156,7 +156,12 @@ impl Simulation {
         if n < ranked.len() {
             ranked.sort_by(|a, b| compare(&a.0, &b.0, now));
         }
+        let kind = self.controllers.ctls.get(key).map(|c| c.kind);
         for (_, p) in ranked.into_iter().take(n) {
+            // Each deletion is a call of the ReplicaSet controller's client.
+            if kind.is_some_and(|k| !self.client_call(key, k, false)) {
+                break;
+            }
             self.delete_owned_pod(&p, obs);
         }
     }
