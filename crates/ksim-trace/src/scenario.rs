@@ -106,6 +106,10 @@ pub struct Scenario {
     /// `sim/controllers`).
     #[serde(default)]
     pub controller_delay: Option<SimDuration>,
+    /// The control plane's controllers and their upstream flags (`controlPlane:`; see
+    /// `ksim_engine::control_plane`), upstream v1.35's defaults when absent.
+    #[serde(default)]
+    pub control_plane: ksim_engine::control_plane::ControlPlane,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -735,6 +739,11 @@ impl Scenario {
             engine.on_node_removal = o;
         }
         engine.controller_delay = self.controller_delay;
+        self.control_plane
+            .node_lifecycle
+            .validate()
+            .map_err(|e| TraceError::at_field(source, "controlPlane.nodeLifecycle", e))?;
+        engine.control_plane = self.control_plane.clone();
         if let Some(d) = self.queue.backoff_flush_period {
             engine.backoff_flush_period = d;
         }
