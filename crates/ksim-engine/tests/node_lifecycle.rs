@@ -434,3 +434,103 @@ fn disabled_node_lifecycle_changes_nothing() {
         vec![ev(60, "n0", "KubeletStopped", "")]
     );
 }
+
+mod no_pod_lost {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One random step: (time s, kind, node index, toleration choice).
+    fn step_event(i: usize, (t, kind, n, tol): (i64, u8, usize, u8)) -> TimedEvent {
+        let node_name = format!("n{n}");
+        let tols = match tol {
+            0 => json!([]),
+            1 => tolerations(Some(30)),
+            2 => tolerations(None),
+            _ => json!([{"key": "drain", "operator": "Exists", "effect": "NoExecute",
+                         "tolerationSeconds": 20}]),
+        };
+        let e = match kind {
+            0 | 1 => pod(&format!("p{i}"), &node_name, tols),
+            2 => {
+                // An unbound pod the scheduler places.
+                let p: Pod = serde_json::from_value(json!({
+                    "metadata": {"name": format!("u{i}"), "namespace": "default"},
+                    "spec": {"tolerations": tols, "containers": [{"name": "c",
+                        "resources": {"requests": {"cpu": "500m"}}}]}
+                }))
+                .expect("pod");
+                InputEvent::CreatePod {
+                    pod: Box::new(p),
+                    run_for: None,
+                }
+            }
+            3 => fail(&node_name),
+            4 => InputEvent::RecoverNode { name: node_name },
+            _ => {
+                let mut nd = node(&node_name, "");
+                if tol % 2 == 0 {
+                    nd.spec.taints = vec![ksim_api::Taint {
+                        key: "drain".into(),
+                        value: String::new(),
+                        effect: "NoExecute".into(),
+                    }];
+                }
+                InputEvent::UpdateNode { node: Box::new(nd) }
+            }
+        };
+        at(t, e)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// No pod is ever lost: whatever nodes fail, recover or get NoExecute taints, every
+        /// pod created ends at most once, every eviction is followed by its pod's end, and at
+        /// the horizon each created pod is either ended exactly once or still in the cluster.
+        #[test]
+        fn every_created_pod_has_exactly_one_fate(
+            steps in proptest::collection::vec((0i64..900, 0u8..6, 0usize..3, 0u8..4), 1..40)
+        ) {
+            let mut steps = steps;
+            steps.sort_by_key(|s| s.0);
+            let events: Vec<TimedEvent> =
+                steps.into_iter().enumerate().map(|(i, s)| step_event(i, s)).collect();
+            let nodes = vec![node("n0", ""), node("n1", ""), node("n2", "")];
+            let mut sim = Simulation::new(
+                cfg(1200),
+                &Default::default(),
+                &Registry::in_tree(),
+                nodes,
+                Default::default(),
+            )
+            .expect("simulation");
+            sim.retain_ended_pods(true);
+            sim.add_source(Box::new(VecSource::new(events))).expect("source");
+            let mut records = Vec::new();
+            sim.run(&mut |r: &Record| records.push(r.clone())).expect("run");
+            let mut created: BTreeMap<String, usize> = BTreeMap::new();
+            let mut ended: BTreeMap<String, usize> = BTreeMap::new();
+            let mut last_evicted: Option<String> = None;
+            for r in &records {
+                match r {
+                    Record::PodCreated { name, .. } => *created.entry(name.clone()).or_default() += 1,
+                    Record::PodEvicted { name, .. } => last_evicted = Some(name.clone()),
+                    Record::PodEnded { name, outcome, .. } => {
+                        if let Some(e) = last_evicted.take() {
+                            prop_assert_eq!(&e, name, "an eviction ends its own pod");
+                            prop_assert_eq!(*outcome, Outcome::Failed);
+                        }
+                        *ended.entry(name.clone()).or_default() += 1;
+                    }
+                    _ => prop_assert!(last_evicted.is_none(), "PodEvicted without its PodEnded"),
+                }
+            }
+            for (name, n) in &created {
+                prop_assert_eq!(*n, 1, "{} created once", name);
+                let e = ended.get(name).copied().unwrap_or(0);
+                let live = sim.pod_id(&format!("default/{name}")).is_some();
+                prop_assert!(e <= 1, "{} ended {} times", name, e);
+                prop_assert!((e == 1) != live, "{}: ended {} times, live {}", name, e, live);
+            }
+        }
+    }
+}
