@@ -131,6 +131,9 @@ pub struct EngineConfig {
     /// the sweep's `controllerScale` / `workloadScale` axes); identity by default.
     #[serde(skip_serializing_if = "ControllerScale::is_identity")]
     pub controller_scale: ControllerScale,
+    /// The control plane's controllers and their settings (scenario `controlPlane:`).
+    #[serde(skip_serializing_if = "crate::control_plane::ControlPlane::is_default")]
+    pub control_plane: crate::control_plane::ControlPlane,
 }
 
 /// Replica factors of the workload controllers: `spec.replicas` of Deployments, ReplicaSets and
@@ -458,6 +461,7 @@ impl Default for EngineConfig {
             controller_timing: ControllerTiming::default(),
             controller_run_times: ControllerRunTimes::default(),
             controller_scale: ControllerScale::default(),
+            control_plane: Default::default(),
         }
     }
 }

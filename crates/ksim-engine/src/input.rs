@@ -44,6 +44,17 @@ pub enum InputEvent {
     RemoveNode {
         name: String,
     },
+    /// The node's kubelet stops reporting (a crash or a network partition): its lease and
+    /// status are no longer renewed; the node lifecycle controller marks it Ready=Unknown after
+    /// `--node-monitor-grace-period` and taints it (see `sim/nodelifecycle`).
+    FailNode {
+        name: String,
+    },
+    /// The node's kubelet reports again: its conditions are posted as before the failure, and
+    /// the controller removes its not-ready/unreachable taints.
+    RecoverNode {
+        name: String,
+    },
     /// Creates a storage object, PodDisruptionBudget or Service (Kubernetes JSON with its
     /// `kind`; see [`ApiObject`]). It must not exist yet.
     CreateObject {
@@ -74,6 +85,8 @@ impl InputEvent {
             InputEvent::AddNode { .. } => "AddNode",
             InputEvent::UpdateNode { .. } => "UpdateNode",
             InputEvent::RemoveNode { .. } => "RemoveNode",
+            InputEvent::FailNode { .. } => "FailNode",
+            InputEvent::RecoverNode { .. } => "RecoverNode",
             InputEvent::CreateObject { .. } => "CreateObject",
             InputEvent::UpdateObject { .. } => "UpdateObject",
             InputEvent::DeleteObject { .. } => "DeleteObject",

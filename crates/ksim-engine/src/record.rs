@@ -167,6 +167,29 @@ pub enum Record {
         failed: u64,
         completed_at: Option<SimTime>,
     },
+    /// A node-health change made or seen by the node lifecycle controller (`node_events.csv`):
+    /// `event` is one of `KubeletStopped` (`FailNode`), `KubeletStarted` (`RecoverNode`),
+    /// `NodeNotReady` / `NodeReady` (its Ready condition: `detail` is the new status),
+    /// `TaintAdded` / `TaintRemoved` (`detail` is `key:effect`), `ZoneState` (`detail` is the
+    /// zone's new state; `node` is empty).
+    NodeEvent {
+        at: SimTime,
+        node: String,
+        /// The node's zone key (upstream `GetZoneKey`: region and zone labels), "" if none.
+        zone: String,
+        event: String,
+        detail: String,
+    },
+    /// A pod is evicted: recorded just before its `PodEnded`. `cause` is `taint` (the
+    /// taint-eviction controller: a NoExecute taint it does not tolerate, or its
+    /// `tolerationSeconds` ran out).
+    PodEvicted {
+        at: SimTime,
+        namespace: String,
+        name: String,
+        node: String,
+        cause: String,
+    },
     /// The run ended at the horizon (or when nothing was left to do).
     RunEnded {
         at: SimTime,
@@ -191,6 +214,8 @@ impl Record {
             | Record::PodBound { at, .. }
             | Record::PodEnded { at, .. }
             | Record::Controller { at, .. }
+            | Record::NodeEvent { at, .. }
+            | Record::PodEvicted { at, .. }
             | Record::RunEnded { at, .. } => *at,
         }
     }

@@ -294,6 +294,11 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &st
     }
     h.push_str("</section>\n");
     controllers_section(&mut h, &rec.controllers);
+    crate::node_health::html_section(
+        &mut h,
+        &rec.node_health,
+        rec.run_ended.unwrap_or(rec.last_at),
+    );
     crate::explorer::section(&mut h, explorer);
     h.push_str("<p class=\"note\">Latency percentiles use the nearest-rank method. Utilization is requested ÷ allocatable over bound pods, time-weighted. Files: pods.csv, placements.csv, utilization.csv, summary.json.</p>");
     h.push_str("</body></html>\n");

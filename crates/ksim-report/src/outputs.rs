@@ -41,6 +41,11 @@ pub const PODS_HEADER: [&str; 15] = [
     "owner_name",
 ];
 
+/// The column appended to [`PODS_HEADER`] in runs where the taint-eviction controller evicted
+/// a pod: why each pod was evicted (`taint`, `preemption`, `node-lost`), empty when it was
+/// not. Runs without such an eviction keep the 15 columns, byte for byte.
+pub const EVICTION_CAUSE_COLUMN: &str = "eviction_cause";
+
 /// Header of `controllers.csv`: one row per workload controller, as it stands at the end of the
 /// run. `desired` is replicas (a DaemonSet: its eligible nodes; a Job: its completions);
 /// `created` the pods it created, `live` those it has now, `running` those bound and started;
@@ -100,6 +105,9 @@ impl Recorder {
         self.finish_placements(dir)?;
         self.write_pods_csv(&dir.join("pods.csv"))?;
         self.write_controllers_csv(&dir.join("controllers.csv"))?;
+        if !self.node_health.is_empty() {
+            crate::node_health::write_csv(&self.node_health, &dir.join("node_events.csv"))?;
+        }
 
         let path = dir.join("utilization.csv");
         let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
@@ -142,7 +150,14 @@ impl Recorder {
         let file = File::create(path).map_err(|e| ReportError::io(path, e))?;
         let mut w = csv::Writer::from_writer(BufWriter::new(file));
         let err = |e| ReportError::csv(path, e);
-        w.write_record(PODS_HEADER).map_err(err)?;
+        let with_cause = self.evictions > 0;
+        if with_cause {
+            let mut header = PODS_HEADER.to_vec();
+            header.push(EVICTION_CAUSE_COLUMN);
+            w.write_record(header).map_err(err)?;
+        } else {
+            w.write_record(PODS_HEADER).map_err(err)?;
+        }
         for p in &self.pods {
             let node = p
                 .node
@@ -154,24 +169,38 @@ impl Recorder {
                 .and_then(|o| self.owners.names.get(o as usize))
                 .and_then(|o| o.split_once('/'))
                 .unwrap_or(("", ""));
-            w.write_record([
+            let (priority, created, attempts) = (
+                p.priority.to_string(),
+                p.created.secs_string(),
+                p.attempts.to_string(),
+            );
+            let (first, scheduled, bound, finished) = (
+                secs(p.first_attempt),
+                secs(p.scheduled),
+                secs(p.bound),
+                secs(p.finished),
+            );
+            let mut row: Vec<&str> = vec![
                 p.namespace.as_str(),
                 p.name.as_str(),
-                &p.priority.to_string(),
-                &p.created.secs_string(),
-                &secs(p.first_attempt),
-                &secs(p.scheduled),
-                &secs(p.bound),
-                &secs(p.finished),
-                &p.attempts.to_string(),
+                &priority,
+                &created,
+                &first,
+                &scheduled,
+                &bound,
+                &finished,
+                &attempts,
                 node,
                 p.outcome().as_str(),
                 p.preempted_by.as_str(),
                 p.last_reason.as_deref().unwrap_or(""),
                 owner_kind,
                 owner_name,
-            ])
-            .map_err(err)?;
+            ];
+            if with_cause {
+                row.push(p.eviction_cause());
+            }
+            w.write_record(row).map_err(err)?;
         }
         w.flush().map_err(|e| ReportError::io(path, e))
     }

@@ -126,6 +126,21 @@ pub(crate) struct PodRow {
     pub owner: Option<u32>,
     /// Message of the last failed attempt (FitError, or the error of an `Error` attempt).
     pub last_reason: Option<String>,
+    /// The cause of its `PodEvicted`, if it was evicted (taint).
+    pub evicted_by: Option<Box<str>>,
+}
+
+impl PodRow {
+    /// Why the pod was evicted: its `PodEvicted` cause (`taint`), else `preemption` for a
+    /// preempted pod and `node-lost` for one that failed with its removed node; "" otherwise.
+    pub fn eviction_cause(&self) -> &str {
+        match (&self.evicted_by, self.ended) {
+            (Some(c), _) => c,
+            (None, Some(Outcome::Preempted)) => "preemption",
+            (None, Some(Outcome::Failed)) => "node-lost",
+            _ => "",
+        }
+    }
 }
 
 impl PodRow {
@@ -179,6 +194,10 @@ pub struct Recorder {
     pub(crate) fit_failures: u64,
     /// Per pool id: of those, the attempts that name the pool (see [`Recorder::pools_lacking_room`]).
     pub(crate) pool_failures: Vec<u64>,
+    /// `NodeEvent` records (`node_events.csv`, the report's node health), in record order.
+    pub(crate) node_health: Vec<crate::node_health::NodeHealthRow>,
+    /// `PodEvicted` records seen: with any, pods.csv gets its `eviction_cause` column.
+    pub(crate) evictions: u64,
     /// First error met while streaming placements; reported by `write_outputs`.
     stream_error: Option<ReportError>,
     pub(crate) options: ReportOptions,
@@ -249,6 +268,8 @@ impl Recorder {
             pool_failures: Vec::new(),
             stream_error: None,
             kubernetes_version: None,
+            node_health: Vec::new(),
+            evictions: 0,
             options: ReportOptions::default(),
         }
     }
@@ -533,6 +554,7 @@ impl Observer for Recorder {
                     preempted_by: String::new(),
                     owner,
                     last_reason: None,
+                    evicted_by: None,
                 });
                 // A re-created pod (same name after the first ended) is a new row; later
                 // records under that name belong to it.
@@ -672,6 +694,32 @@ impl Observer for Recorder {
                 }
             }
             Record::Controller { .. } => self.controllers.push(r.clone()),
+            Record::NodeEvent {
+                at,
+                node,
+                zone,
+                event,
+                detail,
+            } => self.node_health.push(crate::node_health::NodeHealthRow {
+                at: *at,
+                node: node.clone(),
+                zone: zone.clone(),
+                event: event.clone(),
+                detail: detail.clone(),
+            }),
+            Record::PodEvicted {
+                namespace,
+                name,
+                cause,
+                ..
+            } => {
+                let Some(i) = self.pod_row(namespace, name) else {
+                    self.unmatched += 1;
+                    return;
+                };
+                self.pods[i].evicted_by = Some(cause.as_str().into());
+                self.evictions += 1;
+            }
             Record::RunEnded {
                 at,
                 stalled,

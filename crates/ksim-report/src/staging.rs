@@ -20,8 +20,9 @@ pub const COMPLETE_MARKER: &str = "ksim-complete.json";
 
 /// Files besides [`OUTPUT_FILES`] that a run directory may hold (`run.json`: a sweep run's
 /// configuration).
-const OTHER_RUN_FILES: [&str; 8] = [
+const OTHER_RUN_FILES: [&str; 9] = [
     "events.jsonl",
+    "node_events.csv",
     "cluster-dump.json",
     "run.json",
     "explain.jsonl",

@@ -505,6 +505,8 @@ impl<W: Write> CsvWriter<W> {
             InputEvent::RemoveNode { name } => r[3] = name.clone(),
             InputEvent::UpdatePod { .. }
             | InputEvent::UpdateNode { .. }
+            | InputEvent::FailNode { .. }
+            | InputEvent::RecoverNode { .. }
             | InputEvent::CreateObject { .. }
             | InputEvent::UpdateObject { .. }
             | InputEvent::DeleteObject { .. } => {

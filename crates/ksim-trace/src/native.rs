@@ -54,7 +54,7 @@ use crate::error::{join_path, TraceError};
 use crate::io::{create_output, display_name, open_input, InputReader, Output};
 
 /// Every event kind the native trace knows.
-pub const KINDS: [&str; 10] = [
+pub const KINDS: [&str; 12] = [
     "CreatePod",
     "DeletePod",
     "CompletePod",
@@ -62,6 +62,8 @@ pub const KINDS: [&str; 10] = [
     "AddNode",
     "UpdateNode",
     "RemoveNode",
+    "FailNode",
+    "RecoverNode",
     "CreateObject",
     "UpdateObject",
     "DeleteObject",
@@ -74,7 +76,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "DeletePod" | "CompletePod" => &["name", "namespace"],
         "UpdatePod" => &["pod"],
         "AddNode" | "UpdateNode" => &["node"],
-        "RemoveNode" => &["name"],
+        "RemoveNode" | "FailNode" | "RecoverNode" => &["name"],
         "CreateObject" | "UpdateObject" => &["object"],
         "DeleteObject" => &["objectKind", "name", "namespace"],
         _ => return None,
@@ -285,6 +287,12 @@ pub fn parse_event_object(obj: &Map<String, Value>) -> Result<TimedEvent, FieldP
         "RemoveNode" => InputEvent::RemoveNode {
             name: required_str(obj, "name")?,
         },
+        "FailNode" => InputEvent::FailNode {
+            name: required_str(obj, "name")?,
+        },
+        "RecoverNode" => InputEvent::RecoverNode {
+            name: required_str(obj, "name")?,
+        },
         "CreateObject" | "UpdateObject" => {
             let object = match obj.get("object") {
                 Some(v) if kind == "CreateObject" => {
@@ -356,7 +364,9 @@ pub fn event_to_json(ev: &TimedEvent) -> Value {
         InputEvent::AddNode { node } | InputEvent::UpdateNode { node } => {
             m.insert("node".into(), to_value(node.as_ref()));
         }
-        InputEvent::RemoveNode { name } => {
+        InputEvent::RemoveNode { name }
+        | InputEvent::FailNode { name }
+        | InputEvent::RecoverNode { name } => {
             m.insert("name".into(), Value::String(name.clone()));
         }
         InputEvent::CreateObject { object } | InputEvent::UpdateObject { object } => {

@@ -119,6 +119,10 @@ pub struct Scenario {
     /// delay, reconcile, `kubeApiQps` / `kubeApiBurst`, burst and slow-start settings.
     #[serde(default)]
     pub controller_timing: Option<ksim_engine::config::ControllerTiming>,
+    /// The control plane's controllers and their upstream flags (`controlPlane:`; see
+    /// `ksim_engine::control_plane`), upstream v1.35's defaults when absent.
+    #[serde(default)]
+    pub control_plane: ksim_engine::control_plane::ControlPlane,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -814,6 +818,11 @@ impl Scenario {
         }
         engine.controller_run_times =
             ksim_engine::config::ControllerRunTimes(self.workload.run_times.clone());
+        self.control_plane
+            .node_lifecycle
+            .validate()
+            .map_err(|e| TraceError::at_field(source, "controlPlane.nodeLifecycle", e))?;
+        engine.control_plane = self.control_plane.clone();
         if let Some(d) = self.queue.backoff_flush_period {
             engine.backoff_flush_period = d;
         }

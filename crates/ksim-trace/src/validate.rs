@@ -287,6 +287,16 @@ pub fn validate_stream(
                     );
                 }
             }
+            InputEvent::FailNode { name } | InputEvent::RecoverNode { name } => {
+                if !nodes.contains_key(name) {
+                    push(
+                        &mut rep,
+                        Some(line),
+                        "name",
+                        format!("{} of node {name:?}, which does not exist", ev.event.kind()),
+                    );
+                }
+            }
             InputEvent::RemoveNode { name } => {
                 if nodes.remove(name).is_none() {
                     push(

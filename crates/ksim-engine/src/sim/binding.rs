@@ -61,6 +61,7 @@ impl Simulation {
             old: None,
             new: Some(info),
         });
+        self.taint_eviction_pod_bound(pod);
     }
 
     /// Sets or clears a pending pod's nominated node (object, queue entry and nominator).

@@ -216,6 +216,8 @@ impl Simulation {
             dump_at: self.dump_at,
             dump: self.dump.clone(),
             controllers: self.controllers.clone(),
+            lifecycle: self.lifecycle.clone(),
+            taint_eviction: self.taint_eviction.clone(),
             loop_ended: self.loop_ended,
             registry: self.registry.clone(),
             sched_cfg: self.sched_cfg.clone(),

@@ -52,12 +52,18 @@ mod cycle;
 mod fork;
 mod hints;
 mod live;
+mod nodelifecycle;
 mod nodes;
 mod pods;
+mod tainteviction;
 mod termination;
 mod volumes;
 
 pub use volumes::default_storage_class;
+
+pub use nodelifecycle::zone::{compute_zone_state, zone_key, zone_qps, ZoneState};
+pub use nodelifecycle::{no_schedule_taints, ready_status};
+pub use tainteviction::{matching_tolerations, min_toleration_time};
 
 pub use nodes::{amounts, node_change_kinds, pool_of};
 pub use pods::{PodId, PodPhase, PodSlot};
@@ -116,6 +122,15 @@ enum Ev {
     VolumeBindTimeout {
         pod: PodId,
         generation: u32,
+    },
+    /// The node lifecycle controller's `monitorNodeHealth` pass (`sim/nodelifecycle`).
+    NodeMonitor,
+    /// The node lifecycle controller's `doNoExecuteTaintingPass`.
+    NoExecuteTaintPass,
+    /// A scheduled taint-based eviction of a pod (`sim/tainteviction.rs`), by pod key.
+    TaintEvict {
+        key: String,
+        token: u64,
     },
 }
 
@@ -273,6 +288,10 @@ pub struct Simulation {
     dump: Option<serde_json::Value>,
     /// The workload controllers (`sim/controllers`).
     controllers: controllers::State,
+    /// The node lifecycle controller (`sim/nodelifecycle`).
+    lifecycle: nodelifecycle::State,
+    /// The taint-eviction controller (`sim/tainteviction.rs`).
+    taint_eviction: tainteviction::State,
     /// The event loop is over (the run ended); see [`Simulation::run_to`].
     loop_ended: bool,
     /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
@@ -318,8 +337,13 @@ impl Simulation {
             max_backoff_secs: sched_cfg.max_backoff_seconds(),
             max_in_unschedulable_us: cfg.max_in_unschedulable.micros(),
         };
+        cfg.control_plane
+            .node_lifecycle
+            .validate()
+            .map_err(SimError::Config)?;
         let pct = sched_cfg.percentage_of_nodes_to_score.unwrap_or(0);
         let cfg_seed = cfg.seed;
+        let lifecycle_cfg = cfg.control_plane.node_lifecycle.clone();
         let mut sim = Simulation {
             alg: Algorithm::new(rng_stream(cfg.seed, 1), pct),
             preempt_rng: rng_stream(cfg.seed, 2),
@@ -367,6 +391,8 @@ impl Simulation {
             input_origin: None,
             created_keys: Default::default(),
             controllers: controllers::State::new(cfg_seed),
+            lifecycle: nodelifecycle::State::new(lifecycle_cfg),
+            taint_eviction: Default::default(),
             loop_ended: false,
             registry: registry.clone(),
             sched_cfg: sched_cfg.clone(),
@@ -556,6 +582,7 @@ impl Simulation {
             });
         }
         self.flushes_started = true;
+        self.lifecycle_begin(obs);
         self.start_autoscaler();
         self.leftover_flush_armed = true;
         self.backoff_flush_armed = true;
@@ -696,6 +723,9 @@ impl Simulation {
             } => self.victim_gone(pod, generation, preemptor, obs),
             Ev::Autoscale(t) => self.on_autoscale(t, obs),
             Ev::Reconcile(key) => self.reconcile(&key, obs),
+            Ev::NodeMonitor => self.monitor_node_health(obs),
+            Ev::NoExecuteTaintPass => self.no_execute_tainting_pass(obs),
+            Ev::TaintEvict { key, token } => self.taint_evict(&key, token, obs),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
                 let (_, backoff, err, _, _) = self.queue.sizes();
@@ -764,6 +794,8 @@ impl Simulation {
                 }
                 Ok(())
             }
+            InputEvent::FailNode { name } => self.fail_node(&name, obs),
+            InputEvent::RecoverNode { name } => self.recover_node(&name, obs),
             InputEvent::CreateObject { object } => self.create_any(object, obs),
             InputEvent::UpdateObject { object } => self.update_any(object, obs),
             InputEvent::DeleteObject {

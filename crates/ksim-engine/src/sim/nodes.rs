@@ -50,9 +50,11 @@ impl Simulation {
         self.dispatch(OwnedEvent::Node {
             kinds: vec![ClusterEventKind::NodeAdd],
             old: None,
-            new: Some(node),
+            new: Some(node.clone()),
         });
         self.controllers_node_added();
+        self.taint_eviction_node_written(&name_of(&node));
+        self.lifecycle_node_written(None, Some(&node), obs);
         Ok(())
     }
 
@@ -86,10 +88,14 @@ impl Simulation {
         if !kinds.is_empty() {
             self.dispatch(OwnedEvent::Node {
                 kinds,
-                old: Some(old),
-                new: Some(node),
+                old: Some(old.clone()),
+                new: Some(node.clone()),
             });
         }
+        // The controllers see the write: taint-based eviction first (it reads the node as it
+        // is), then the node lifecycle controller, whose own writes come back through here.
+        self.taint_eviction_node_written(&name_of(&node));
+        self.lifecycle_node_written(Some(&old), Some(&node), obs);
         Ok(())
     }
 
@@ -123,13 +129,19 @@ impl Simulation {
         }
         self.dispatch(OwnedEvent::Node {
             kinds: vec![ClusterEventKind::NodeDelete],
-            old: Some(old),
+            old: Some(old.clone()),
             new: None,
         });
         self.controllers_node_added();
+        self.taint_eviction_node_written(name);
+        self.lifecycle_node_written(Some(&old), None, obs);
         true
     }
 }
+fn name_of(node: &Node) -> String {
+    node.metadata.name.clone()
+}
+
 /// The kinds of change between two versions of a node (upstream `NodeSchedulingPropertiesChange`).
 pub fn node_change_kinds(old: &Node, new: &Node) -> Vec<ClusterEventKind> {
     // Extractors in upstream's order, each event offered on its own. Only an uncordon counts

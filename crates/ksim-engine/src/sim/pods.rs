@@ -239,6 +239,7 @@ impl Simulation {
                 old: None,
                 new: Some(info),
             });
+            self.taint_eviction_pod_bound(id);
             return Ok(());
         }
         if let Some(fwk) = self.framework_for(&info) {
@@ -396,6 +397,9 @@ impl Simulation {
                     old: Some(old),
                     new: Some(info),
                 });
+                if self.pods[id as usize].phase == PodPhase::Bound {
+                    self.taint_eviction_pod_bound(id);
+                }
             }
             PodPhase::Ended(_) => {}
         }
