@@ -124,6 +124,9 @@ pub struct EngineConfig {
     /// the sweep's `controllerScale` / `workloadScale` axes); identity by default.
     #[serde(skip_serializing_if = "ControllerScale::is_identity")]
     pub controller_scale: ControllerScale,
+    /// The control-plane components around the scheduler (scenario `controlPlane:`).
+    #[serde(skip_serializing_if = "crate::control_plane::ControlPlane::is_default")]
+    pub control_plane: crate::control_plane::ControlPlane,
 }
 
 /// Replica factors of the workload controllers: `spec.replicas` of Deployments, ReplicaSets and
@@ -266,6 +269,7 @@ impl Default for EngineConfig {
             limits: RunLimits::default(),
             controller_delay: None,
             controller_scale: ControllerScale::default(),
+            control_plane: Default::default(),
         }
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod autoscale;
 pub mod config;
+pub mod control_plane;
 pub mod dump;
 pub mod explain;
 pub mod extender;

@@ -20,6 +20,7 @@
 //! - `volumes` — volume binding (PreBind, provisioning) and storage objects;
 //! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
 //! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
+//! - `disruption` — the disruption controller: PodDisruptionBudget status.
 //! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
@@ -49,6 +50,7 @@ mod autoscaler;
 mod binding;
 mod controllers;
 mod cycle;
+mod disruption;
 mod fork;
 mod hints;
 mod live;
@@ -117,6 +119,8 @@ enum Ev {
         pod: PodId,
         generation: u32,
     },
+    /// The disruption controller syncs its due PDBs (`sim/disruption`).
+    PdbSync,
 }
 
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
@@ -273,6 +277,8 @@ pub struct Simulation {
     dump: Option<serde_json::Value>,
     /// The workload controllers (`sim/controllers`).
     controllers: controllers::State,
+    /// The disruption controller (`sim/disruption`).
+    disruption: disruption::State,
     /// The event loop is over (the run ended); see [`Simulation::run_to`].
     loop_ended: bool,
     /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
@@ -360,6 +366,7 @@ impl Simulation {
             input_origin: None,
             created_keys: Default::default(),
             controllers: controllers::State::new(cfg_seed),
+            disruption: Default::default(),
             loop_ended: false,
             registry: registry.clone(),
             sched_cfg: sched_cfg.clone(),
@@ -550,6 +557,7 @@ impl Simulation {
         }
         self.flushes_started = true;
         self.start_autoscaler();
+        self.disruption_start();
         self.leftover_flush_armed = true;
         self.backoff_flush_armed = true;
         self.schedule(SimTime::ZERO, 1, Ev::FlushLeftover);
@@ -689,6 +697,7 @@ impl Simulation {
             } => self.victim_gone(pod, generation, preemptor, obs),
             Ev::Autoscale(t) => self.on_autoscale(t, obs),
             Ev::Reconcile(key) => self.reconcile(&key, obs),
+            Ev::PdbSync => self.pdb_sync(),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
                 let (_, backoff, err, _, _) = self.queue.sizes();

@@ -303,6 +303,8 @@ impl Simulation {
             },
         );
         self.queue_reconcile(&key);
+        let ns = key.split('/').nth(1).unwrap_or_default().to_string();
+        self.disruption_scale_changed(&ns);
         Ok(())
     }
 
@@ -376,6 +378,8 @@ impl Simulation {
         }
         c.obj = w;
         self.queue_reconcile(&key);
+        let ns = key.split('/').nth(1).unwrap_or_default().to_string();
+        self.disruption_scale_changed(&ns);
         Ok(())
     }
 
@@ -417,6 +421,7 @@ impl Simulation {
         for p in c.pods.keys() {
             self.delete_owned_pod(p, obs);
         }
+        self.disruption_scale_changed(ns);
         // A CronJob's Jobs go with it (upstream's garbage collector).
         if let Some(st) = self.controllers.cron.remove(&key) {
             for j in st.jobs {
