@@ -32,6 +32,9 @@
 //!   leftoverFlushPeriod: 30s
 //!   maxInUnschedulable: 5m
 //! onNodeRemoval: failAndRecreateOwned   # or fail, keepBound
+//! controlPlane:                 # optional: ksim_engine::control_plane::ControlPlane
+//!   disruption: {reactionDelay: 1s}   # PDB status (docs/disruption.md)
+//!   podGC: {quarantineTime: 40s}
 //! limits:                       # optional guards (ksim_engine::config::RunLimits)
 //!   maxAttemptsWithoutChange: 10000   # failed attempts of one pod with no cluster change
 //!   maxVirtualTime: 366d              # virtual time a run without a horizon may reach
@@ -646,7 +649,21 @@ fn add_items(
                     workloads.push(obj);
                 }
             }
-            "PodDisruptionBudget" => into.pdbs.push(ksim_api::load::decode(&name, v).map_err(err)?),
+            "PodDisruptionBudget" => {
+                // Defaulted as the API server would (its namespace `default` when absent), as a
+                // trace's `CreateObject` is: a PDB without a namespace protects the pods of
+                // `default` (it protected none before: issue 34's objectsFiles PDB).
+                let obj = decode_object(v, "")
+                    .map_err(|(f, m)| TraceError::at_field(&name, field(f), m))?;
+                if into.get_object(obj.kind(), obj.namespace(), obj.name()).is_some() {
+                    return Err(TraceError::at_field(
+                        &name,
+                        field("metadata.name".into()),
+                        format!("{} {} is listed twice", obj.kind(), obj.key()),
+                    ));
+                }
+                into.put_object(obj);
+            }
             k if ObjectKind::from_kind(k).is_some() => {
                 // Storage objects, defaulted as the API server would.
                 let obj = decode_object(v, "").map_err(|(f, m)| TraceError::at_field(&name, field(f), m))?;

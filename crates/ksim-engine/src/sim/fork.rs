@@ -218,6 +218,7 @@ impl Simulation {
             controllers: self.controllers.clone(),
             lifecycle: self.lifecycle.clone(),
             taint_eviction: self.taint_eviction.clone(),
+            disruption: self.disruption.clone(),
             loop_ended: self.loop_ended,
             registry: self.registry.clone(),
             sched_cfg: self.sched_cfg.clone(),

@@ -20,6 +20,7 @@
 //! - `volumes` — volume binding (PreBind, provisioning) and storage objects;
 //! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
 //! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
+//! - `disruption` — the disruption controller: PodDisruptionBudget status.
 //! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
@@ -49,6 +50,7 @@ mod autoscaler;
 mod binding;
 mod controllers;
 mod cycle;
+mod disruption;
 mod fork;
 mod hints;
 mod live;
@@ -132,6 +134,8 @@ enum Ev {
         key: String,
         token: u64,
     },
+    /// The disruption controller syncs its due PDBs (`sim/disruption`).
+    PdbSync,
 }
 
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
@@ -292,6 +296,8 @@ pub struct Simulation {
     lifecycle: nodelifecycle::State,
     /// The taint-eviction controller (`sim/tainteviction.rs`).
     taint_eviction: tainteviction::State,
+    /// The disruption controller (`sim/disruption`).
+    disruption: disruption::State,
     /// The event loop is over (the run ended); see [`Simulation::run_to`].
     loop_ended: bool,
     /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
@@ -393,6 +399,7 @@ impl Simulation {
             controllers: controllers::State::new(cfg_seed),
             lifecycle: nodelifecycle::State::new(lifecycle_cfg),
             taint_eviction: Default::default(),
+            disruption: Default::default(),
             loop_ended: false,
             registry: registry.clone(),
             sched_cfg: sched_cfg.clone(),
@@ -584,6 +591,7 @@ impl Simulation {
         self.flushes_started = true;
         self.lifecycle_begin(obs);
         self.start_autoscaler();
+        self.disruption_start();
         self.leftover_flush_armed = true;
         self.backoff_flush_armed = true;
         self.schedule(SimTime::ZERO, 1, Ev::FlushLeftover);
@@ -726,6 +734,7 @@ impl Simulation {
             Ev::NodeMonitor => self.monitor_node_health(obs),
             Ev::NoExecuteTaintPass => self.no_execute_tainting_pass(obs),
             Ev::TaintEvict { key, token } => self.taint_evict(&key, token, obs),
+            Ev::PdbSync => self.pdb_sync(),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
                 let (_, backoff, err, _, _) = self.queue.sizes();

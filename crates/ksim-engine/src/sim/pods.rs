@@ -54,6 +54,8 @@ pub struct PodSlot {
     pub last_failed_generation: Option<u64>,
     /// Failed attempts in a row that all saw the same cluster generation.
     pub failures_without_change: u32,
+    /// When the pod runs (ready): bind plus the `podStartup` cost; `None` until bound.
+    pub started_at: Option<crate::time::SimTime>,
 }
 
 impl Simulation {
@@ -93,6 +95,7 @@ impl Simulation {
         slot.node = String::new();
         slot.preempted_by = String::new();
         slot.terminating = false;
+        slot.started_at = None;
         self.free_slots.push(id);
     }
     /// The live pod with this `namespace/name`, if any.
@@ -185,6 +188,7 @@ impl Simulation {
             terminating: false,
             last_failed_generation: None,
             failures_without_change: 0,
+            started_at: None,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -202,6 +206,7 @@ impl Simulation {
             }
         };
         self.live.insert(h, id);
+        self.disruption_pod_changed(&info, self.now);
         // The controller owner (pods.csv `owner_kind,owner_name`), else the first owner.
         let refs = &info.pod.metadata.owner_references;
         let owner = refs
@@ -254,6 +259,10 @@ impl Simulation {
     pub(super) fn set_started(&mut self, id: PodId) {
         let slot = &self.pods[id as usize];
         if slot.info.pod.status.start_time.is_some() {
+            // Started before the run (a dump's pod): ready now.
+            self.pods[id as usize].started_at = Some(self.now);
+            let info = self.pods[id as usize].info.clone();
+            self.disruption_pod_changed(&info, self.now);
             return;
         }
         // Pods started in the same instant get distinct start times in the order of the actions
@@ -261,7 +270,8 @@ impl Simulation {
         // reads the order: an earlier start is the more important pod, and a candidate node's
         // latest start time breaks ties between nodes.
         let offset = SimDuration::from_micros((self.action_seq - self.instant_first_action) as i64);
-        let start_time = crate::time::rfc3339(self.now + self.cfg.costs.pod_startup + offset);
+        let started_at = self.now + self.cfg.costs.pod_startup + offset;
+        let start_time = crate::time::rfc3339(started_at);
         // The cache lets go of its copy first, so that the slot's is usually the only one left
         // and gets the new status in place: the pod object is copied only while something else
         // (a queue entry, an in-flight event) still holds the old one, which then keeps it.
@@ -273,6 +283,9 @@ impl Simulation {
                 status.phase = "Running".into();
                 status.start_time = Some(start_time);
             });
+        slot.started_at = Some(started_at);
+        let info = slot.info.clone();
+        self.disruption_pod_changed(&info, started_at);
     }
 
     pub(super) fn start_running(&mut self, id: PodId) {
@@ -366,6 +379,7 @@ impl Simulation {
         });
         self.release_slot(id);
         self.controller_pod_gone(&info, outcome, by);
+        self.disruption_pod_changed(&info, self.now);
     }
 
     pub(super) fn update_pod(&mut self, mut pod: Pod) -> Result<(), SimError> {
@@ -380,6 +394,9 @@ impl Simulation {
         pod.status = old.pod.status.clone();
         let info = Arc::new(PodInfo::new(pod));
         self.pods[id as usize].info = info.clone();
+        // Its labels may have moved it into or out of a PDB.
+        self.disruption_pod_changed(&old, self.now);
+        self.disruption_pod_changed(&info, self.now);
         match self.pods[id as usize].phase {
             PodPhase::Pending => {
                 if self.in_flight != Some(id) {
@@ -421,6 +438,7 @@ impl Simulation {
         });
         let info = Arc::new(slot.info.with_object(p));
         self.pods[id as usize].info = info.clone();
+        self.disruption_pod_changed(&info, self.now);
         if matches!(slot.phase, PodPhase::Binding | PodPhase::Bound) {
             self.snapshot.remove_pod(&slot.node, slot.info.uid());
             self.snapshot.add_pod(info.clone());
@@ -480,6 +498,7 @@ impl Simulation {
             preempted_by: String::new(),
         });
         self.release_slot(id);
+        self.disruption_pod_changed(&slot.info, self.now);
         if self.controller_owns(&slot.info.key) {
             // Its controller replaces it (after its reaction delay).
             self.controller_pod_gone(&slot.info, Outcome::Failed, "node-removed");

@@ -373,7 +373,7 @@ impl Simulation {
 
     /// Changes cluster objects and dispatches a cluster event for each watched object that
     /// changed, in `watch` order.
-    fn change_objects<R>(
+    pub(super) fn change_objects<R>(
         &mut self,
         watch: &[Watch],
         f: impl FnOnce(&mut ClusterObjects) -> R,
@@ -431,6 +431,9 @@ impl Simulation {
         }
         let watch = [(kind, obj.namespace().to_string(), obj.name().to_string())];
         self.change_objects(&watch, |objs| objs.put_object(obj));
+        if kind == ObjectKind::PodDisruptionBudget {
+            self.disruption_pdb_changed(&watch[0].1, &watch[0].2);
+        }
         self.check_volume_waits(obs);
         Ok(())
     }
@@ -455,6 +458,9 @@ impl Simulation {
         }
         let watch = [(kind, obj.namespace().to_string(), obj.name().to_string())];
         self.change_objects(&watch, |objs| objs.put_object(obj));
+        if kind == ObjectKind::PodDisruptionBudget {
+            self.disruption_pdb_changed(&watch[0].1, &watch[0].2);
+        }
         self.check_volume_waits(obs);
         Ok(())
     }

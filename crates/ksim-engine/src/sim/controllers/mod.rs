@@ -346,6 +346,8 @@ impl Simulation {
             },
         );
         self.queue_reconcile(&key);
+        let ns = key.split('/').nth(1).unwrap_or_default().to_string();
+        self.disruption_scale_changed(&ns);
         Ok(())
     }
 
@@ -419,6 +421,8 @@ impl Simulation {
         }
         c.obj = w;
         self.queue_reconcile(&key);
+        let ns = key.split('/').nth(1).unwrap_or_default().to_string();
+        self.disruption_scale_changed(&ns);
         Ok(())
     }
 
@@ -461,6 +465,7 @@ impl Simulation {
         for p in c.pods.keys() {
             self.delete_owned_pod(p, obs);
         }
+        self.disruption_scale_changed(ns);
         // A CronJob's Jobs go with it (upstream's garbage collector).
         if let Some(st) = self.controllers.cron.remove(&key) {
             for j in st.jobs {
@@ -614,6 +619,16 @@ impl Simulation {
     }
 
     /// Whether a pod is owned by a modelled controller (which replaces it itself).
+    /// Whether the live pod `key` is scheduled (assumed or bound).
+    fn is_scheduled(&self, key: &str) -> bool {
+        self.live_get(key).is_some_and(|&id| {
+            matches!(
+                self.pods[id as usize].phase,
+                PodPhase::Binding | PodPhase::Bound
+            )
+        })
+    }
+
     pub(super) fn controller_owns(&self, pod: &str) -> bool {
         self.controllers.owner_of.contains_key(pod)
     }

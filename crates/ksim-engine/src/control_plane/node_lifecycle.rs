@@ -1,28 +1,10 @@
-//! Settings of the control plane around the scheduler (scenario `controlPlane:`), one section
-//! per kube-controller-manager controller or API-server plugin ksim models. Every default is
-//! upstream v1.35's; each field names the flag it stands for.
-//!
-//! This module only holds the settings; each section's behaviour lives in its engine room
-//! (`sim/nodelifecycle`, `sim/tainteviction`, ...). Sections are added side by side: a scenario
-//! that leaves `controlPlane` out gets upstream's defaults everywhere.
+//! `controlPlane.nodeLifecycle`: the node lifecycle controller, the taint-eviction controller
+//! and the kubelet heartbeat they read; each behaviour lives in its engine room
+//! (`sim/nodelifecycle`, `sim/tainteviction`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::time::SimDuration;
-
-/// `controlPlane:` of a scenario.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct ControlPlane {
-    /// The node lifecycle controller and the taint-eviction controller.
-    pub node_lifecycle: NodeLifecycleConfig,
-}
-
-impl ControlPlane {
-    pub fn is_default(&self) -> bool {
-        *self == ControlPlane::default()
-    }
-}
 
 /// `controlPlane.nodeLifecycle`: kube-controller-manager's node lifecycle controller
 /// (`pkg/controller/nodelifecycle`), the taint-eviction controller
@@ -119,6 +101,7 @@ impl NodeLifecycleConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control_plane::ControlPlane;
 
     #[test]
     fn defaults_are_upstream_and_fields_are_checked() {
