@@ -1,5 +1,6 @@
-//! Generates one test per case family found on disk (`tests/conformance/cases` and
-//! `tests/conformance/timelines/cases`), so a new family runs without editing code.
+//! Generates one test per case family found on disk (`tests/conformance/cases`,
+//! `tests/conformance/timelines/cases` and the v1.36.2 decision cases
+//! `tests/conformance/v1.36/cases`), so a new family runs without editing code.
 //! The tests include `$OUT_DIR/families.rs`.
 
 use std::fmt::Write as _;
@@ -27,7 +28,11 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/family.rs");
     let mut out = String::new();
-    for (suite, rel) in [("decision", "cases"), ("timeline", "timelines/cases")] {
+    for (suite, rel) in [
+        ("decision", "cases"),
+        ("timeline", "timelines/cases"),
+        ("decision_v1_36", "v1.36/cases"),
+    ] {
         let dir = root.join(rel);
         println!("cargo:rerun-if-changed={}", dir.display());
         // A missing directory (the crate built on its own) yields no tests; the tests that

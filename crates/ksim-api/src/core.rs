@@ -74,6 +74,10 @@ pub struct PodSpec {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub host_network: bool,
+    /// `spec.hostUsers` (false: the pod runs in a user namespace). Read by
+    /// NodeDeclaredFeatures (v1.36: `UserNamespacesHostNetworkSupport` with `hostNetwork`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_users: Option<bool>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub volumes: Vec<Volume>,
@@ -140,6 +144,19 @@ pub struct Container {
     /// `Always` on an init container makes it a restartable sidecar.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
+    /// `restartPolicyRules` (ContainerRestartRules): only each rule's `action` is kept, which
+    /// NodeDeclaredFeatures reads (v1.36: `RestartAllContainersOnContainerExits`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub restart_policy_rules: Vec<ContainerRestartRule>,
+}
+
+/// One `restartPolicyRules` entry of a container; its `exitCodes` matcher is not kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerRestartRule {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub action: String,
 }
 
 impl Container {
@@ -519,6 +536,11 @@ pub struct NodeStatus {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub conditions: Vec<Condition>,
+    /// `status.declaredFeatures` (v1.35 alpha, v1.36 beta: NodeDeclaredFeatures): the
+    /// features the kubelet declares, which the NodeDeclaredFeatures filter matches.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub declared_features: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -25,6 +25,7 @@ pub mod resource;
 pub mod sorted_map;
 pub mod storage;
 pub mod validation;
+pub mod version;
 pub mod workloads;
 
 pub use crate::core::*;

@@ -27,6 +27,8 @@ pub struct ReplaySpec {
     pub interval: SimDuration,
     /// How long each pod runs once bound.
     pub run_for: SimDuration,
+    /// The Kubernetes version and feature gates the scheduler behaves as (default: 1.36).
+    pub gates: ksim_api::version::FeatureGates,
 }
 
 impl ReplaySpec {
@@ -37,6 +39,7 @@ impl ReplaySpec {
             workload: Spec::reference(kind, nodes, pods, seed),
             interval: SimDuration::from_millis(10),
             run_for: SimDuration::from_secs(1000),
+            gates: Default::default(),
         }
     }
 }
@@ -152,7 +155,7 @@ pub fn run(spec: &ReplaySpec) -> Result<ReplayResult, BenchError> {
     let mut sim = Simulation::new(
         cfg,
         &KubeSchedulerConfiguration::default(),
-        &Registry::in_tree(),
+        &Registry::in_tree_gates(&spec.gates),
         nodes(&spec.workload),
         ClusterObjects::default(),
     )

@@ -33,6 +33,8 @@ pub struct Options {
     /// The scheduler configuration (default: the default profile, adaptive
     /// percentageOfNodesToScore).
     pub config: KubeSchedulerConfiguration,
+    /// The Kubernetes version and feature gates the scheduler behaves as (default: 1.36).
+    pub gates: ksim_api::version::FeatureGates,
 }
 
 /// What one run of the loop measured.
@@ -129,7 +131,7 @@ impl Loop {
         bound: Vec<ksim_api::Pod>,
         opts: &Options,
     ) -> Result<Loop, BenchError> {
-        let fwks = build_frameworks(&Registry::in_tree(), &opts.config)
+        let fwks = build_frameworks(&Registry::in_tree_gates(&opts.gates), &opts.config)
             .map_err(|e| BenchError::Config(e.to_string()))?;
         let mut nodes: Vec<Arc<ksim_api::Node>> = nodes
             .iter()

@@ -33,6 +33,8 @@ pub struct ScalingSpec {
     pub pod_counts: Vec<usize>,
     pub repeat: usize,
     pub seed: u64,
+    /// The Kubernetes version and feature gates the scheduler behaves as (default: 1.36).
+    pub gates: ksim_api::version::FeatureGates,
 }
 
 impl Default for ScalingSpec {
@@ -45,6 +47,7 @@ impl Default for ScalingSpec {
             pod_counts: vec![5000, 10_000, 25_000, 50_000],
             repeat: 1,
             seed: 1,
+            gates: Default::default(),
         }
     }
 }
@@ -79,6 +82,7 @@ fn measure(
     let w = generate(&Spec::reference(kind, nodes, pods, spec.seed))?;
     let opts = Options {
         seed: spec.seed,
+        gates: spec.gates.clone(),
         ..Default::default()
     };
     let mut runs = Vec::new();
@@ -364,6 +368,7 @@ mod tests {
             pod_counts: vec![100, 200],
             repeat: 1,
             seed: 3,
+            gates: Default::default(),
         };
         let mut seen = 0;
         let points = run(&spec, |_| seen += 1).expect("sweep");

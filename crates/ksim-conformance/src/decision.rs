@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::defaults::{default_node, default_pod};
+use ksim_api::version::KubernetesVersion;
 use ksim_api::{resource, storage};
 use ksim_api::{Namespace, Node, Pod, PodDisruptionBudget, Service, WorkloadSet};
 use ksim_scheduler::framework::{
@@ -174,14 +175,19 @@ pub struct CaseSetup {
     pub nominations: Box<dyn NominatedPods>,
 }
 
-/// Builds a decision case's [`CaseSetup`].
+/// Builds a decision case's [`CaseSetup`], behaving as the version that recorded it.
 pub fn setup(case: &Value) -> Result<CaseSetup, CaseError> {
+    setup_as(case, crate::case_version(case)?)
+}
+
+/// Builds a decision case's [`CaseSetup`], behaving as `version` (its default gates).
+pub fn setup_as(case: &Value, version: KubernetesVersion) -> Result<CaseSetup, CaseError> {
     let input: Input = serde_json::from_value(case.get("input").cloned().unwrap_or(Value::Null))
         .map_err(|e| CaseError::Format(format!("input: {e}")))?;
 
     let cfg = input.config.clone().unwrap_or_default();
     let profile = cfg.profiles.first().cloned().unwrap_or_default();
-    let fwk = build_framework(&Registry::in_tree(), &cfg, &profile)
+    let fwk = build_framework(&Registry::in_tree_for(version), &cfg, &profile)
         .map_err(|e| CaseError::Format(format!("config: {e}")))?;
 
     let mut nodes: Vec<Arc<Node>> = input
@@ -245,8 +251,14 @@ pub fn setup(case: &Value) -> Result<CaseSetup, CaseError> {
     })
 }
 
-/// Runs one decision case; returns the differences found (empty = pass).
+/// Runs one decision case as the version that recorded it; returns the differences found
+/// (empty = pass).
 pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
+    run_as(case, crate::case_version(case)?)
+}
+
+/// Runs one decision case as `version`; returns the differences found (empty = pass).
+pub fn run_as(case: &Value, version: KubernetesVersion) -> Result<Vec<String>, CaseError> {
     let expected: Expected =
         serde_json::from_value(case.get("expected").cloned().unwrap_or(Value::Null))
             .map_err(|e| CaseError::Format(format!("expected: {e}")))?;
@@ -256,7 +268,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
         snapshot,
         pod,
         nominations,
-    } = setup(case)?;
+    } = setup_as(case, version)?;
     let nominations = &*nominations;
 
     let mut diffs = Vec::new();
@@ -426,85 +438,42 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
             let s = fwk.run_score(&state, &pod, &fnodes, &mut table);
             if !s.is_success() {
                 diffs.push(format!("Score failed: {s}"));
-            } else if feasible.len() > 1 {
-                let top = table.totals.iter().copied().max().unwrap_or(0);
-                got_best = Some(
-                    feasible
-                        .iter()
-                        .zip(&table.totals)
-                        .filter(|(_, &t)| t == top)
-                        .map(|(&i, _)| names[i])
-                        .collect(),
-                );
+            } else {
+                if feasible.len() > 1 {
+                    let top = table.totals.iter().copied().max().unwrap_or(0);
+                    got_best = Some(
+                        feasible
+                            .iter()
+                            .zip(&table.totals)
+                            .filter(|(_, &t)| t == top)
+                            .map(|(&i, _)| names[i])
+                            .collect(),
+                    );
+                }
+                compare_score_table("", &table, &feasible, &names, &expected, &mut diffs);
             }
-            let mut got_plugins: BTreeSet<&str> = BTreeSet::new();
-            for ps in &table.plugins {
-                got_plugins.insert(ps.plugin);
-                let per_node: Vec<(&str, i64, i64)> = feasible
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &i)| {
-                        let raw = ps.raw_at(k).unwrap_or_default();
-                        (names[i], raw, ps.normalized_at(k).unwrap_or_default())
-                    })
-                    .collect();
-                compare_stage_scores(
-                    "rawScores",
-                    ps.plugin,
-                    expected.raw_scores.as_ref(),
-                    per_node.iter().map(|&(n, raw, _)| (n, raw)),
+            // The optimized path real runs take (issue 37): plugins scoring from the
+            // snapshot's resource columns (`score_nodes_in`: the paired SSE2 / AVX2 loops where
+            // the CPU has them), per plugin and per node against the same recorded scores.
+            let mut by_columns = ScoreTable::default();
+            let s = fwk.run_score_in(
+                &state,
+                &pod,
+                &fnodes,
+                Some((&snapshot, &feasible)),
+                &mut by_columns,
+            );
+            if !s.is_success() {
+                diffs.push(format!("Score (column path) failed: {s}"));
+            } else {
+                compare_score_table(
+                    "column path: ",
+                    &by_columns,
+                    &feasible,
+                    &names,
+                    &expected,
                     &mut diffs,
                 );
-                compare_stage_scores(
-                    "normalizedScores",
-                    ps.plugin,
-                    expected.normalized_scores.as_ref(),
-                    per_node.iter().map(|&(n, _, norm)| (n, norm)),
-                    &mut diffs,
-                );
-                let Some(exp) = expected.scores.get(ps.plugin) else {
-                    diffs.push(format!(
-                        "plugin {} scored but upstream skipped it",
-                        ps.plugin
-                    ));
-                    continue;
-                };
-                for (k, &i) in feasible.iter().enumerate() {
-                    let e = exp.get(names[i]).copied();
-                    if e != Some(ps.weighted(k)) {
-                        diffs.push(format!(
-                            "score {} node {}: expected {:?}, got {} (raw {}, normalized {})",
-                            ps.plugin,
-                            names[i],
-                            e,
-                            ps.weighted(k),
-                            per_node[k].1,
-                            per_node[k].2
-                        ));
-                    }
-                }
-            }
-            let recorded = expected
-                .scores
-                .keys()
-                .chain(expected.raw_scores.iter().flat_map(|m| m.keys()))
-                .chain(expected.normalized_scores.iter().flat_map(|m| m.keys()));
-            let missing: BTreeSet<&String> = recorded
-                .filter(|p| !got_plugins.contains(p.as_str()))
-                .collect();
-            for p in missing {
-                diffs.push(format!("plugin {p}: upstream scored it, ksim skipped it"));
-            }
-            // With no score plugin at all upstream records no totals.
-            let compare_totals = !(expected.total_scores.is_empty() && table.plugins.is_empty());
-            for (k, &i) in feasible.iter().enumerate().filter(|_| compare_totals) {
-                let e = expected.total_scores.get(names[i]).copied();
-                if e != Some(table.totals[k]) {
-                    diffs.push(format!(
-                        "totalScore node {}: expected {:?}, got {}",
-                        names[i], e, table.totals[k]
-                    ));
-                }
             }
         }
     }
@@ -1005,4 +974,90 @@ fn compare_volume_bindings(
             ));
         }
     }
+}
+
+/// Compares one score table (the plain or the column path's) with the recorded raw,
+/// normalized and weighted scores per plugin and node, and the totals; each difference
+/// starts with `prefix`.
+fn compare_score_table(
+    prefix: &str,
+    table: &ScoreTable,
+    feasible: &[usize],
+    names: &[&str],
+    expected: &Expected,
+    diffs: &mut Vec<String>,
+) {
+    let mut local: Vec<String> = Vec::new();
+    let diffs_out = diffs;
+    let diffs = &mut local;
+    let mut got_plugins: BTreeSet<&str> = BTreeSet::new();
+    for ps in &table.plugins {
+        got_plugins.insert(ps.plugin);
+        let per_node: Vec<(&str, i64, i64)> = feasible
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let raw = ps.raw_at(k).unwrap_or_default();
+                (names[i], raw, ps.normalized_at(k).unwrap_or_default())
+            })
+            .collect();
+        compare_stage_scores(
+            "rawScores",
+            ps.plugin,
+            expected.raw_scores.as_ref(),
+            per_node.iter().map(|&(n, raw, _)| (n, raw)),
+            diffs,
+        );
+        compare_stage_scores(
+            "normalizedScores",
+            ps.plugin,
+            expected.normalized_scores.as_ref(),
+            per_node.iter().map(|&(n, _, norm)| (n, norm)),
+            diffs,
+        );
+        let Some(exp) = expected.scores.get(ps.plugin) else {
+            diffs.push(format!(
+                "plugin {} scored but upstream skipped it",
+                ps.plugin
+            ));
+            continue;
+        };
+        for (k, &i) in feasible.iter().enumerate() {
+            let e = exp.get(names[i]).copied();
+            if e != Some(ps.weighted(k)) {
+                diffs.push(format!(
+                    "score {} node {}: expected {:?}, got {} (raw {}, normalized {})",
+                    ps.plugin,
+                    names[i],
+                    e,
+                    ps.weighted(k),
+                    per_node[k].1,
+                    per_node[k].2
+                ));
+            }
+        }
+    }
+    let recorded = expected
+        .scores
+        .keys()
+        .chain(expected.raw_scores.iter().flat_map(|m| m.keys()))
+        .chain(expected.normalized_scores.iter().flat_map(|m| m.keys()));
+    let missing: BTreeSet<&String> = recorded
+        .filter(|p| !got_plugins.contains(p.as_str()))
+        .collect();
+    for p in missing {
+        diffs.push(format!("plugin {p}: upstream scored it, ksim skipped it"));
+    }
+    // With no score plugin at all upstream records no totals.
+    let compare_totals = !(expected.total_scores.is_empty() && table.plugins.is_empty());
+    for (k, &i) in feasible.iter().enumerate().filter(|_| compare_totals) {
+        let e = expected.total_scores.get(names[i]).copied();
+        if e != Some(table.totals[k]) {
+            diffs.push(format!(
+                "totalScore node {}: expected {:?}, got {}",
+                names[i], e, table.totals[k]
+            ));
+        }
+    }
+    diffs_out.extend(local.into_iter().map(|d| format!("{prefix}{d}")));
 }

@@ -83,8 +83,17 @@ struct Expected {
     final_: BTreeMap<String, Final>,
 }
 
-/// Runs one timeline case; returns the differences (empty = pass).
+/// Runs one timeline case as the version that recorded it; returns the differences (empty =
+/// pass).
 pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
+    run_as(case, crate::case_version(case)?)
+}
+
+/// Runs one timeline case as `version` (its default gates); returns the differences.
+pub fn run_as(
+    case: &Value,
+    version: ksim_api::version::KubernetesVersion,
+) -> Result<Vec<String>, CaseError> {
     let input: Input = serde_json::from_value(case.get("input").cloned().unwrap_or(Value::Null))
         .map_err(|e| CaseError::Format(format!("input: {e}")))?;
     let expected: Expected =
@@ -101,7 +110,7 @@ pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
     let mut sim = Simulation::new(
         cfg,
         &sched_cfg,
-        &Registry::in_tree(),
+        &Registry::in_tree_for(version),
         input.nodes,
         ClusterObjects::default(),
     )

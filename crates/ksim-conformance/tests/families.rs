@@ -35,6 +35,7 @@ fn every_family_on_disk_has_a_test() {
     for (rel, generated, at_least) in [
         ("cases", DECISION_FAMILIES, 387),
         ("timelines/cases", TIMELINE_FAMILIES, 150),
+        ("v1.36/cases", DECISION_V1_36_FAMILIES, 387),
     ] {
         let dir = conformance_root().join(rel);
         let on_disk = ksim_conformance::family::families(&dir).expect("cases dir");
@@ -55,7 +56,7 @@ fn every_family_on_disk_has_a_test() {
 /// The family a case records is the one its place on disk gives it.
 #[test]
 fn recorded_family_matches_place_on_disk() {
-    for rel in ["cases", "timelines/cases"] {
+    for rel in ["cases", "timelines/cases", "v1.36/cases"] {
         let dir = conformance_root().join(rel);
         for (family, files) in ksim_conformance::family::families(&dir).expect("cases dir") {
             for p in files {
@@ -65,5 +66,43 @@ fn recorded_family_matches_place_on_disk() {
                 assert_eq!(recorded, Some(family.as_str()), "{}", p.display());
             }
         }
+    }
+}
+
+/// Each suite runs as the version that recorded it; the other version's behaviour does not
+/// reach upstream's verdict where the two differ (fit-018: v1.36's BalancedAllocation scores
+/// the improvement, 68 on n2, where v1.35 scores the balance, 87).
+#[test]
+fn cases_run_as_their_recorded_version_and_the_override_changes_it() {
+    use ksim_api::version::KubernetesVersion;
+    let root = conformance_root();
+    for (rel, own, other) in [
+        (
+            "cases/fit-018.json",
+            KubernetesVersion::V1_35,
+            KubernetesVersion::V1_36,
+        ),
+        (
+            "v1.36/cases/fit-018.json",
+            KubernetesVersion::V1_36,
+            KubernetesVersion::V1_35,
+        ),
+    ] {
+        let path = root.join(rel);
+        let text = std::fs::read_to_string(&path).expect("case file");
+        let case: serde_json::Value = serde_json::from_str(&text).expect("case JSON");
+        assert_eq!(ksim_conformance::case_version(&case).unwrap(), own, "{rel}");
+        let o = ksim_conformance::run_file(&path);
+        assert!(o.passed(), "{rel}: {:?}", o.differences);
+        let o = ksim_conformance::run_file_as(&path, Some(own));
+        assert!(o.passed(), "{rel}: {:?}", o.differences);
+        let o = ksim_conformance::run_file_as(&path, Some(other));
+        assert!(
+            o.differences
+                .iter()
+                .any(|d| d.contains("NodeResourcesBalancedAllocation")),
+            "{rel} as {other}: {:?}",
+            o.differences
+        );
     }
 }

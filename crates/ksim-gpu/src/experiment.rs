@@ -247,9 +247,14 @@ profiles:
     }
 }
 
-/// The registry the experiment uses: every in-tree plugin plus this crate's.
+/// The registry the experiment uses: every in-tree plugin plus this crate's, behaving as
+/// Kubernetes 1.35, the version the experiment's reproduction of the paper was checked
+/// against (docs/fgd). Its profiles disable every default plugin (`multiPoint: '*'`) and
+/// enable none whose behaviour differs between 1.35 and 1.36 (BalancedAllocation,
+/// NodeDeclaredFeatures), so its results are the same under either; the pin keeps them so
+/// when a later version changes a plugin it does enable.
 pub fn registry() -> Registry {
-    let mut r = Registry::in_tree();
+    let mut r = Registry::in_tree_for(ksim_api::version::KubernetesVersion::V1_35);
     crate::plugins::register(&mut r);
     r
 }

@@ -97,7 +97,11 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &st
     h.push_str("<h1>ksim run report</h1>");
     let _ = write!(
         h,
-        "<div class=\"sub\">Horizon {} s{} · {} nodes at end ({} added, {} removed) · {} pods created · {} scheduling attempts</div>",
+        "<div class=\"sub\">{}Horizon {} s{} · {} nodes at end ({} added, {} removed) · {} pods created · {} scheduling attempts</div>",
+        match &s.kubernetes_version {
+            Some(v) => format!("Kubernetes {} · ", escape(v)),
+            None => String::new(),
+        },
         secs(s.horizon_s),
         match human(s.horizon_s) {
             h if h.is_empty() => h,

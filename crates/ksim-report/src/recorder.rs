@@ -182,6 +182,8 @@ pub struct Recorder {
     /// First error met while streaming placements; reported by `write_outputs`.
     stream_error: Option<ReportError>,
     pub(crate) options: ReportOptions,
+    /// The Kubernetes version the run behaved as (summary.json, report.html).
+    pub(crate) kubernetes_version: Option<String>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -246,11 +248,18 @@ impl Recorder {
             fit_failures: 0,
             pool_failures: Vec::new(),
             stream_error: None,
+            kubernetes_version: None,
             options: ReportOptions::default(),
         }
     }
 
     /// Replaces the output settings (defaults: [`ReportOptions::default`]).
+    /// Records the Kubernetes version the run behaves as (`1.36`), for summary.json and
+    /// report.html.
+    pub fn set_kubernetes_version(&mut self, version: &str) {
+        self.kubernetes_version = Some(version.to_string());
+    }
+
     pub fn with_options(mut self, options: ReportOptions) -> Recorder {
         self.options = options;
         self

@@ -88,6 +88,11 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_all_s: Option<CensoredLatency>,
     // --- end of the issue-19 latency block ---
+    /// The Kubernetes version the run behaved as (`1.36`; scenario `kubernetesVersion`,
+    /// `--kubernetes-version`); absent when the recorder was not told (summaries written
+    /// before it existed, reports rebuilt from an event log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
 }
 
 /// Scheduling latency over every pod that needed scheduling. A pod still waiting at the end is
@@ -496,6 +501,7 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         needed_scheduling: 0,
         scheduled_of_needed: 0,
         latency_all_s: None,
+        kubernetes_version: rec.kubernetes_version.clone(),
     };
     fill_latency_all(&mut summary, rec);
     summary

@@ -137,11 +137,13 @@ proptest! {
         shapes in proptest::collection::vec(shape(), 1..40),
         pod in (prop_oneof![Just(0i64), 1i64..8_000], prop_oneof![Just(0i64), 1i64..(1 << 34)]),
         weight in 1i64..100,
-        strategy in 0usize..3,
+        strategy in 0usize..4,
         use_requested in any::<bool>(),
         rotate in 0usize..40,
         ordinary in any::<bool>(),
     ) {
+        // 3: Kubernetes 1.36's BalancedAllocation, scoring the improvement the pod brings.
+        let improvement = strategy == 3;
         let strategy = match strategy {
             0 => Scoring::LeastAllocated,
             1 => Scoring::MostAllocated,
@@ -152,7 +154,8 @@ proptest! {
             ResourceSpec { name: CPU.into(), weight },
             ResourceSpec { name: MEMORY.into(), weight },
         ];
-        let scorer = ResourceAllocationScorer::new(strategy, resources, use_requested);
+        let plain = ResourceAllocationScorer::new(strategy, resources, use_requested);
+        let scorer = plain.clone().with_improvement(improvement);
         let snapshot = snapshot_of(
             shapes.iter().enumerate().map(|(k, s)| node(k, s, pod, ordinary)).collect(),
         );
@@ -168,7 +171,18 @@ proptest! {
         for (k, &i) in feasible.iter().enumerate() {
             let want = scorer.score(&snapshot.nodes[i], &reqs);
             prop_assert_eq!(got[k], want, "node {} {:?}", i, shapes[i]);
+            if improvement {
+                // 50 + (50 + withPod − withoutPod) / 2 of the 1.35 balance scores.
+                let with = plain.score(&snapshot.nodes[i], &reqs);
+                let without = plain.score(&snapshot.nodes[i], &[0, 0]);
+                prop_assert_eq!(want, 50 + (50 + with - without) / 2);
+            }
         }
+        // The batch path of the same nodes.
+        let refs: Vec<&NodeInfo> = feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
+        let mut batch = Vec::new();
+        scorer.score_nodes(&refs, &reqs, &mut batch);
+        prop_assert_eq!(batch, got);
     }
 }
 

@@ -54,7 +54,7 @@ pub fn simulation_of(
     let mut sim = Simulation::new(
         plan.engine,
         &plan.scheduler,
-        &Registry::in_tree(),
+        &Registry::in_tree_gates(&plan.gates),
         nodes,
         plan.objects,
     )?;
@@ -90,6 +90,7 @@ pub fn run_plan_explain(
     // run leaves the previous output as it was.
     let staged = ksim_report::StagedDir::begin(out)?;
     let explaining = explain.is_some();
+    let version = plan.gates.version();
     let mut sim = simulation_of(plan, explain, dump_at).map_err(|e| run_err(e.to_string()))?;
     let dir = staged.path();
     for (name, text) in extra {
@@ -97,6 +98,7 @@ pub fn run_plan_explain(
         std::fs::write(&path, text).map_err(|e| SweepError::io(&path, e))?;
     }
     let mut recorder = ksim_report::Recorder::to_dir(dir)?;
+    recorder.set_kubernetes_version(version.as_str());
     let mut log = if event_log {
         Some(ksim_report::EventLogWriter::create(
             &dir.join("events.jsonl"),

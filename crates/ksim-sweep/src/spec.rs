@@ -87,6 +87,8 @@ pub enum AxisSpec {
     WorkloadScale(Vec<f64>),
     ControllerScale(Vec<f64>),
     Seed(Vec<u64>),
+    /// The Kubernetes version each run behaves as (`["1.35", "1.36"]`).
+    KubernetesVersion(Vec<ksim_api::version::KubernetesVersion>),
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -119,6 +121,7 @@ pub enum Setting {
     Scale(f64),
     ControllerScale(f64),
     Seed(u64),
+    KubernetesVersion(ksim_api::version::KubernetesVersion),
 }
 
 /// One value of an axis: its label in `sweep.csv` and what it does.
@@ -503,6 +506,18 @@ fn build_axis(
                 })
                 .collect(),
         },
+        AxisSpec::KubernetesVersion(versions) => Axis {
+            name: "kubernetes_version".into(),
+            values: versions
+                .iter()
+                .map(|v| AxisValue {
+                    label: v.to_string(),
+                    // Versions are categories.
+                    number: None,
+                    setting: Setting::KubernetesVersion(*v),
+                })
+                .collect(),
+        },
     })
 }
 
@@ -589,6 +604,7 @@ impl Sweep {
         for (a, &c) in self.axes.iter().zip(&p.choice) {
             match &a.values[c].setting {
                 Setting::Seed(s) => scenario.seed = *s,
+                Setting::KubernetesVersion(v) => scenario.kubernetes_version = Some(*v),
                 Setting::PoolCount(i, n) => {
                     if let Some(pool) = scenario.cluster.pools.get_mut(*i) {
                         pool.count = *n;

@@ -106,6 +106,15 @@ pub struct Scenario {
     /// `sim/controllers`).
     #[serde(default)]
     pub controller_delay: Option<SimDuration>,
+    /// The Kubernetes version the run behaves as (`1.35`, `1.36`; default 1.36, the newest
+    /// recorded): its default profile, plugin behaviour and feature-gate defaults
+    /// (docs/versions.md).
+    #[serde(default)]
+    pub kubernetes_version: Option<ksim_api::version::KubernetesVersion>,
+    /// Feature gates as kube-scheduler's `--feature-gates` takes them, as a map
+    /// (`NodeDeclaredFeatures: false`); unknown and locked gates are refused, per version.
+    #[serde(default)]
+    pub feature_gates: std::collections::BTreeMap<String, bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -304,6 +313,9 @@ pub struct ScenarioPlan {
     pub output_dir: Option<PathBuf>,
     /// Things worth telling the user before the run (e.g. a trace with no event).
     pub warnings: Vec<String>,
+    /// The Kubernetes version and feature gates the run behaves as (scenario
+    /// `kubernetesVersion` / `featureGates`, `--kubernetes-version` / `--feature-gates`).
+    pub gates: ksim_api::version::FeatureGates,
 }
 
 impl std::fmt::Debug for ScenarioPlan {
@@ -314,6 +326,7 @@ impl std::fmt::Debug for ScenarioPlan {
             .field("nodes", &self.nodes.len())
             .field("sources", &self.events.len())
             .field("output_dir", &self.output_dir)
+            .field("gates", &self.gates)
             .finish()
     }
 }
@@ -714,6 +727,7 @@ impl Scenario {
         if self.name.is_empty() {
             return Err(TraceError::at_field(source, "name", "required"));
         }
+        let gates = self.gates(source)?;
         let resolve = |p: &str| -> PathBuf {
             let p = Path::new(p);
             if p.is_absolute() {
@@ -947,7 +961,19 @@ impl Scenario {
             events: MergedSource::new(sources),
             output_dir: self.output.as_deref().map(resolve),
             warnings,
+            gates,
         })
+    }
+
+    /// The version and feature gates the scenario asks for (`kubernetesVersion`,
+    /// `featureGates`), refused as kube-scheduler refuses them.
+    pub fn gates(&self, source: &str) -> Result<ksim_api::version::FeatureGates, TraceError> {
+        let mut gates =
+            ksim_api::version::FeatureGates::new(self.kubernetes_version.unwrap_or_default());
+        gates
+            .set_from_map(&self.feature_gates)
+            .map_err(|e| TraceError::at_field(source, "featureGates", e.to_string()))?;
+        Ok(gates)
     }
 }
 

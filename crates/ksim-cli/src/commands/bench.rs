@@ -72,6 +72,8 @@ pub struct BenchArgs {
     /// of running the suite.
     #[arg(long)]
     pub write_workloads: Option<PathBuf>,
+    #[command(flatten)]
+    pub version: super::version_args::VersionArgs,
 }
 
 fn mib(b: Option<u64>) -> String {
@@ -100,6 +102,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let load_secs = t0.elapsed().as_secs_f64();
     let mut opts = Options {
         seed: a.seed,
+        gates: a.version.gates()?,
         ..Default::default()
     };
     if let Some(c) = &a.scheduler_config {
@@ -179,6 +182,7 @@ fn run_suite(a: &BenchArgs, suite: &str) -> anyhow::Result<ExitCode> {
     }
     let mut opts = Options {
         seed: a.seed,
+        gates: a.version.gates()?,
         ..Default::default()
     };
     if let Some(c) = &a.scheduler_config {
@@ -269,6 +273,7 @@ fn scaling(a: &BenchArgs) -> anyhow::Result<ExitCode> {
     let spec = ksim_bench::scaling::ScalingSpec {
         repeat: a.repeat,
         seed: a.seed,
+        gates: a.version.gates()?,
         ..Default::default()
     };
     let t = Instant::now();
@@ -296,7 +301,8 @@ fn scaling(a: &BenchArgs) -> anyhow::Result<ExitCode> {
 
 fn replay(a: &BenchArgs) -> anyhow::Result<ExitCode> {
     let kind = Kind::parse(&a.kind)?;
-    let spec = ReplaySpec::new(kind, a.nodes, a.pods, a.seed);
+    let mut spec = ReplaySpec::new(kind, a.nodes, a.pods, a.seed);
+    spec.gates = a.version.gates()?;
     let r = ksim_bench::replay::run(&spec)?;
     let peak = ksim_bench::peak_memory_bytes();
     if a.json {

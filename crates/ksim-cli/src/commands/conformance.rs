@@ -17,12 +17,21 @@ pub struct ConformanceArgs {
     /// Print every difference of a failing case, not just the first.
     #[arg(long)]
     pub all_differences: bool,
+    /// Run every case as this Kubernetes version (1.35 or 1.36) instead of the one that
+    /// recorded it (`expected.k8sVersion`): for cases recorded with changes ported from
+    /// another version.
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    pub kubernetes_version: Option<ksim_api::version::KubernetesVersion>,
+}
+
+fn parse_version(s: &str) -> Result<ksim_api::version::KubernetesVersion, String> {
+    ksim_api::version::KubernetesVersion::parse(s).map_err(|e| e.to_string())
 }
 
 pub fn run(a: ConformanceArgs) -> anyhow::Result<ExitCode> {
     let (mut passed, mut failed) = (0usize, 0usize);
     for dir in &a.dirs {
-        let outcomes = ksim_conformance::run_dir(dir, a.filter.as_deref())
+        let outcomes = ksim_conformance::run_dir_as(dir, a.filter.as_deref(), a.kubernetes_version)
             .with_context(|| format!("reading cases in {}", dir.display()))?;
         for o in outcomes {
             if o.passed() {

@@ -540,6 +540,8 @@ pub struct ForkRun<'a> {
     pub extra: &'a [(&'a str, &'a str)],
     /// Do not print the comparison table.
     pub quiet: bool,
+    /// The Kubernetes version the run behaves as (recorded in every branch's summary).
+    pub version: ksim_api::version::KubernetesVersion,
 }
 
 /// The outputs of one branch: the shared prefix's records, then the branch's own.
@@ -549,12 +551,18 @@ struct BranchOut {
 }
 
 impl BranchOut {
-    fn create(dir: &Path, event_log: bool, extra: &[(&str, &str)]) -> anyhow::Result<BranchOut> {
+    fn create(
+        dir: &Path,
+        event_log: bool,
+        extra: &[(&str, &str)],
+        version: ksim_api::version::KubernetesVersion,
+    ) -> anyhow::Result<BranchOut> {
         for (name, text) in extra {
             let path = dir.join(name);
             std::fs::write(&path, text).with_context(|| path.display().to_string())?;
         }
-        let recorder = ksim_report::Recorder::to_dir(dir)?;
+        let mut recorder = ksim_report::Recorder::to_dir(dir)?;
+        recorder.set_kubernetes_version(version.as_str());
         let log = if event_log {
             Some(ksim_report::EventLogWriter::create(
                 &dir.join("events.jsonl"),
@@ -698,7 +706,7 @@ fn run_branch(
     prefix: &[Record],
     f: &ForkRun<'_>,
 ) -> anyhow::Result<ksim_report::Summary> {
-    let mut o = BranchOut::create(dir, f.event_log, f.extra)?;
+    let mut o = BranchOut::create(dir, f.event_log, f.extra, f.version)?;
     for r in prefix {
         o.record(r);
     }

@@ -14,3 +14,4 @@ pub mod report;
 pub mod run;
 pub mod sweep;
 pub mod validate;
+pub mod version_args;

@@ -44,6 +44,8 @@ pub struct PlanArgs {
     /// each probe's summary.json and the curve (plan.csv, plan.json, plan.svg/png) are kept.
     #[arg(long)]
     pub keep_runs: bool,
+    #[command(flatten)]
+    pub version: super::version_args::VersionArgs,
 }
 
 struct Printer;
@@ -70,7 +72,8 @@ pub fn run(a: PlanArgs) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&a.scenario)
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.scenario.display()))?;
     let source = a.scenario.display().to_string();
-    let scenario = ksim_trace::parse_scenario(&source, &text)?;
+    let mut scenario = ksim_trace::parse_scenario(&source, &text)?;
+    a.version.apply_to_scenario(&mut scenario, &source)?;
     let base = a.scenario.parent().unwrap_or(Path::new("."));
     let current = scenario
         .cluster

@@ -77,6 +77,8 @@ pub struct RunArgs {
     /// checked after the run, written to slo.json and marked on the report's latency CDF.
     #[arg(long)]
     pub slo: Vec<String>,
+    #[command(flatten)]
+    pub version: super::version_args::VersionArgs,
 }
 
 /// `--slo` flags (repeated or comma-separated) parsed by `ksim plan`'s parser; `None` when
@@ -139,9 +141,11 @@ fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
                 events: MergedSource::new(Vec::new()),
                 output_dir: None,
                 warnings: Vec::new(),
+                gates: Default::default(),
             }
         }
     };
+    plan.gates = a.version.apply(&plan.gates)?;
     if let Some(n) = &a.nodes {
         plan.nodes = load_nodes(n)?;
     }
@@ -246,6 +250,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
                 dump_at,
                 extra: &extra,
                 quiet: a.quiet,
+                version: plan.gates.version(),
             };
             let (base, branches) = super::fork::run_forked(plan, &out, &f)?;
             for (name, s) in &branches {
@@ -310,7 +315,8 @@ pub fn run_plan_explain(
 /// `ksim-run.json` (see the module doc).
 fn recorded_files(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<Vec<(&'static str, String)>> {
     let scenario = recorded_scenario(a, plan)?;
-    let config = effective_scheduler_config(&plan.scheduler);
+    let features = ksim_scheduler::framework::Features::from_gates(&plan.gates);
+    let config = effective_scheduler_config_for(&plan.scheduler, &features);
     let scenario_yaml = format!(
         "# The scenario this run ran, after command-line overrides (paths made absolute).\n\
          # Re-run it: ksim run scenario.yaml --out DIR\n{}",
@@ -322,7 +328,9 @@ fn recorded_files(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<Vec<(&'sta
     );
     let run = serde_json::json!({
         "ksimVersion": env!("CARGO_PKG_VERSION"),
-        "kubeScheduler": "v1.35.4",
+        "kubeScheduler": plan.gates.version().recorded_release(),
+        "kubernetesVersion": plan.gates.version().as_str(),
+        "featureGates": plan.gates.overrides(),
         "seed": plan.engine.seed,
         "horizon": plan.engine.horizon.map(|h| h.to_string()),
         "source": plan.source,
@@ -410,6 +418,15 @@ fn recorded_scenario(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<serde_j
     };
     m.insert("name".into(), json!(plan.name));
     m.insert("seed".into(), json!(plan.engine.seed));
+    m.insert(
+        "kubernetesVersion".into(),
+        json!(plan.gates.version().as_str()),
+    );
+    if plan.gates.overrides().is_empty() {
+        m.remove("featureGates");
+    } else {
+        m.insert("featureGates".into(), json!(plan.gates.overrides()));
+    }
     if let Some(u) = &a.until {
         m.insert("horizon".into(), json!(u));
     }
@@ -447,8 +464,15 @@ fn recorded_scenario(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<serde_j
 pub fn effective_scheduler_config(
     cfg: &ksim_api::config::KubeSchedulerConfiguration,
 ) -> ksim_api::config::KubeSchedulerConfiguration {
+    effective_scheduler_config_for(cfg, &Default::default())
+}
+
+/// [`effective_scheduler_config`] with the default profile of `features`' version and gates.
+pub fn effective_scheduler_config_for(
+    cfg: &ksim_api::config::KubeSchedulerConfiguration,
+    features: &ksim_scheduler::framework::Features,
+) -> ksim_api::config::KubeSchedulerConfiguration {
     use ksim_api::config::{self as c, decode_args, PluginConfig, Profile};
-    use ksim_scheduler::framework::registry::defaulted_plugins;
     let mut out = cfg.clone();
     out.parallelism.get_or_insert(16);
     out.percentage_of_nodes_to_score.get_or_insert(0);
@@ -471,7 +495,10 @@ pub fn effective_scheduler_config(
         if p.scheduler_name.is_empty() {
             p.scheduler_name = "default-scheduler".into();
         }
-        let plugins = defaulted_plugins(p.plugins.as_ref());
+        let plugins = ksim_scheduler::framework::registry::defaulted_plugins_with(
+            features,
+            p.plugins.as_ref(),
+        );
         let enabled: Vec<String> = [
             &plugins.multi_point,
             &plugins.pre_filter,

@@ -31,6 +31,8 @@ pub struct SweepArgs {
     /// Do not print the table.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub version: super::version_args::VersionArgs,
 }
 
 /// A rayon pool of `jobs` threads (default: rayon's, one per core).
@@ -44,7 +46,9 @@ pub fn pool(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
 }
 
 pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
-    let sweep = load_sweep(&a.sweep)?;
+    let mut sweep = load_sweep(&a.sweep)?;
+    let source = sweep.base_source.clone();
+    a.version.apply_to_scenario(&mut sweep.base, &source)?;
     let shard = match &a.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::WHOLE,

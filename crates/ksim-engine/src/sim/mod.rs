@@ -288,6 +288,13 @@ pub fn rng_stream(seed: u64, purpose: u64) -> ChaCha8Rng {
     r
 }
 impl Simulation {
+    /// The Kubernetes version and feature gates the run behaves as: those of the registry the
+    /// simulation was built with (`Registry::in_tree_gates`). The rooms read gates here, as
+    /// the plugins read the registry's `Features` (docs/versions.md).
+    pub fn feature_gates(&self) -> &ksim_api::version::FeatureGates {
+        &self.registry.features().gates
+    }
+
     /// Builds a simulation with the initial nodes (present at t=0).
     pub fn new(
         cfg: EngineConfig,

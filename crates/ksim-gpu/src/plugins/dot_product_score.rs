@@ -137,13 +137,15 @@ mod tests {
         let ok = serde_json::json!({"dimExtMethod": "merge", "normMethod": "max"});
         assert!(new(&FactoryArgs {
             args: Some(&ok),
-            profile: &profile
+            profile: &profile,
+            features: &Default::default(),
         })
         .is_ok());
         let bad = serde_json::json!({"dimExtMethod": "share"});
         assert!(new(&FactoryArgs {
             args: Some(&bad),
-            profile: &profile
+            profile: &profile,
+            features: &Default::default(),
         })
         .is_err());
     }

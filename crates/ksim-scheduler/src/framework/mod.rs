@@ -3,6 +3,7 @@
 //! each extension point in upstream's order.
 
 pub mod cycle_state;
+pub mod features;
 pub mod interface;
 pub mod registry;
 pub mod runtime;
@@ -10,6 +11,7 @@ pub mod score_table;
 pub mod status;
 
 pub use cycle_state::CycleState;
+pub use features::Features;
 pub use interface::*;
 pub use registry::{
     build_framework, build_frameworks, Factory, FactoryArgs, ProfileError, Registry,

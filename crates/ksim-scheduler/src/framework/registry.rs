@@ -8,6 +8,9 @@ use ksim_api::config::{
     KubeSchedulerConfiguration, PluginRef as CfgPluginRef, PluginSet, Plugins, Profile,
 };
 
+use ksim_api::version::{FeatureGates, KubernetesVersion};
+
+use crate::framework::features::Features;
 use crate::framework::interface::PluginRef;
 use crate::framework::runtime::{Framework, WeightedScorePlugin};
 
@@ -24,32 +27,67 @@ pub enum ProfileError {
     Invalid(String, String),
 }
 
-/// What a constructor gets: the raw args from `pluginConfig` (None when absent) and the whole
-/// profile (some plugins read others' settings).
+/// What a constructor gets: the raw args from `pluginConfig` (None when absent), the whole
+/// profile (some plugins read others' settings) and the run's [`Features`] (upstream's `fts`).
 pub struct FactoryArgs<'a> {
     pub args: Option<&'a serde_json::Value>,
     pub profile: &'a Profile,
+    pub features: &'a Features,
 }
 
 pub type Factory = fn(&FactoryArgs<'_>) -> Result<PluginRef, String>;
 
-/// Plugin name → constructor. In-tree plugins are registered by [`Registry::in_tree`];
-/// out-of-tree plugins are added with [`Registry::register`] and enabled by name.
+/// Plugin name → constructor, and the [`Features`] every constructor is given (upstream's
+/// `NewInTreeRegistry` closes over `fts` the same way). In-tree plugins are registered by
+/// [`Registry::in_tree`]; out-of-tree plugins are added with [`Registry::register`] and
+/// enabled by name.
 #[derive(Clone, Default)]
 pub struct Registry {
     factories: BTreeMap<String, Factory>,
+    features: Features,
 }
 
 impl Registry {
+    /// No plugin, the default version's features.
     pub fn empty() -> Registry {
         Registry::default()
     }
 
-    /// Every in-tree plugin of upstream v1.35.4's default build.
+    /// Every in-tree plugin, behaving as the default Kubernetes version (1.36) with its
+    /// default gates.
     pub fn in_tree() -> Registry {
-        let mut r = Registry::empty();
+        Registry::in_tree_with(Features::default())
+    }
+
+    /// Every in-tree plugin, behaving as `version` with its default gates.
+    pub fn in_tree_for(version: KubernetesVersion) -> Registry {
+        Registry::in_tree_with(Features::of(version))
+    }
+
+    /// Every in-tree plugin, with the version and gates of `gates`.
+    pub fn in_tree_gates(gates: &FeatureGates) -> Registry {
+        Registry::in_tree_with(Features::from_gates(gates))
+    }
+
+    /// Every in-tree plugin, given `features`.
+    pub fn in_tree_with(features: Features) -> Registry {
+        let mut r = Registry {
+            factories: BTreeMap::new(),
+            features,
+        };
         crate::plugins::register_in_tree(&mut r);
         r
+    }
+
+    /// The features every constructor of this registry is given.
+    pub fn features(&self) -> &Features {
+        &self.features
+    }
+
+    /// The same plugins, given other features (a run's version and gates).
+    pub fn with_features(mut self, features: Features) -> Registry {
+        self.features = features;
+        self
     }
 
     pub fn register(&mut self, name: &str, f: Factory) {
@@ -65,37 +103,75 @@ impl Registry {
     }
 }
 
-/// upstream v1.35.4 `getDefaultPlugins`: MultiPoint, in order, with score weights.
-pub const DEFAULT_MULTI_POINT: &[(&str, Option<i32>)] = &[
-    ("SchedulingGates", None),
-    ("PrioritySort", None),
-    ("NodeUnschedulable", None),
-    ("NodeName", None),
-    ("TaintToleration", Some(3)),
-    ("NodeAffinity", Some(2)),
-    ("NodePorts", None),
-    ("NodeResourcesFit", Some(1)),
-    ("VolumeRestrictions", None),
-    ("NodeVolumeLimits", None),
-    ("VolumeBinding", None),
-    ("VolumeZone", None),
-    ("PodTopologySpread", Some(2)),
-    ("InterPodAffinity", Some(2)),
-    ("DynamicResources", Some(2)),
-    ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", Some(1)),
-    ("ImageLocality", Some(1)),
-    ("DefaultBinder", None),
+/// One entry of the default profile's MultiPoint (upstream `getDefaultPlugins`): the plugin,
+/// its score weight, the first version whose default profile has it, and the feature gate
+/// upstream appends it under (None: always).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DefaultPlugin {
+    pub name: &'static str,
+    pub weight: Option<i32>,
+    pub since: KubernetesVersion,
+    pub gate: Option<&'static str>,
+}
+
+const fn dp(name: &'static str, weight: Option<i32>) -> DefaultPlugin {
+    DefaultPlugin {
+        name,
+        weight,
+        since: KubernetesVersion::V1_35,
+        gate: None,
+    }
+}
+
+/// upstream `getDefaultPlugins` per version: MultiPoint, in order, with score weights. v1.35.4
+/// and v1.36.2 share the list; `NodeDeclaredFeatures` is appended when its gate is on (alpha
+/// and off in v1.35, beta and on in v1.36). No plugin's default args differ between them.
+pub const DEFAULT_PLUGINS: &[DefaultPlugin] = &[
+    dp("SchedulingGates", None),
+    dp("PrioritySort", None),
+    dp("NodeUnschedulable", None),
+    dp("NodeName", None),
+    dp("TaintToleration", Some(3)),
+    dp("NodeAffinity", Some(2)),
+    dp("NodePorts", None),
+    dp("NodeResourcesFit", Some(1)),
+    dp("VolumeRestrictions", None),
+    dp("NodeVolumeLimits", None),
+    dp("VolumeBinding", None),
+    dp("VolumeZone", None),
+    dp("PodTopologySpread", Some(2)),
+    dp("InterPodAffinity", Some(2)),
+    dp("DynamicResources", Some(2)),
+    dp("DefaultPreemption", None),
+    dp("NodeResourcesBalancedAllocation", Some(1)),
+    dp("ImageLocality", Some(1)),
+    dp("DefaultBinder", None),
+    DefaultPlugin {
+        name: "NodeDeclaredFeatures",
+        weight: None,
+        since: KubernetesVersion::V1_35,
+        gate: Some("NodeDeclaredFeatures"),
+    },
 ];
 
-fn default_plugins() -> Plugins {
+/// The default MultiPoint of `features`' version and gates: [`DEFAULT_PLUGINS`] filtered.
+pub fn default_multi_point(features: &Features) -> Vec<(&'static str, Option<i32>)> {
+    DEFAULT_PLUGINS
+        .iter()
+        .filter(|p| p.since <= features.version())
+        .filter(|p| p.gate.is_none_or(|g| features.gates.enabled(g)))
+        .map(|p| (p.name, p.weight))
+        .collect()
+}
+
+fn default_plugins(features: &Features) -> Plugins {
     Plugins {
         multi_point: PluginSet {
-            enabled: DEFAULT_MULTI_POINT
-                .iter()
+            enabled: default_multi_point(features)
+                .into_iter()
                 .map(|(n, w)| CfgPluginRef {
                     name: n.to_string(),
-                    weight: *w,
+                    weight: w,
                 })
                 .collect(),
             disabled: Vec::new(),
@@ -140,9 +216,16 @@ fn merge_plugin_set(default: &PluginSet, custom: &PluginSet) -> PluginSet {
     PluginSet { enabled, disabled }
 }
 
-/// upstream `mergePlugins` applied to every extension point.
+/// upstream `mergePlugins` applied to every extension point, over the default version's
+/// default profile.
 pub fn defaulted_plugins(custom: Option<&Plugins>) -> Plugins {
-    let d = default_plugins();
+    defaulted_plugins_with(&Features::default(), custom)
+}
+
+/// upstream `mergePlugins` applied to every extension point, over the default profile of
+/// `features`' version and gates.
+pub fn defaulted_plugins_with(features: &Features, custom: Option<&Plugins>) -> Plugins {
+    let d = default_plugins(features);
     let empty = Plugins::default();
     let c = custom.unwrap_or(&empty);
     Plugins {
@@ -243,7 +326,7 @@ pub fn build_framework(
     cfg: &KubeSchedulerConfiguration,
     profile: &Profile,
 ) -> Result<Framework, ProfileError> {
-    let plugins = defaulted_plugins(profile.plugins.as_ref());
+    let plugins = defaulted_plugins_with(&registry.features, profile.plugins.as_ref());
 
     // Instantiate every plugin named anywhere, in first-seen order.
     let mut instances: Vec<PluginRef> = Vec::new();
@@ -269,6 +352,7 @@ pub fn build_framework(
         let fa = FactoryArgs {
             args: profile.args_of(name),
             profile,
+            features: &registry.features,
         };
         let inst = f(&fa).map_err(|message| ProfileError::BadArgs {
             plugin: name.to_string(),
@@ -411,4 +495,65 @@ pub fn build_frameworks(
         .iter()
         .map(|p| build_framework(registry, cfg, p).map(Arc::new))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: KubernetesVersion) -> Vec<(&'static str, Option<i32>)> {
+        default_multi_point(&Features::of(v))
+    }
+
+    #[test]
+    fn default_profile_per_version() {
+        let base: Vec<(&str, Option<i32>)> = vec![
+            ("SchedulingGates", None),
+            ("PrioritySort", None),
+            ("NodeUnschedulable", None),
+            ("NodeName", None),
+            ("TaintToleration", Some(3)),
+            ("NodeAffinity", Some(2)),
+            ("NodePorts", None),
+            ("NodeResourcesFit", Some(1)),
+            ("VolumeRestrictions", None),
+            ("NodeVolumeLimits", None),
+            ("VolumeBinding", None),
+            ("VolumeZone", None),
+            ("PodTopologySpread", Some(2)),
+            ("InterPodAffinity", Some(2)),
+            ("DynamicResources", Some(2)),
+            ("DefaultPreemption", None),
+            ("NodeResourcesBalancedAllocation", Some(1)),
+            ("ImageLocality", Some(1)),
+            ("DefaultBinder", None),
+        ];
+        assert_eq!(names(KubernetesVersion::V1_35), base);
+        let mut v136 = base.clone();
+        v136.push(("NodeDeclaredFeatures", None));
+        assert_eq!(names(KubernetesVersion::V1_36), v136);
+        // The gate, not the version, adds it.
+        let mut g = FeatureGates::new(KubernetesVersion::V1_35);
+        g.set_from_str("NodeDeclaredFeatures=true").unwrap();
+        assert_eq!(default_multi_point(&Features::from_gates(&g)), v136);
+        let mut g = FeatureGates::new(KubernetesVersion::V1_36);
+        g.set_from_str("NodeDeclaredFeatures=false").unwrap();
+        assert_eq!(default_multi_point(&Features::from_gates(&g)), base);
+    }
+
+    #[test]
+    fn the_framework_filters_with_node_declared_features_last_in_v136() {
+        let cfg = KubeSchedulerConfiguration::default();
+        let filters = |v| -> Vec<&'static str> {
+            let fws = build_frameworks(&Registry::in_tree_for(v), &cfg).unwrap();
+            fws[0].filter.iter().map(|p| p.name()).collect()
+        };
+        let (a, b) = (
+            filters(KubernetesVersion::V1_35),
+            filters(KubernetesVersion::V1_36),
+        );
+        assert!(!a.contains(&"NodeDeclaredFeatures"), "{a:?}");
+        assert_eq!(b.last().copied(), Some("NodeDeclaredFeatures"), "{b:?}");
+        assert_eq!(a[..], b[..b.len() - 1]);
+    }
 }

@@ -9,6 +9,7 @@ pub mod dynamic_resources;
 pub mod image_locality;
 pub mod inter_pod_affinity;
 pub mod node_affinity;
+pub mod node_declared_features;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_balanced_allocation;
@@ -49,4 +50,5 @@ pub fn register_in_tree(r: &mut Registry) {
     );
     r.register(image_locality::NAME, image_locality::new);
     r.register(default_binder::NAME, default_binder::new);
+    r.register(node_declared_features::NAME, node_declared_features::new);
 }

@@ -1,6 +1,11 @@
 //! `NodeResourcesBalancedAllocation` (upstream `noderesources.BalancedAllocation`): favours
 //! nodes whose requested fractions of the configured resources are even. Skips pods that
 //! request none of those resources.
+//!
+//! v1.36 scores the improvement a pod brings, `50 + (50 + withPod − withoutPod) / 2`, where
+//! each term is v1.35's balance score (`balancedResourceScorer`) with and without the pod:
+//! [`Features::balanced_allocation_improvement`](crate::framework::Features) (not a gate
+//! upstream: the v1.36 code; see docs/versions.md). v1.35 scores the balance with the pod.
 
 use std::sync::Arc;
 
@@ -27,7 +32,8 @@ pub fn new(a: &FactoryArgs<'_>) -> Result<PluginRef, String> {
         return Err("resources: at most 16 resources are supported".into());
     }
     Ok(Arc::new(BalancedAllocation {
-        scorer: ResourceAllocationScorer::new(Strategy::Balanced, args.resources, true),
+        scorer: ResourceAllocationScorer::new(Strategy::Balanced, args.resources, true)
+            .with_improvement(a.features.balanced_allocation_improvement),
     }))
 }
 

@@ -563,6 +563,7 @@ fn args_validation() {
     let err = new(&FactoryArgs {
         args: Some(&bad),
         profile: &profile,
+        features: &Default::default(),
     })
     .err()
     .unwrap();
@@ -571,6 +572,7 @@ fn args_validation() {
     assert!(new(&FactoryArgs {
         args: Some(&ok),
         profile: &profile,
+        features: &Default::default(),
     })
     .is_ok());
 }

@@ -21,11 +21,14 @@ use crate::resource::{
     is_extended_resource_name, is_scalar_resource_name, CPU, EPHEMERAL_STORAGE, MEMORY,
 };
 
+mod balanced;
 mod lanes;
 mod pairs;
 mod quads;
 mod score_state;
 
+pub(crate) use balanced::balanced_improvement;
+use balanced::{balanced_cpu_memory, balanced_score};
 use lanes::F2;
 use pairs::*;
 pub(crate) use score_state::PodRequests;
@@ -81,6 +84,9 @@ pub struct ResourceAllocationScorer {
     keys: Vec<ResourceKey>,
     /// Use the node's Requested instead of NonZeroRequested, and the pod's plain requests.
     use_requested: bool,
+    /// `Strategy::Balanced` only: score the improvement the pod brings (v1.36,
+    /// [`balanced_improvement`]) instead of the balance with the pod (v1.35).
+    improvement: bool,
 }
 
 impl ResourceAllocationScorer {
@@ -95,7 +101,15 @@ impl ResourceAllocationScorer {
             resources,
             keys,
             use_requested,
+            improvement: false,
         }
+    }
+
+    /// With `Strategy::Balanced`: score the improvement the pod brings (v1.36) when
+    /// `improvement`, else the balance with the pod (v1.35). No effect on other strategies.
+    pub fn with_improvement(mut self, improvement: bool) -> ResourceAllocationScorer {
+        self.improvement = improvement && matches!(self.strategy, Strategy::Balanced);
+        self
     }
 
     /// The pod's request for each configured resource (`calculatePodResourceRequestList`).
@@ -115,7 +129,7 @@ impl ResourceAllocationScorer {
             Strategy::LeastAllocated => least_requested_score,
             Strategy::MostAllocated => most_requested_score,
             Strategy::RequestedToCapacityRatio(_) | Strategy::Balanced => {
-                return self.score_from_arrays(node, pod_requests)
+                return self.score_from_arrays(node, pod_requests, self.improvement)
             }
         };
         let (mut score, mut weights) = (0i64, 0i64);
@@ -136,7 +150,7 @@ impl ResourceAllocationScorer {
     }
 
     /// The strategies that read every resource's fraction at once.
-    fn score_from_arrays(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+    fn score_from_arrays(&self, node: &NodeInfo, pod_requests: &[i64], improvement: bool) -> i64 {
         // At most a handful of resources: stack arrays avoid per-node allocation.
         let mut requested = [0i64; 16];
         let mut allocatable = [0i64; 16];
@@ -153,6 +167,19 @@ impl ResourceAllocationScorer {
         match &self.strategy {
             Strategy::RequestedToCapacityRatio(shape) => self.rtcr(req, alloc, shape),
             // The weighted strategies are scored in one pass by `score`.
+            _ if improvement => {
+                // The same resources counted, the node's requests without the pod's.
+                let mut without = [0i64; 16];
+                for i in 0..n {
+                    if alloc[i] != 0 {
+                        without[i] = req[i] - pod_requests[i];
+                    }
+                }
+                balanced_improvement(
+                    balanced_score(req, alloc),
+                    balanced_score(&without[..n], alloc),
+                )
+            }
             _ => balanced_score(req, alloc),
         }
     }
@@ -200,8 +227,22 @@ impl ResourceAllocationScorer {
                 most_numerator,
                 out,
             ),
-            (Strategy::Balanced, true) => balanced_cpu_memory::<true>(nodes, pod, out),
-            (Strategy::Balanced, false) => balanced_cpu_memory::<false>(nodes, pod, out),
+            (Strategy::Balanced, use_requested) => {
+                let balanced = if use_requested {
+                    balanced_cpu_memory::<true>
+                } else {
+                    balanced_cpu_memory::<false>
+                };
+                let start = out.len();
+                balanced(nodes, pod, out);
+                if self.improvement {
+                    let mut without = Vec::with_capacity(nodes.len());
+                    balanced(nodes, [0, 0], &mut without);
+                    for (o, w) in out[start..].iter_mut().zip(without) {
+                        *o = balanced_improvement(*o, w);
+                    }
+                }
+            }
             (Strategy::RequestedToCapacityRatio(_), _) => {
                 out.extend(nodes.iter().map(|n| self.score(n, pod_requests)))
             }
@@ -244,8 +285,9 @@ impl ResourceAllocationScorer {
         };
         let pod = [pod_requests[0], pod_requests[1]];
         // A node outside the packed path's bounds is scored as `score` scores it (every
-        // node's columns are checked below in debug builds).
-        let per_node = |i: usize| self.score(&snapshot.nodes[i], pod_requests);
+        // node's columns are checked below in debug builds); with the improvement, the
+        // balance with the pod first, then without it.
+        let per_node = |i: usize| self.balance_or_score(&snapshot.nodes[i], pod_requests);
         let [w_cpu, w_mem] = [self.resources[0].weight, self.resources[1].weight];
         let equal_weights = w_cpu == w_mem && (1..=1 << 20).contains(&w_cpu);
         match (&self.strategy, PairConstants::new(pod)) {
@@ -261,7 +303,27 @@ impl ResourceAllocationScorer {
                 score_pairs::<false, true>(cols, &k, feasible, per_node, out)
             }
             (Strategy::Balanced, Some(k)) => {
-                score_pairs::<true, false>(cols, &k, feasible, per_node, out)
+                let start = out.len();
+                score_pairs::<true, false>(cols, &k, feasible, per_node, out);
+                if self.improvement {
+                    let zero = [0i64; 2];
+                    let per_node_without =
+                        |i: usize| self.balance_or_score(&snapshot.nodes[i], &zero);
+                    let mut without = Vec::with_capacity(feasible.len());
+                    match PairConstants::new(zero) {
+                        Some(k0) => score_pairs::<true, false>(
+                            cols,
+                            &k0,
+                            feasible,
+                            per_node_without,
+                            &mut without,
+                        ),
+                        None => without.extend(feasible.iter().map(|&i| per_node_without(i))),
+                    }
+                    for (o, w) in out[start..].iter_mut().zip(without) {
+                        *o = balanced_improvement(*o, w);
+                    }
+                }
             }
         }
         if cfg!(debug_assertions) {
@@ -273,6 +335,16 @@ impl ResourceAllocationScorer {
             }
         }
         true
+    }
+
+    /// [`score`](Self::score), except that with the improvement on it is the plain balance
+    /// with `pod_requests` (the packed paths' per-node fallback, for each of the two terms).
+    fn balance_or_score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+        if self.improvement {
+            self.score_from_arrays(node, pod_requests, false)
+        } else {
+            self.score(node, pod_requests)
+        }
     }
 
     fn allocatable_request(
@@ -456,27 +528,6 @@ fn weighted_cpu_memory<const USE_REQUESTED: bool>(
     }));
 }
 
-/// The balanced strategy over cpu and memory.
-fn balanced_cpu_memory<const USE_REQUESTED: bool>(
-    nodes: &[&NodeInfo],
-    pod: [i64; 2],
-    out: &mut Vec<i64>,
-) {
-    out.extend(nodes.iter().map(|n| {
-        let (ac, rc, am, rm) = cpu_memory::<USE_REQUESTED>(n, pod);
-        if ac != 0 && am != 0 {
-            // `balanced_score` of two fractions, with the same float operations (the two
-            // quotients in one paired divide).
-            let [fc, fm] = div2([rc as f64, rm as f64], [ac as f64, am as f64]);
-            let (fc, fm) = (fc.min(1.0), fm.min(1.0));
-            let std = ((fc - fm) / 2.0).abs();
-            ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
-        } else {
-            balanced_score(&[rc, rm], &[ac, am])
-        }
-    }));
-}
-
 #[inline]
 fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
@@ -522,42 +573,6 @@ fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
         }
     }
     shape.last().map(|s| s.1).unwrap_or(0)
-}
-
-/// `balancedResourceScorer`: 100 × (1 − standard deviation of the requested fractions).
-#[inline]
-fn balanced_score(req: &[i64], alloc: &[i64]) -> i64 {
-    // Each fraction is recomputed where upstream reads it back from its slice: the same float
-    // operations in the same order, with no bound on how many resources are configured.
-    let fraction = |i: usize| (req[i] as f64 / alloc[i] as f64).min(1.0);
-    let counted = || (0..req.len()).filter(|&i| alloc[i] != 0);
-    let mut n = 0usize;
-    let mut total = 0.0;
-    let (mut first, mut second) = (0.0, 0.0);
-    for i in counted() {
-        let f = fraction(i);
-        total += f;
-        match n {
-            0 => first = f,
-            1 => second = f,
-            _ => {}
-        }
-        n += 1;
-    }
-    let std = if n == 2 {
-        ((first - second) / 2.0).abs()
-    } else if n > 2 {
-        let mean = total / n as f64;
-        let mut sum = 0.0;
-        for i in counted() {
-            let f = fraction(i);
-            sum += (f - mean) * (f - mean);
-        }
-        (sum / n as f64).sqrt()
-    } else {
-        0.0
-    };
-    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }
 
 pub struct Fit {

@@ -61,6 +61,7 @@ fn plugin(args: Option<serde_json::Value>) -> PluginRef {
     new(&FactoryArgs {
         args: args.as_ref(),
         profile: &profile,
+        features: &Default::default(),
     })
     .unwrap()
 }
@@ -603,6 +604,7 @@ fn list_defaulting_args() {
         new(&FactoryArgs {
             args: Some(&v),
             profile: &profile,
+            features: &Default::default(),
         })
         .map(|_| ())
     };
