@@ -86,6 +86,10 @@ pub struct PodSpec {
     #[serde(skip_serializing_if = "String::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub restart_policy: String,
+    /// DRA: the claims the pod uses (`resource.k8s.io/v1`, see [`crate::resource`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub resource_claims: Vec<crate::resource::PodResourceClaim>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -102,6 +106,10 @@ pub struct PodStatus {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub conditions: Vec<Condition>,
+    /// DRA: the claims the resource claim controller generated from templates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub resource_claim_statuses: Vec<crate::resource::PodResourceClaimStatus>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -166,6 +174,10 @@ pub struct ResourceRequirements {
     #[serde(skip_serializing_if = "ResourceList::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub limits: ResourceList,
+    /// DRA: the pod claims (by `spec.resourceClaims[].name`) the container uses.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub claims: Vec<crate::resource::ContainerResourceClaim>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

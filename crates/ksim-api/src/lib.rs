@@ -22,6 +22,7 @@ pub mod meta;
 pub mod nulls;
 pub mod object;
 pub mod quantity;
+pub mod resource;
 pub mod sorted_map;
 pub mod storage;
 pub mod validation;

@@ -37,6 +37,23 @@ pub struct ObjectMeta {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub owner_references: Vec<OwnerReference>,
+    /// Read for DRA claims (the scheduler adds `resource.kubernetes.io/delete-protection`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub finalizers: Vec<String>,
+}
+
+impl ObjectMeta {
+    pub fn finalizers_contains(&self, f: &str) -> bool {
+        self.finalizers.iter().any(|x| x == f)
+    }
+
+    /// Appends a finalizer unless present.
+    pub fn add_finalizer(&mut self, f: &str) {
+        if !self.finalizers_contains(f) {
+            self.finalizers.push(f.to_string());
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

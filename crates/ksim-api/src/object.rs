@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::core::{PodDisruptionBudget, PriorityClass, Service};
 use crate::load::{decode, LoadError};
 use crate::meta::ObjectMeta;
+use crate::resource::{self, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
 use crate::storage::{
     default_csi_storage_capacity, default_persistent_volume, default_persistent_volume_claim,
     default_storage_class, CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolume,
@@ -42,11 +43,15 @@ pub enum ObjectKind {
     Job,
     CronJob,
     PriorityClass,
+    DeviceClass,
+    ResourceSlice,
+    ResourceClaim,
+    ResourceClaimTemplate,
 }
 
 impl ObjectKind {
     /// Every kind, in the order the documentation lists them.
-    pub const ALL: [ObjectKind; 16] = [
+    pub const ALL: [ObjectKind; 20] = [
         ObjectKind::PersistentVolume,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::StorageClass,
@@ -63,7 +68,22 @@ impl ObjectKind {
         ObjectKind::Job,
         ObjectKind::CronJob,
         ObjectKind::PriorityClass,
+        ObjectKind::DeviceClass,
+        ObjectKind::ResourceSlice,
+        ObjectKind::ResourceClaim,
+        ObjectKind::ResourceClaimTemplate,
     ];
+
+    /// The `resource.k8s.io` kinds of Dynamic Resource Allocation.
+    pub fn is_dra(self) -> bool {
+        matches!(
+            self,
+            ObjectKind::DeviceClass
+                | ObjectKind::ResourceSlice
+                | ObjectKind::ResourceClaim
+                | ObjectKind::ResourceClaimTemplate
+        )
+    }
 
     /// The workload kinds the engine's controllers run.
     pub fn is_workload(self) -> bool {
@@ -97,6 +117,10 @@ impl ObjectKind {
             ObjectKind::Job => "Job",
             ObjectKind::CronJob => "CronJob",
             ObjectKind::PriorityClass => "PriorityClass",
+            ObjectKind::DeviceClass => "DeviceClass",
+            ObjectKind::ResourceSlice => "ResourceSlice",
+            ObjectKind::ResourceClaim => "ResourceClaim",
+            ObjectKind::ResourceClaimTemplate => "ResourceClaimTemplate",
         }
     }
 
@@ -118,6 +142,10 @@ impl ObjectKind {
             | ObjectKind::DaemonSet => "apps/v1",
             ObjectKind::Job | ObjectKind::CronJob => "batch/v1",
             ObjectKind::PriorityClass => "scheduling.k8s.io/v1",
+            ObjectKind::DeviceClass
+            | ObjectKind::ResourceSlice
+            | ObjectKind::ResourceClaim
+            | ObjectKind::ResourceClaimTemplate => crate::resource::API_VERSION,
             _ => "storage.k8s.io/v1",
         }
     }
@@ -130,6 +158,8 @@ impl ObjectKind {
                 | ObjectKind::CsiStorageCapacity
                 | ObjectKind::PodDisruptionBudget
                 | ObjectKind::Service
+                | ObjectKind::ResourceClaim
+                | ObjectKind::ResourceClaimTemplate
         ) || self.is_workload()
     }
 
@@ -199,6 +229,10 @@ pub enum ApiObject {
     Job(Workload),
     CronJob(Workload),
     PriorityClass(PriorityClass),
+    DeviceClass(DeviceClass),
+    ResourceSlice(ResourceSlice),
+    ResourceClaim(ResourceClaim),
+    ResourceClaimTemplate(ResourceClaimTemplate),
 }
 
 impl ApiObject {
@@ -220,6 +254,10 @@ impl ApiObject {
             ApiObject::Job(_) => ObjectKind::Job,
             ApiObject::CronJob(_) => ObjectKind::CronJob,
             ApiObject::PriorityClass(_) => ObjectKind::PriorityClass,
+            ApiObject::DeviceClass(_) => ObjectKind::DeviceClass,
+            ApiObject::ResourceSlice(_) => ObjectKind::ResourceSlice,
+            ApiObject::ResourceClaim(_) => ObjectKind::ResourceClaim,
+            ApiObject::ResourceClaimTemplate(_) => ObjectKind::ResourceClaimTemplate,
         }
     }
 
@@ -241,6 +279,10 @@ impl ApiObject {
             | ApiObject::Job(o)
             | ApiObject::CronJob(o) => &o.metadata,
             ApiObject::PriorityClass(o) => &o.metadata,
+            ApiObject::DeviceClass(o) => &o.metadata,
+            ApiObject::ResourceSlice(o) => &o.metadata,
+            ApiObject::ResourceClaim(o) => &o.metadata,
+            ApiObject::ResourceClaimTemplate(o) => &o.metadata,
         }
     }
 
@@ -262,6 +304,10 @@ impl ApiObject {
             | ApiObject::Job(o)
             | ApiObject::CronJob(o) => &mut o.metadata,
             ApiObject::PriorityClass(o) => &mut o.metadata,
+            ApiObject::DeviceClass(o) => &mut o.metadata,
+            ApiObject::ResourceSlice(o) => &mut o.metadata,
+            ApiObject::ResourceClaim(o) => &mut o.metadata,
+            ApiObject::ResourceClaimTemplate(o) => &mut o.metadata,
         }
     }
 
@@ -287,6 +333,10 @@ impl ApiObject {
             | ApiObject::DaemonSet(o)
             | ApiObject::Job(o)
             | ApiObject::CronJob(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::DeviceClass(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::ResourceSlice(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::ResourceClaim(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::ResourceClaimTemplate(o) => (&mut o.api_version, &mut o.kind),
             // PDB, Service and PriorityClass types carry no type meta.
             ApiObject::PodDisruptionBudget(_)
             | ApiObject::Service(_)
@@ -318,6 +368,9 @@ impl ApiObject {
         if let ApiObject::PersistentVolumeClaim(pvc) = self {
             pvc.metadata.uid.clear();
         }
+        if let ApiObject::ResourceClaim(c) = self {
+            c.metadata.uid.clear();
+        }
         self.apply_defaults();
     }
 
@@ -336,6 +389,10 @@ impl ApiObject {
             ApiObject::PersistentVolumeClaim(pvc) => default_persistent_volume_claim(pvc),
             ApiObject::StorageClass(sc) => default_storage_class(sc),
             ApiObject::CsiStorageCapacity(c) => default_csi_storage_capacity(c),
+            ApiObject::ResourceClaim(c) => crate::resource::default_resource_claim(c),
+            ApiObject::ResourceClaimTemplate(t) => {
+                crate::resource::default_resource_claim_template(t)
+            }
             _ => {}
         }
     }
@@ -420,6 +477,30 @@ impl ApiObject {
                 validate_priority_class(&pc).map_err(|(path, message)| field(path, message))?;
                 ApiObject::PriorityClass(pc)
             }
+            ObjectKind::DeviceClass => {
+                let c: DeviceClass = decode(source_name, v)?;
+                resource::validate_device_class(&c).map_err(|e| dra_error(source_name, e))?;
+                ApiObject::DeviceClass(c)
+            }
+            ObjectKind::ResourceSlice => {
+                let s: ResourceSlice = decode(source_name, v)?;
+                resource::validate_resource_slice(&s).map_err(|e| dra_error(source_name, e))?;
+                ApiObject::ResourceSlice(s)
+            }
+            ObjectKind::ResourceClaim => {
+                let mut c: ResourceClaim = decode(source_name, v)?;
+                // Validated as the API server does: after defaulting.
+                resource::default_claim_spec(&mut c.spec);
+                resource::validate_resource_claim(&c).map_err(|e| dra_error(source_name, e))?;
+                ApiObject::ResourceClaim(c)
+            }
+            ObjectKind::ResourceClaimTemplate => {
+                let mut t: ResourceClaimTemplate = decode(source_name, v)?;
+                resource::default_claim_spec(&mut t.spec.spec);
+                resource::validate_resource_claim_template(&t)
+                    .map_err(|e| dra_error(source_name, e))?;
+                ApiObject::ResourceClaimTemplate(t)
+            }
         };
         let mut obj = obj;
         obj.set_type_meta();
@@ -450,6 +531,10 @@ impl ApiObject {
             | ApiObject::Job(o)
             | ApiObject::CronJob(o) => serde_json::to_value(o),
             ApiObject::PriorityClass(o) => serde_json::to_value(o),
+            ApiObject::DeviceClass(o) => serde_json::to_value(o),
+            ApiObject::ResourceSlice(o) => serde_json::to_value(o),
+            ApiObject::ResourceClaim(o) => serde_json::to_value(o),
+            ApiObject::ResourceClaimTemplate(o) => serde_json::to_value(o),
         };
         let mut m = match v {
             Ok(Value::Object(m)) => m,
@@ -477,6 +562,17 @@ impl<'de> Deserialize<'de> for ApiObject {
             }
             other => serde::de::Error::custom(other.to_string()),
         })
+    }
+}
+
+/// A DRA validation failure as a [`LoadError`]: the first field error's path, all of them in
+/// the message.
+fn dra_error(source_name: &str, e: crate::validation::FieldErrors) -> LoadError {
+    let path = e.0.first().map(|f| f.field.clone()).unwrap_or_default();
+    LoadError::Field {
+        source_name: source_name.to_string(),
+        path,
+        message: e.to_string(),
     }
 }
 

@@ -229,6 +229,7 @@ impl PodGen {
             resources: ksim_api::ResourceRequirements {
                 requests,
                 limits: ResourceList::new(),
+                claims: Vec::new(),
             },
             ..Default::default()
         });

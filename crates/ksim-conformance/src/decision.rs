@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::defaults::{default_node, default_pod};
-use ksim_api::storage;
 use ksim_api::version::KubernetesVersion;
+use ksim_api::{resource, storage};
 use ksim_api::{Namespace, Node, Pod, PodDisruptionBudget, Service, WorkloadSet};
 use ksim_scheduler::framework::{
     build_framework, CycleState, NodeToStatus, NominatedPods, PostFilterContext, Registry,
@@ -52,6 +52,10 @@ struct Input {
     csi_drivers: Vec<storage::CsiDriver>,
     csi_storage_capacities: Vec<storage::CsiStorageCapacity>,
     volume_attachments: Vec<storage::VolumeAttachment>,
+    /// DRA (`resource.k8s.io/v1`), see `tests/conformance/v1.36/dra/README.md`.
+    device_classes: Vec<resource::DeviceClass>,
+    resource_slices: Vec<resource::ResourceSlice>,
+    resource_claims: Vec<resource::ResourceClaim>,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -91,6 +95,25 @@ struct Expected {
     unschedulable_plugins: Option<Vec<String>>,
     pre_filter_result: Option<Vec<String>>,
     volume_bindings: Option<BTreeMap<String, ExpectedVolumeBinding>>,
+    /// DRA: what Reserve + PreBind wrote to each claim of the pod on the chosen node.
+    allocation: Option<BTreeMap<String, ExpectedAllocation>>,
+}
+
+/// One claim's allocation as the scheduler wrote it.
+#[derive(Deserialize, Default, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct ExpectedAllocation {
+    node: String,
+    devices: Vec<ExpectedDevice>,
+}
+
+#[derive(Deserialize, Default, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct ExpectedDevice {
+    request: String,
+    driver: String,
+    pool: String,
+    device: String,
 }
 
 /// What VolumeBinding's Reserve + PreBind would write if the pod went to a node.
@@ -207,6 +230,11 @@ pub fn setup_as(case: &Value, version: KubernetesVersion) -> Result<CaseSetup, C
             input.csi_drivers,
             input.csi_storage_capacities,
             input.volume_attachments,
+        ),
+        dra: dra_objects(
+            input.device_classes,
+            input.resource_slices,
+            input.resource_claims,
         ),
         ..Default::default()
     };
@@ -485,6 +513,9 @@ pub fn run_as(case: &Value, version: KubernetesVersion) -> Result<Vec<String>, C
     match alg.schedule_pod(&fwk, &mut state, &pod, &snapshot, nominations) {
         Ok(r) => {
             let chosen = names[r.suggested_host];
+            if let Some(exp) = &expected.allocation {
+                compare_allocation(exp, &fwk, &mut state, &pod, chosen, &mut diffs);
+            }
             if !expected.best_nodes.iter().any(|b| b == chosen) {
                 diffs.push(format!(
                     "chosen node {chosen} is not among bestNodes {:?}",
@@ -746,6 +777,91 @@ fn compare_preemption_view(p: &ExpectedPreemption, view: &PreemptionView, diffs:
         got => diffs.push(format!(
             "preemption candidates: expected {exp:?}, got {got:?}"
         )),
+    }
+}
+
+/// The DRA objects of a case: claims defaulted as the oracle did (namespace `default`, uid
+/// `uid-claim-<ns>-<name>`, `allocationMode` / `count`); slices and classes as written.
+fn dra_objects(
+    classes: Vec<resource::DeviceClass>,
+    slices: Vec<resource::ResourceSlice>,
+    claims: Vec<resource::ResourceClaim>,
+) -> ksim_scheduler::node_info::DraObjects {
+    let mut d = ksim_scheduler::node_info::DraObjects::default();
+    for c in classes {
+        d.device_classes
+            .insert(c.metadata.name.clone(), Arc::new(c));
+    }
+    for s in slices {
+        d.resource_slices
+            .insert(s.metadata.name.clone(), Arc::new(s));
+    }
+    for mut c in claims {
+        resource::default_resource_claim(&mut c);
+        d.resource_claims.insert(c.key(), Arc::new(c));
+    }
+    d
+}
+
+/// Runs Reserve and PreBind on the chosen node (as `scheduleOne` does) and compares what
+/// DynamicResources wrote, claim by claim, with `allocation`. A claim already reserved for
+/// the pod is not written; a shared claim keeps its allocation.
+fn compare_allocation(
+    exp: &BTreeMap<String, ExpectedAllocation>,
+    fwk: &ksim_scheduler::framework::Framework,
+    state: &mut CycleState,
+    pod: &PodInfo,
+    node: &str,
+    diffs: &mut Vec<String>,
+) {
+    let s = fwk.run_reserve(state, pod, node);
+    if !s.is_success() {
+        diffs.push(format!("allocation: Reserve on {node} failed: {s}"));
+        return;
+    }
+    let s = fwk.run_pre_bind(state, pod, node);
+    if !s.is_success() {
+        diffs.push(format!("allocation: PreBind on {node} failed: {s}"));
+        return;
+    }
+    let written = ksim_scheduler::plugins::dynamic_resources::prebind_writes(state);
+    let mut got: BTreeMap<String, ExpectedAllocation> = BTreeMap::new();
+    for c in written {
+        let devices = c
+            .status
+            .allocation
+            .iter()
+            .flat_map(|a| a.devices.results.iter())
+            .map(|r| ExpectedDevice {
+                request: r.request.clone(),
+                driver: r.driver.clone(),
+                pool: r.pool.clone(),
+                device: r.device.clone(),
+            })
+            .collect();
+        got.insert(
+            c.metadata.name.clone(),
+            ExpectedAllocation {
+                node: node.to_string(),
+                devices,
+            },
+        );
+    }
+    let exp_keys: Vec<&String> = exp.keys().collect();
+    let got_keys: Vec<&String> = got.keys().collect();
+    if exp_keys != got_keys {
+        diffs.push(format!(
+            "allocation: expected claims {exp_keys:?}, got {got_keys:?}"
+        ));
+    }
+    for (k, e) in exp {
+        if let Some(g) = got.get(k) {
+            if g != e {
+                diffs.push(format!(
+                    "allocation {k}:\n  expected {e:?}\n  got      {g:?}"
+                ));
+            }
+        }
     }
 }
 

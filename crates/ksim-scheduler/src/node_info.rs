@@ -394,6 +394,28 @@ pub struct ClusterObjects {
     pub pdbs: Vec<PodDisruptionBudget>,
     /// Storage objects read by the volume plugins, keyed for lookup and iterated in key order.
     pub storage: StorageObjects,
+    /// DRA objects read by `DynamicResources` (see [`DraObjects`]).
+    pub dra: DraObjects,
+}
+
+/// The `resource.k8s.io/v1` objects `DynamicResources` reads through its listers, ordered by
+/// name (`namespace/name` for claims and templates), behind `Arc` as the storage objects.
+#[derive(Debug, Clone, Default)]
+pub struct DraObjects {
+    pub device_classes: BTreeMap<String, Arc<ksim_api::resource::DeviceClass>>,
+    pub resource_slices: BTreeMap<String, Arc<ksim_api::resource::ResourceSlice>>,
+    pub resource_claims: BTreeMap<String, Arc<ksim_api::resource::ResourceClaim>>,
+    pub resource_claim_templates: BTreeMap<String, Arc<ksim_api::resource::ResourceClaimTemplate>>,
+}
+
+impl DraObjects {
+    /// Whether the run has no DRA object at all.
+    pub fn is_empty(&self) -> bool {
+        self.device_classes.is_empty()
+            && self.resource_slices.is_empty()
+            && self.resource_claims.is_empty()
+            && self.resource_claim_templates.is_empty()
+    }
 }
 
 /// The storage objects the volume plugins read through listers (see [`crate::volume`]).
@@ -464,6 +486,18 @@ impl ClusterObjects {
                     .find(|p| p.metadata.namespace == namespace && p.metadata.name == name)?
                     .clone(),
             ),
+            ObjectKind::DeviceClass => {
+                ApiObject::DeviceClass((**self.dra.device_classes.get(&key)?).clone())
+            }
+            ObjectKind::ResourceSlice => {
+                ApiObject::ResourceSlice((**self.dra.resource_slices.get(&key)?).clone())
+            }
+            ObjectKind::ResourceClaim => {
+                ApiObject::ResourceClaim((**self.dra.resource_claims.get(&key)?).clone())
+            }
+            ObjectKind::ResourceClaimTemplate => ApiObject::ResourceClaimTemplate(
+                (**self.dra.resource_claim_templates.get(&key)?).clone(),
+            ),
             // Workloads live in the engine's controllers, PriorityClasses in its admission,
             // not in the scheduler's cache.
             ObjectKind::Deployment
@@ -524,6 +558,18 @@ impl ClusterObjects {
                     Some(p) => *p = o,
                     None => self.services.push(o),
                 }
+            }
+            ApiObject::DeviceClass(o) => {
+                self.dra.device_classes.insert(key, Arc::new(o));
+            }
+            ApiObject::ResourceSlice(o) => {
+                self.dra.resource_slices.insert(key, Arc::new(o));
+            }
+            ApiObject::ResourceClaim(o) => {
+                self.dra.resource_claims.insert(key, Arc::new(o));
+            }
+            ApiObject::ResourceClaimTemplate(o) => {
+                self.dra.resource_claim_templates.insert(key, Arc::new(o));
             }
             // Workloads live in the engine's controllers, PriorityClasses in its admission.
             ApiObject::Deployment(_)
@@ -609,6 +655,18 @@ impl ClusterObjects {
             ObjectKind::Service => self
                 .services
                 .retain(|p| !(p.metadata.namespace == namespace && p.metadata.name == name)),
+            ObjectKind::DeviceClass => {
+                self.dra.device_classes.remove(&key);
+            }
+            ObjectKind::ResourceSlice => {
+                self.dra.resource_slices.remove(&key);
+            }
+            ObjectKind::ResourceClaim => {
+                self.dra.resource_claims.remove(&key);
+            }
+            ObjectKind::ResourceClaimTemplate => {
+                self.dra.resource_claim_templates.remove(&key);
+            }
             ObjectKind::Deployment
             | ObjectKind::ReplicaSet
             | ObjectKind::StatefulSet

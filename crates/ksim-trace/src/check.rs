@@ -74,6 +74,10 @@ pub fn check_pod(pod: &Pod) -> Result<(), FieldProblem> {
         }
     }
     check_list("spec.overhead", &pod.spec.overhead)?;
+    if let Err(e) = ksim_api::resource::validate_pod_claims(pod) {
+        let field = e.0.first().map(|f| f.field.clone()).unwrap_or_default();
+        return Err((field, e.to_string()));
+    }
     Ok(())
 }
 

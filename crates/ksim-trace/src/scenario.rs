@@ -680,7 +680,7 @@ fn add_items(
                 return Err(TraceError::at_field(
                     &name,
                     field("kind".into()),
-                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, Deployment, DaemonSet, Job, PriorityClass, PodDisruptionBudget, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment)"),
+                    format!("{other:?} is not a cluster object ksim reads (Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, Deployment, DaemonSet, Job, PriorityClass, PodDisruptionBudget, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)"),
                 ))
             }
         }

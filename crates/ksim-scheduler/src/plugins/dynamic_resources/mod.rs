@@ -1,0 +1,738 @@
+//! `DynamicResources` (upstream `pkg/scheduler/framework/plugins/dynamicresources`): the
+//! scheduler's side of Dynamic Resource Allocation with structured parameters
+//! (`resource.k8s.io/v1`), with the DRA gates of [`allocator::Features`].
+//!
+//! - **PreEnqueue** (`PreEnqueue` → `foreachPodResourceClaim`): a pod whose claim (or the claim
+//!   generated from its template) does not exist, is being deleted, or is not owned by the pod,
+//!   waits outside the queue. It reads the objects the plugin last saw
+//!   ([`DynamicResources::set_objects`]).
+//! - **PreFilter**: the same checks (each `UnschedulableAndUnresolvable` with upstream's text),
+//!   then per claim: allocated and reserved by 256 consumers without this pod →
+//!   `resourceclaim in use`; allocated → its `nodeSelector` is remembered; not allocated → an
+//!   allocation in flight for it (another pod's Reserve) → `resource claim <ns/name> is in the
+//!   process of being allocated`, a missing class → `request <req>: device class <class> does
+//!   not exist`. A pod without claims is skipped.
+//! - **Filter**: the [`allocator`] on the node for the unallocated claims (its error aborts
+//!   the attempt with an Error status; no solution → `cannot allocate all claims`), then the
+//!   allocated claims' node selectors (`resourceclaim not available on the node`).
+//! - **PostFilter**: among the allocated claims that were unavailable on some node, the first
+//!   that no other pod uses is deallocated ([`DynamicResources::take_deallocations`]) →
+//!   `deallocation of ResourceClaim completed`; otherwise `still not schedulable`, or
+//!   `no new claims to deallocate` when PreFilter recorded no claims.
+//! - **Score** (`computeScore`, v1.34+): for each `firstAvailable` request, the chosen
+//!   subrequest at index `i` adds `8 − i`; an allocated claim is scored from its allocation.
+//!   NormalizeScore is the default (`score × 100 / max`).
+//! - **Reserve** takes the node's allocation from Filter and marks it in flight: later cycles
+//!   count its devices as allocated and a pod sharing the claim waits (upstream
+//!   `SignalClaimPendingAllocation`). **Unreserve** drops it. **PreBind** writes the claim:
+//!   finalizer `resource.kubernetes.io/delete-protection`, `status.allocation`, the pod in
+//!   `status.reservedFor` ([`prebind_writes`]); the written claim stays assumed until the
+//!   cluster's copy shows the allocation.
+//! - **Events** (`EventsToRegister`, queueing hints on): Node add / label update; ResourceClaim
+//!   add / update (`isSchedulableAfterClaimChange`); the pod's own update
+//!   (`isSchedulableAfterPodChange`); DeviceClass and ResourceSlice add / update.
+//!
+//! PostFilter of a pod without claims answers `no new claims to deallocate` (v1.35), or
+//! `not found` when its PreFilter never ran because an earlier PreFilter plugin rejected it.
+
+pub mod allocator;
+pub mod cel;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use ksim_api::object::{ApiObject, ObjectKind};
+use ksim_api::resource::{
+    claim_name_for, AllocationResult, ResourceClaim, ResourceClaimConsumerReference, ResourceSlice,
+    FINALIZER, FIRST_AVAILABLE_MAX_SIZE,
+};
+
+use crate::framework::{
+    ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
+    FilterPlugin, FilterResult, NodeToStatus, ObjectAction, Plugin, PluginRef, PostFilterContext,
+    PostFilterPlugin, PostFilterResult, PreBindPlugin, PreEnqueuePlugin, PreFilterPlugin,
+    PreFilterResult, PreScorePlugin, QueueingHint, ReservePlugin, ScorePlugin, Status,
+};
+use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
+use crate::plugins::helper::{default_normalize_score, CompiledNodeSelector};
+use crate::pod_info::PodInfo;
+
+use allocator::{allocated_devices, Allocator, DeviceId, Features};
+use cel::CelCache;
+
+pub const NAME: &str = "DynamicResources";
+
+/// `framework.MaxNodeScore`.
+const MAX_NODE_SCORE: i64 = 100;
+
+/// The plugin. Its in-flight allocations and compiled selectors are shared by every cycle.
+pub struct DynamicResources {
+    features: Features,
+    cel: CelCache,
+    /// Claims by `namespace/name` whose allocation this scheduler made and the cluster does
+    /// not show yet: `false` from Reserve to PreBind (pending), `true` after PreBind (assumed).
+    in_flight: Mutex<BTreeMap<String, (bool, Arc<ResourceClaim>)>>,
+    /// The cluster objects PreEnqueue reads.
+    objects: Mutex<Option<Arc<ClusterObjects>>>,
+    /// Claims PostFilter asked to deallocate, by `namespace/name`, for the engine to apply.
+    deallocations: Mutex<Vec<String>>,
+}
+
+pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+    Ok(Arc::new(DynamicResources::with_features(
+        Features::default(),
+    )))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+impl DynamicResources {
+    pub fn with_features(features: Features) -> DynamicResources {
+        DynamicResources {
+            features,
+            cel: CelCache::default(),
+            in_flight: Mutex::new(BTreeMap::new()),
+            objects: Mutex::new(None),
+            deallocations: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The cluster objects PreEnqueue checks pods against (the engine calls it when they
+    /// change; PreFilter keeps it current too).
+    pub fn set_objects(&self, objects: Arc<ClusterObjects>) {
+        *lock(&self.objects) = Some(objects);
+    }
+
+    /// Claims PostFilter deallocated since the last call, by `namespace/name`.
+    pub fn take_deallocations(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.deallocations))
+    }
+
+    /// The claim `namespace/name` as this scheduler sees it: the assumed copy PreBind wrote
+    /// while the cluster's copy shows no allocation yet, else the cluster's.
+    fn claim(&self, objects: &ClusterObjects, key: &str) -> Option<Arc<ResourceClaim>> {
+        let api = objects.dra.resource_claims.get(key).cloned();
+        let mut inf = lock(&self.in_flight);
+        if let Some((true, assumed)) = inf.get(key) {
+            match &api {
+                Some(c)
+                    if c.status.allocation.is_some() || c.metadata.uid != assumed.metadata.uid =>
+                {
+                    inf.remove(key);
+                }
+                None => {
+                    inf.remove(key);
+                }
+                Some(_) => return Some(assumed.clone()),
+            }
+        }
+        api
+    }
+
+    /// `foreachPodResourceClaim`: the pod's claims in order, or upstream's reason why not.
+    fn pod_claims(
+        &self,
+        pod: &PodInfo,
+        objects: &ClusterObjects,
+    ) -> Result<Vec<Arc<ResourceClaim>>, String> {
+        let p = &pod.pod;
+        let mut out = Vec::with_capacity(p.spec.resource_claims.len());
+        for rc in &p.spec.resource_claims {
+            let Some((name, must_check_owner)) = claim_name_for(p, rc)? else {
+                continue;
+            };
+            let key = format!("{}/{name}", p.metadata.namespace);
+            let Some(claim) = self.claim(objects, &key) else {
+                return Err(format!(
+                    "resourceclaim.resource.k8s.io \"{name}\" not found"
+                ));
+            };
+            if claim.metadata.deletion_timestamp.is_some() {
+                return Err(format!("resourceclaim \"{name}\" is being deleted"));
+            }
+            if must_check_owner {
+                let owned = claim
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .any(|o| o.controller == Some(true) && o.uid == p.metadata.uid);
+                if !owned {
+                    return Err(format!(
+                        "ResourceClaim {}/{name} was not created for pod {}/{} (pod is not owner)",
+                        p.metadata.namespace, p.metadata.namespace, p.metadata.name
+                    ));
+                }
+            }
+            out.push(claim);
+        }
+        Ok(out)
+    }
+
+    /// Every device allocated in the cluster or in flight (admin access excepted).
+    fn allocated(&self, objects: &ClusterObjects) -> BTreeSet<DeviceId> {
+        let mut set = BTreeSet::new();
+        let inf = lock(&self.in_flight);
+        for (key, c) in &objects.dra.resource_claims {
+            if inf.contains_key(key) {
+                continue;
+            }
+            if let Some(a) = &c.status.allocation {
+                allocated_devices(a, &mut set);
+            }
+        }
+        for (_, c) in inf.values() {
+            if let Some(a) = &c.status.allocation {
+                allocated_devices(a, &mut set);
+            }
+        }
+        set
+    }
+}
+
+/// Written by PreFilter. Clones share the per-node results (upstream keeps a pointer).
+#[derive(Clone, Default)]
+struct StateData {
+    /// The pod's claims (empty: nothing to do).
+    claims: Vec<Arc<ResourceClaim>>,
+    /// Per claim: the allocated claim's node selector.
+    available_on: Vec<Option<CompiledNodeSelector>>,
+    /// Indices into `claims` of the claims to allocate.
+    to_allocate: Vec<usize>,
+    objects: Option<Arc<ClusterObjects>>,
+    slices: Arc<Vec<Arc<ResourceSlice>>>,
+    allocated: Arc<BTreeSet<DeviceId>>,
+    shared: Arc<Mutex<Shared>>,
+}
+
+#[derive(Default)]
+struct Shared {
+    /// Claims (indices) allocated but unavailable on some node.
+    unavailable: BTreeSet<usize>,
+    /// Filter's allocation per node, one per claim to allocate.
+    node_allocations: BTreeMap<String, Vec<AllocationResult>>,
+    /// Reserve's node and allocations (by claim index).
+    reserved: Option<(String, BTreeMap<usize, AllocationResult>)>,
+    /// The claims PreBind wrote.
+    written: Vec<ResourceClaim>,
+}
+
+/// The claims PreBind wrote in this cycle (the API writes the engine applies).
+pub fn prebind_writes(state: &CycleState) -> Vec<ResourceClaim> {
+    match state.read::<StateData>(NAME) {
+        Some(s) => lock(&s.shared).written.clone(),
+        None => Vec::new(),
+    }
+}
+
+fn unresolvable(msg: impl Into<String>) -> Status {
+    Status::unresolvable(msg.into())
+}
+
+impl Plugin for DynamicResources {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn as_pre_enqueue(&self) -> Option<&dyn PreEnqueuePlugin> {
+        Some(self)
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        Some(self)
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_post_filter(&self) -> Option<&dyn PostFilterPlugin> {
+        Some(self)
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        Some(self)
+    }
+    fn as_reserve(&self) -> Option<&dyn ReservePlugin> {
+        Some(self)
+    }
+    fn as_pre_bind(&self) -> Option<&dyn PreBindPlugin> {
+        Some(self)
+    }
+    fn as_enqueue_extensions(&self) -> Option<&dyn EnqueueExtensions> {
+        Some(self)
+    }
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+}
+
+impl PreEnqueuePlugin for DynamicResources {
+    fn pre_enqueue(&self, pod: &PodInfo) -> Status {
+        if pod.pod.spec.resource_claims.is_empty() {
+            return Status::success();
+        }
+        let objects = lock(&self.objects).clone();
+        let Some(objects) = objects else {
+            return Status::success();
+        };
+        match self.pod_claims(pod, &objects) {
+            Ok(_) => Status::success(),
+            Err(e) => unresolvable(e),
+        }
+    }
+}
+
+impl PreFilterPlugin for DynamicResources {
+    fn pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+    ) -> (Option<PreFilterResult>, Status) {
+        state.write(NAME, StateData::default());
+        if pod.pod.spec.resource_claims.is_empty() {
+            return (None, Status::skip());
+        }
+        let objects = snapshot.objects.clone();
+        self.set_objects(objects.clone());
+        let claims = match self.pod_claims(pod, &objects) {
+            Ok(c) => c,
+            Err(e) => return (None, unresolvable(e)),
+        };
+        if claims.is_empty() {
+            return (None, Status::skip());
+        }
+        let mut s = StateData {
+            available_on: vec![None; claims.len()],
+            ..Default::default()
+        };
+        for (i, claim) in claims.iter().enumerate() {
+            if let Some(a) = &claim.status.allocation {
+                if !claim.can_be_reserved() && !claim.is_reserved_for(pod.uid()) {
+                    return (None, unresolvable("resourceclaim in use"));
+                }
+                if let Some(ns) = &a.node_selector {
+                    s.available_on[i] = Some(CompiledNodeSelector::new(ns));
+                }
+                continue;
+            }
+            s.to_allocate.push(i);
+            let key = claim.key();
+            if matches!(lock(&self.in_flight).get(&key), Some((false, _))) {
+                return (
+                    None,
+                    unresolvable(format!(
+                        "resource claim {key} is in the process of being allocated"
+                    )),
+                );
+            }
+            for r in &claim.spec.devices.requests {
+                if r.first_available.is_empty() {
+                    let class = r
+                        .exactly
+                        .as_ref()
+                        .map(|e| e.device_class_name.as_str())
+                        .unwrap_or("");
+                    if let Some(st) = validate_class(&objects, class, &r.name) {
+                        return (None, st);
+                    }
+                } else {
+                    if !self.features.prioritized_list {
+                        return (
+                            None,
+                            unresolvable(format!(
+                                "resource claim {key}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                                r.name
+                            )),
+                        );
+                    }
+                    for sub in &r.first_available {
+                        let q = format!("{}/{}", r.name, sub.name);
+                        if let Some(st) = validate_class(&objects, &sub.device_class_name, &q) {
+                            return (None, st);
+                        }
+                    }
+                }
+            }
+        }
+        if !s.to_allocate.is_empty() {
+            s.slices = Arc::new(objects.dra.resource_slices.values().cloned().collect());
+            s.allocated = Arc::new(self.allocated(&objects));
+        }
+        s.claims = claims;
+        s.objects = Some(objects);
+        state.write(NAME, s);
+        (None, Status::success())
+    }
+}
+
+/// `validateDeviceClass`.
+fn validate_class(objects: &ClusterObjects, class: &str, request: &str) -> Option<Status> {
+    if class.is_empty() {
+        return Some(Status::error(format!(
+            "request {request}: unsupported request type"
+        )));
+    }
+    if objects.dra.device_classes.contains_key(class) {
+        return None;
+    }
+    Some(unresolvable(format!(
+        "request {request}: device class {class} does not exist"
+    )))
+}
+
+impl DynamicResources {
+    fn filter_status(&self, s: &StateData, node: &NodeInfo) -> Status {
+        if s.claims.is_empty() {
+            return Status::success();
+        }
+        let n = &node.node;
+        let unavailable: Vec<usize> = (0..s.claims.len())
+            .filter(|&i| {
+                s.available_on[i]
+                    .as_ref()
+                    .is_some_and(|sel| !sel.matches(n))
+            })
+            .collect();
+        let mut allocations = None;
+        if !s.to_allocate.is_empty() {
+            let Some(objects) = &s.objects else {
+                return Status::error("internal error: no cluster objects in the cycle state");
+            };
+            let claims: Vec<Arc<ResourceClaim>> =
+                s.to_allocate.iter().map(|&i| s.claims[i].clone()).collect();
+            let a = Allocator {
+                features: self.features,
+                classes: &objects.dra.device_classes,
+                slices: &s.slices,
+                allocated: &s.allocated,
+                cel: &self.cel,
+                claims: &claims,
+            };
+            match a.allocate(n) {
+                Err(e) => return Status::error(e),
+                Ok(None) => return unresolvable("cannot allocate all claims"),
+                Ok(Some(r)) => allocations = Some(r),
+            }
+        }
+        let mut sh = lock(&s.shared);
+        if !unavailable.is_empty() {
+            sh.unavailable.extend(unavailable);
+            return unresolvable("resourceclaim not available on the node");
+        }
+        if let Some(a) = allocations {
+            sh.node_allocations.insert(n.metadata.name.clone(), a);
+        }
+        Status::success()
+    }
+}
+
+impl FilterPlugin for DynamicResources {
+    fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> FilterResult {
+        match state.read::<StateData>(NAME) {
+            None => Status::error("reading \"DynamicResources\" from cycleState: not found").into(),
+            Some(s) => self.filter_status(s, node).into(),
+        }
+    }
+}
+
+impl PostFilterPlugin for DynamicResources {
+    fn post_filter(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        _: &NodeToStatus,
+        _: &mut PostFilterContext<'_>,
+    ) -> (Option<PostFilterResult>, Status) {
+        let Some(s) = state.read::<StateData>(NAME) else {
+            return (None, Status::error("not found"));
+        };
+        if s.claims.is_empty() {
+            return (None, Status::unschedulable("no new claims to deallocate"));
+        }
+        let unavailable: Vec<usize> = lock(&s.shared).unavailable.iter().copied().collect();
+        for i in unavailable {
+            let claim = &s.claims[i];
+            let rf = &claim.status.reserved_for;
+            if rf.is_empty() || (rf.len() == 1 && rf[0].uid == pod.uid()) {
+                lock(&self.deallocations).push(claim.key());
+                return (
+                    None,
+                    Status::unschedulable("deallocation of ResourceClaim completed"),
+                );
+            }
+        }
+        (None, Status::unschedulable("still not schedulable"))
+    }
+}
+
+impl PreScorePlugin for DynamicResources {
+    fn pre_score(&self, _: &mut CycleState, _: &PodInfo, _: &[&NodeInfo], _: &Snapshot) -> Status {
+        Status::success()
+    }
+}
+
+/// `computeScore`: `8 − i` for each `firstAvailable` request whose subrequest `i` was chosen.
+fn score_allocation(claim: &ResourceClaim, alloc: &AllocationResult) -> i64 {
+    let mut score = 0;
+    for r in &claim.spec.devices.requests {
+        if r.first_available.is_empty() {
+            continue;
+        }
+        let prefix = format!("{}/", r.name);
+        let chosen = alloc
+            .devices
+            .results
+            .iter()
+            .find_map(|res| res.request.strip_prefix(&prefix));
+        if let Some(sub) = chosen {
+            if let Some(i) = r.first_available.iter().position(|s| s.name == sub) {
+                score += FIRST_AVAILABLE_MAX_SIZE as i64 - i as i64;
+            }
+        }
+    }
+    score
+}
+
+impl ScorePlugin for DynamicResources {
+    fn score(&self, state: &CycleState, _: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        let Some(s) = state.read::<StateData>(NAME) else {
+            return Ok(0);
+        };
+        if s.claims.is_empty() {
+            return Ok(0);
+        }
+        let sh = lock(&s.shared);
+        let allocs = sh.node_allocations.get(node.node.metadata.name.as_str());
+        let mut score = 0;
+        let mut k = 0;
+        for (i, claim) in s.claims.iter().enumerate() {
+            if s.to_allocate.contains(&i) {
+                if let Some(a) = allocs.and_then(|a| a.get(k)) {
+                    score += score_allocation(claim, a);
+                }
+                k += 1;
+            } else if let Some(a) = &claim.status.allocation {
+                score += score_allocation(claim, a);
+            }
+        }
+        Ok(score)
+    }
+
+    fn uniform_score(
+        &self,
+        state: &CycleState,
+        _: &PodInfo,
+        _: &[&NodeInfo],
+    ) -> Option<(i64, i64)> {
+        match state.read::<StateData>(NAME) {
+            Some(s) if !s.claims.is_empty() => None,
+            _ => Some((0, 0)),
+        }
+    }
+
+    fn has_normalize(&self) -> bool {
+        true
+    }
+
+    fn normalize(&self, _: &CycleState, _: &PodInfo, scores: &mut [i64]) -> Status {
+        default_normalize_score(MAX_NODE_SCORE, false, scores);
+        Status::success()
+    }
+}
+
+impl ReservePlugin for DynamicResources {
+    fn reserve(&self, state: &mut CycleState, _pod: &PodInfo, node: &str) -> Status {
+        let Some(s) = state.read::<StateData>(NAME) else {
+            return Status::error("not found");
+        };
+        if s.to_allocate.is_empty() {
+            return Status::success();
+        }
+        let mut sh = lock(&s.shared);
+        let Some(allocs) = sh.node_allocations.get(node).cloned() else {
+            return Status::error("claim allocation not found for node");
+        };
+        if allocs.len() != s.to_allocate.len() {
+            return Status::error(format!(
+                "internal error, have {} allocations, {} claims to allocate",
+                allocs.len(),
+                s.to_allocate.len()
+            ));
+        }
+        let mut reserved = BTreeMap::new();
+        let mut inf = lock(&self.in_flight);
+        for (k, &i) in s.to_allocate.iter().enumerate() {
+            let mut c = (*s.claims[i]).clone();
+            if !c.metadata.finalizers_contains(FINALIZER) {
+                c.metadata.add_finalizer(FINALIZER);
+            }
+            c.status.allocation = Some(allocs[k].clone());
+            inf.insert(c.key(), (false, Arc::new(c)));
+            reserved.insert(i, allocs[k].clone());
+        }
+        sh.reserved = Some((node.to_string(), reserved));
+        Status::success()
+    }
+
+    fn unreserve(&self, state: &mut CycleState, _pod: &PodInfo, _node: &str) {
+        let Some(s) = state.read::<StateData>(NAME) else {
+            return;
+        };
+        let mut inf = lock(&self.in_flight);
+        for c in &s.claims {
+            inf.remove(&c.key());
+        }
+        let mut sh = lock(&s.shared);
+        sh.reserved = None;
+        sh.written.clear();
+    }
+}
+
+impl PreBindPlugin for DynamicResources {
+    fn pre_bind(&self, state: &CycleState, pod: &PodInfo, node: &str) -> Status {
+        let Some(s) = state.read::<StateData>(NAME) else {
+            return Status::error("not found");
+        };
+        if s.claims.is_empty() {
+            return Status::success();
+        }
+        let mut sh = lock(&s.shared);
+        let reserved = match &sh.reserved {
+            Some((n, r)) if n == node => r.clone(),
+            Some(_) | None if !s.to_allocate.is_empty() => {
+                return Status::error("claim allocation not found for node")
+            }
+            _ => BTreeMap::new(),
+        };
+        let mut written = Vec::new();
+        for (i, claim) in s.claims.iter().enumerate() {
+            if claim.is_reserved_for(pod.uid()) {
+                continue;
+            }
+            let mut c = (**claim).clone();
+            if let Some(a) = reserved.get(&i) {
+                c.status.allocation = Some(a.clone());
+                if !c.metadata.finalizers_contains(FINALIZER) {
+                    c.metadata.add_finalizer(FINALIZER);
+                }
+            }
+            if c.status.allocation.is_none() {
+                return Status::error(format!(
+                    "claim {} got deallocated in the meantime",
+                    claim.key()
+                ));
+            }
+            if !c.can_be_reserved() {
+                return Status::error(format!(
+                    "claim {} cannot be reserved for the pod: too many consumers",
+                    claim.key()
+                ));
+            }
+            c.status.reserved_for.push(ResourceClaimConsumerReference {
+                api_group: String::new(),
+                resource: "pods".into(),
+                name: pod.name().to_string(),
+                uid: pod.uid().to_string(),
+            });
+            written.push(c);
+        }
+        let mut inf = lock(&self.in_flight);
+        for c in &written {
+            inf.insert(c.key(), (true, Arc::new(c.clone())));
+        }
+        sh.written = written;
+        Status::success()
+    }
+}
+
+impl EnqueueExtensions for DynamicResources {
+    fn events(&self) -> &'static [ClusterEventKind] {
+        use ClusterEventKind::{NodeAdd, NodeUpdateLabel, Object, UnscheduledPodUpdate};
+        use ObjectAction::{Add, Update};
+        &[
+            NodeAdd,
+            NodeUpdateLabel,
+            Object(ObjectKind::ResourceClaim, Add),
+            Object(ObjectKind::ResourceClaim, Update),
+            UnscheduledPodUpdate,
+            Object(ObjectKind::DeviceClass, Add),
+            Object(ObjectKind::DeviceClass, Update),
+            Object(ObjectKind::ResourceSlice, Add),
+            Object(ObjectKind::ResourceSlice, Update),
+        ]
+    }
+
+    fn hint(
+        &self,
+        pod: &PodInfo,
+        kind: ClusterEventKind,
+        objects: &ClusterEventObjects<'_>,
+    ) -> QueueingHint {
+        match (kind, objects) {
+            (
+                ClusterEventKind::Object(ObjectKind::ResourceClaim, _),
+                ClusterEventObjects::Object {
+                    old,
+                    new: Some(ApiObject::ResourceClaim(n)),
+                },
+            ) => {
+                let o = match old {
+                    Some(ApiObject::ResourceClaim(o)) => Some(o),
+                    _ => None,
+                };
+                self.hint_claim_change(pod, o, n)
+            }
+            (ClusterEventKind::UnscheduledPodUpdate, ClusterEventObjects::Pod { new, .. }) => {
+                let Some(new) = new else {
+                    return QueueingHint::Queue;
+                };
+                if new.uid() != pod.uid() {
+                    return QueueingHint::Skip;
+                }
+                let objects = lock(&self.objects).clone();
+                match objects {
+                    Some(o) if self.pod_claims(new, &o).is_err() => QueueingHint::Skip,
+                    _ => QueueingHint::Queue,
+                }
+            }
+            _ => QueueingHint::Queue,
+        }
+    }
+}
+
+impl DynamicResources {
+    /// `isSchedulableAfterClaimChange`.
+    fn hint_claim_change(
+        &self,
+        pod: &PodInfo,
+        old: Option<&ResourceClaim>,
+        new: &ResourceClaim,
+    ) -> QueueingHint {
+        let objects = lock(&self.objects).clone();
+        let uses = match &objects {
+            Some(o) => match self.pod_claims(pod, o) {
+                Err(_) => return QueueingHint::Skip,
+                Ok(claims) => claims.iter().any(|c| c.metadata.uid == new.metadata.uid),
+            },
+            None => true,
+        };
+        if old.is_some_and(|o| o.status.allocation.is_some()) && new.status.allocation.is_none() {
+            return QueueingHint::Queue;
+        }
+        if !uses {
+            return QueueingHint::Skip;
+        }
+        match old {
+            None => QueueingHint::Queue,
+            Some(o) if o.status == new.status => QueueingHint::Skip,
+            Some(_) => QueueingHint::Queue,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
