@@ -103,6 +103,25 @@ impl Simulation {
             self.binding_failed(pod, node, state, msg, obs);
             return None;
         }
+        // DynamicResources' PreBind: the claims it wrote (allocation, finalizer, reservedFor).
+        let claims = ksim_scheduler::plugins::dynamic_resources::prebind_writes(&state);
+        if !claims.is_empty() {
+            let watch: Vec<Watch> = claims
+                .iter()
+                .map(|c| {
+                    (
+                        ObjectKind::ResourceClaim,
+                        c.metadata.namespace.clone(),
+                        c.metadata.name.clone(),
+                    )
+                })
+                .collect();
+            self.change_objects(&watch, |objs| {
+                for c in claims {
+                    objs.put_object(ApiObject::ResourceClaim(c));
+                }
+            });
+        }
         let decision = match volume_binding::decision(&state) {
             Some(d) if !d.all_bound && d.node == node => d.clone(),
             _ => return Some(state),

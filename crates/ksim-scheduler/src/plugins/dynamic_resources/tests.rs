@@ -117,7 +117,10 @@ fn run(c: &Case) -> Result<Option<Vec<AllocationResult>>, String> {
 
 /// `(request, driver, pool, device, adminAccess)` per claim, and whether it is pinned to the
 /// node (`localNodeSelector`).
-fn results(r: &[AllocationResult]) -> Vec<Vec<(String, String, String, String, bool)>> {
+/// `(request, driver, pool, device, adminAccess)`.
+type Dev = (String, String, String, String, bool);
+
+fn results(r: &[AllocationResult]) -> Vec<Vec<Dev>> {
     r.iter()
         .map(|a| {
             a.devices
