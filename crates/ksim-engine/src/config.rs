@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::sim::AdmissionConfig;
 use crate::time::{SimDuration, SimTime};
 
 /// How long a scheduling cycle takes in virtual time: `base + per_node × nodes evaluated`.
@@ -124,6 +125,10 @@ pub struct EngineConfig {
     /// the sweep's `controllerScale` / `workloadScale` axes); identity by default.
     #[serde(skip_serializing_if = "ControllerScale::is_identity")]
     pub controller_scale: ControllerScale,
+    /// The API server's admission plugins (scenario `controlPlane.admission`; see
+    /// `sim/admission`).
+    #[serde(skip_serializing_if = "AdmissionConfig::is_default")]
+    pub admission: AdmissionConfig,
 }
 
 /// Replica factors of the workload controllers: `spec.replicas` of Deployments, ReplicaSets and
@@ -266,6 +271,7 @@ impl Default for EngineConfig {
             limits: RunLimits::default(),
             controller_delay: None,
             controller_scale: ControllerScale::default(),
+            admission: AdmissionConfig::default(),
         }
     }
 }

@@ -216,6 +216,7 @@ impl Simulation {
             dump_at: self.dump_at,
             dump: self.dump.clone(),
             controllers: self.controllers.clone(),
+            admission: self.admission.clone(),
             loop_ended: self.loop_ended,
             registry: self.registry.clone(),
             sched_cfg: self.sched_cfg.clone(),

@@ -45,6 +45,7 @@ use crate::input::{EventSource, InputEvent, SourceError, SourcePos, TimedEvent};
 use crate::record::{Observer, Outcome, Record};
 use crate::time::SimTime;
 
+mod admission;
 mod autoscaler;
 mod binding;
 mod controllers;
@@ -57,6 +58,7 @@ mod pods;
 mod termination;
 mod volumes;
 
+pub use admission::AdmissionConfig;
 pub use volumes::default_storage_class;
 
 pub use nodes::{amounts, node_change_kinds, pool_of};
@@ -273,6 +275,8 @@ pub struct Simulation {
     dump: Option<serde_json::Value>,
     /// The workload controllers (`sim/controllers`).
     controllers: controllers::State,
+    /// The admission chain's objects and quota usage (`sim/admission`).
+    admission: admission::State,
     /// The event loop is over (the run ended); see [`Simulation::run_to`].
     loop_ended: bool,
     /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
@@ -360,6 +364,7 @@ impl Simulation {
             input_origin: None,
             created_keys: Default::default(),
             controllers: controllers::State::new(cfg_seed),
+            admission: admission::State::default(),
             loop_ended: false,
             registry: registry.clone(),
             sched_cfg: sched_cfg.clone(),
@@ -771,6 +776,13 @@ impl Simulation {
                 name,
                 ..
             } => self.delete_priority_class(&name),
+            InputEvent::DeleteObject {
+                object_kind:
+                    k @ (ksim_api::object::ObjectKind::LimitRange
+                    | ksim_api::object::ObjectKind::ResourceQuota),
+                namespace,
+                name,
+            } => self.delete_admission_object(k, &namespace, &name),
             InputEvent::DeleteObject {
                 object_kind,
                 namespace,
