@@ -271,16 +271,17 @@ impl Simulation {
         let ns = pod.metadata.namespace.clone();
         let prefix = format!("{ns}/");
         let in_ns = |k: &&String| k.starts_with(&prefix);
-        let ranges: Vec<&LimitRange> = if cfg.on("LimitRanger") {
-            self.admission
-                .limit_ranges
-                .range(prefix.clone()..)
-                .take_while(|(k, _)| in_ns(k))
-                .map(|(_, v)| v)
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let ranges: Vec<&LimitRange> =
+            if cfg.on("LimitRanger") && !self.admission.limit_ranges.is_empty() {
+                self.admission
+                    .limit_ranges
+                    .range(prefix.clone()..)
+                    .take_while(|(k, _)| in_ns(k))
+                    .map(|(_, v)| v)
+                    .collect()
+            } else {
+                Vec::new()
+            };
         for lr in &ranges {
             limit_range_mutate(lr, pod);
         }
@@ -316,7 +317,7 @@ impl Simulation {
             }
         }
         let mut charges = Vec::new();
-        if cfg.on("ResourceQuota") {
+        if cfg.on("ResourceQuota") && !self.admission.quotas.is_empty() {
             for (key, q) in self
                 .admission
                 .quotas
