@@ -1,7 +1,22 @@
 //! The API-server defaulting that scheduling depends on (`SetObjectDefaults_Pod`/`_Node`, the
 //! namespace and scheduler-name defaults), applied to every object before the scheduler sees it.
 
-use crate::core::{Container, Node, Pod};
+use crate::core::{Container, Namespace, Node, Pod};
+
+/// The label the API server gives every namespace, its own name as value (GA since v1.22;
+/// upstream `pkg/registry/core/namespace/strategy.go` `PrepareForCreate`/`PrepareForUpdate`),
+/// so that `namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: other}}` names a
+/// namespace.
+pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// Namespace defaulting: sets [`NAMESPACE_NAME_LABEL`] to the namespace's name (overwriting a
+/// different value, as the API server does). Idempotent.
+pub fn default_namespace(ns: &mut Namespace) {
+    let name = ns.metadata.name.clone();
+    ns.metadata
+        .labels
+        .insert(NAMESPACE_NAME_LABEL.to_string(), name);
+}
 
 /// Scheduler name a pod gets when it names none.
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
@@ -101,6 +116,17 @@ mod tests {
         assert_eq!(p.metadata.namespace, "default");
         assert_eq!(p.metadata.uid, "uid-default-p");
         assert_eq!(p.spec.scheduler_name, "default-scheduler");
+    }
+
+    #[test]
+    fn namespaces_get_their_name_label() {
+        let mut ns: Namespace = serde_json::from_str(
+            r#"{"metadata":{"name":"other","labels":{"team":"a","kubernetes.io/metadata.name":"x"}}}"#,
+        )
+        .unwrap();
+        default_namespace(&mut ns);
+        assert_eq!(ns.metadata.labels[NAMESPACE_NAME_LABEL], "other");
+        assert_eq!(ns.metadata.labels["team"], "a");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //!
 //! Nothing here schedules: the scheduler crate compiles these objects into its own dense forms.
 
+pub mod admission;
 pub mod config;
 pub mod core;
 pub mod cron;
@@ -25,6 +26,7 @@ pub mod quantity;
 pub mod resource;
 pub mod sorted_map;
 pub mod storage;
+pub mod strict;
 pub mod validation;
 pub mod version;
 pub mod workloads;

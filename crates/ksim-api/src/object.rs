@@ -13,6 +13,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::admission::{LimitRange, ResourceQuota};
 use crate::core::{PodDisruptionBudget, PriorityClass, Service};
 use crate::load::{decode, LoadError};
 use crate::meta::ObjectMeta;
@@ -47,11 +48,13 @@ pub enum ObjectKind {
     ResourceSlice,
     ResourceClaim,
     ResourceClaimTemplate,
+    LimitRange,
+    ResourceQuota,
 }
 
 impl ObjectKind {
     /// Every kind, in the order the documentation lists them.
-    pub const ALL: [ObjectKind; 20] = [
+    pub const ALL: [ObjectKind; 22] = [
         ObjectKind::PersistentVolume,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::StorageClass,
@@ -72,6 +75,8 @@ impl ObjectKind {
         ObjectKind::ResourceSlice,
         ObjectKind::ResourceClaim,
         ObjectKind::ResourceClaimTemplate,
+        ObjectKind::LimitRange,
+        ObjectKind::ResourceQuota,
     ];
 
     /// The `resource.k8s.io` kinds of Dynamic Resource Allocation.
@@ -121,6 +126,8 @@ impl ObjectKind {
             ObjectKind::ResourceSlice => "ResourceSlice",
             ObjectKind::ResourceClaim => "ResourceClaim",
             ObjectKind::ResourceClaimTemplate => "ResourceClaimTemplate",
+            ObjectKind::LimitRange => "LimitRange",
+            ObjectKind::ResourceQuota => "ResourceQuota",
         }
     }
 
@@ -134,7 +141,9 @@ impl ObjectKind {
         match self {
             ObjectKind::PersistentVolume
             | ObjectKind::PersistentVolumeClaim
-            | ObjectKind::Service => "v1",
+            | ObjectKind::Service
+            | ObjectKind::LimitRange
+            | ObjectKind::ResourceQuota => "v1",
             ObjectKind::PodDisruptionBudget => "policy/v1",
             ObjectKind::Deployment
             | ObjectKind::ReplicaSet
@@ -160,6 +169,8 @@ impl ObjectKind {
                 | ObjectKind::Service
                 | ObjectKind::ResourceClaim
                 | ObjectKind::ResourceClaimTemplate
+                | ObjectKind::LimitRange
+                | ObjectKind::ResourceQuota
         ) || self.is_workload()
     }
 
@@ -233,6 +244,8 @@ pub enum ApiObject {
     ResourceSlice(ResourceSlice),
     ResourceClaim(ResourceClaim),
     ResourceClaimTemplate(ResourceClaimTemplate),
+    LimitRange(LimitRange),
+    ResourceQuota(ResourceQuota),
 }
 
 impl ApiObject {
@@ -258,6 +271,8 @@ impl ApiObject {
             ApiObject::ResourceSlice(_) => ObjectKind::ResourceSlice,
             ApiObject::ResourceClaim(_) => ObjectKind::ResourceClaim,
             ApiObject::ResourceClaimTemplate(_) => ObjectKind::ResourceClaimTemplate,
+            ApiObject::LimitRange(_) => ObjectKind::LimitRange,
+            ApiObject::ResourceQuota(_) => ObjectKind::ResourceQuota,
         }
     }
 
@@ -283,6 +298,8 @@ impl ApiObject {
             ApiObject::ResourceSlice(o) => &o.metadata,
             ApiObject::ResourceClaim(o) => &o.metadata,
             ApiObject::ResourceClaimTemplate(o) => &o.metadata,
+            ApiObject::LimitRange(o) => &o.metadata,
+            ApiObject::ResourceQuota(o) => &o.metadata,
         }
     }
 
@@ -308,6 +325,8 @@ impl ApiObject {
             ApiObject::ResourceSlice(o) => &mut o.metadata,
             ApiObject::ResourceClaim(o) => &mut o.metadata,
             ApiObject::ResourceClaimTemplate(o) => &mut o.metadata,
+            ApiObject::LimitRange(o) => &mut o.metadata,
+            ApiObject::ResourceQuota(o) => &mut o.metadata,
         }
     }
 
@@ -327,6 +346,8 @@ impl ApiObject {
             ApiObject::CsiDriver(o) => (&mut o.api_version, &mut o.kind),
             ApiObject::CsiStorageCapacity(o) => (&mut o.api_version, &mut o.kind),
             ApiObject::VolumeAttachment(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::LimitRange(o) => (&mut o.api_version, &mut o.kind),
+            ApiObject::ResourceQuota(o) => (&mut o.api_version, &mut o.kind),
             ApiObject::Deployment(o)
             | ApiObject::ReplicaSet(o)
             | ApiObject::StatefulSet(o)
@@ -393,6 +414,11 @@ impl ApiObject {
             ApiObject::ResourceClaimTemplate(t) => {
                 crate::resource::default_resource_claim_template(t)
             }
+            ApiObject::LimitRange(lr) => {
+                for item in &mut lr.spec.limits {
+                    crate::admission::default_limit_range_item(item);
+                }
+            }
             _ => {}
         }
     }
@@ -438,6 +464,8 @@ impl ApiObject {
                 ),
             ));
         };
+        // apiVersion and kind first, then strict field validation (`crate::strict`).
+        crate::strict::check_document(kind, v).map_err(|(path, message)| field(&path, message))?;
         let obj = match k {
             ObjectKind::PersistentVolume => ApiObject::PersistentVolume(decode(source_name, v)?),
             ObjectKind::PersistentVolumeClaim => {
@@ -501,6 +529,17 @@ impl ApiObject {
                     .map_err(|e| dra_error(source_name, e))?;
                 ApiObject::ResourceClaimTemplate(t)
             }
+            ObjectKind::LimitRange => {
+                let lr: LimitRange = decode(source_name, v)?;
+                validate_limit_range(&lr).map_err(|(path, message)| field(&path, message))?;
+                ApiObject::LimitRange(lr)
+            }
+            ObjectKind::ResourceQuota => {
+                let rq: ResourceQuota = decode(source_name, v)?;
+                crate::admission::check_quota(&rq)
+                    .map_err(|(path, message)| field(&path, message))?;
+                ApiObject::ResourceQuota(rq)
+            }
         };
         let mut obj = obj;
         obj.set_type_meta();
@@ -535,6 +574,8 @@ impl ApiObject {
             ApiObject::ResourceSlice(o) => serde_json::to_value(o),
             ApiObject::ResourceClaim(o) => serde_json::to_value(o),
             ApiObject::ResourceClaimTemplate(o) => serde_json::to_value(o),
+            ApiObject::LimitRange(o) => serde_json::to_value(o),
+            ApiObject::ResourceQuota(o) => serde_json::to_value(o),
         };
         let mut m = match v {
             Ok(Value::Object(m)) => m,
@@ -609,6 +650,105 @@ fn validate_priority_class(pc: &PriorityClass) -> Result<(), (&'static str, Stri
             format!("{p:?} is not PreemptLowerPriority or Never"),
         )),
     }
+}
+
+/// What the API server's `ValidateLimitRange` refuses in the parts ksim reads: an item type
+/// other than `Container`, `Pod`, `PersistentVolumeClaim`; a `Pod` item with `default` or
+/// `defaultRequest`; `min` above `max`, a `defaultRequest` or `default` outside `[min, max]`,
+/// a `defaultRequest` above `default`; a `maxLimitRequestRatio` below 1.
+fn validate_limit_range(lr: &LimitRange) -> Result<(), (String, String)> {
+    for (i, item) in lr.spec.limits.iter().enumerate() {
+        let at = |f: &str| format!("spec.limits[{i}].{f}");
+        match item.type_.as_str() {
+            "Container" | "Pod" | "PersistentVolumeClaim" => {}
+            t => {
+                return Err((
+                    at("type"),
+                    format!("Unsupported value: {t:?}: supported values: \"Container\", \"PersistentVolumeClaim\", \"Pod\""),
+                ))
+            }
+        }
+        if item.type_ == "Pod" {
+            for (f, l) in [
+                ("default", &item.default),
+                ("defaultRequest", &item.default_request),
+            ] {
+                if let Some((k, _)) = l.iter().next() {
+                    return Err((
+                        format!("{}[{k}]", at(f)),
+                        "Forbidden: may not be specified when `type` is 'Pod'".into(),
+                    ));
+                }
+            }
+        }
+        for (k, max) in &item.max {
+            if let Some(min) = item.min.get(k) {
+                if min.milli_value() > max.milli_value() {
+                    return Err((
+                        format!("{}[{k}]", at("min")),
+                        format!(
+                            "Invalid value: {:?}: min value {} is greater than max value {}",
+                            min.as_str(),
+                            min,
+                            max
+                        ),
+                    ));
+                }
+            }
+        }
+        for (k, dr) in &item.default_request {
+            if let Some(d) = item.default.get(k) {
+                if dr.milli_value() > d.milli_value() {
+                    return Err((
+                        format!("{}[{k}]", at("defaultRequest")),
+                        format!("Invalid value: {:?}: default request value {} is greater than default limit value {}", dr.as_str(), dr, d),
+                    ));
+                }
+            }
+        }
+        for (f, l) in [
+            ("default", &item.default),
+            ("defaultRequest", &item.default_request),
+        ] {
+            for (k, v) in l {
+                if let Some(max) = item
+                    .max
+                    .get(k)
+                    .filter(|m| v.milli_value() > m.milli_value())
+                {
+                    return Err((
+                        format!("{}[{k}]", at(f)),
+                        format!(
+                            "Invalid value: {:?}: {f} value {v} is greater than max value {max}",
+                            v.as_str()
+                        ),
+                    ));
+                }
+                if let Some(min) = item
+                    .min
+                    .get(k)
+                    .filter(|m| v.milli_value() < m.milli_value())
+                {
+                    return Err((
+                        format!("{}[{k}]", at(f)),
+                        format!(
+                            "Invalid value: {:?}: min value {min} is greater than {f} value {v}",
+                            v.as_str()
+                        ),
+                    ));
+                }
+            }
+        }
+        for (k, r) in &item.max_limit_request_ratio {
+            if r.milli_value() < 1000 {
+                return Err((
+                    format!("{}[{k}]", at("maxLimitRequestRatio")),
+                    format!("Invalid value: {:?}: ratio {r} is less than 1", r.as_str()),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::sim::AdmissionConfig;
 use crate::time::{SimDuration, SimTime};
 
 /// How long a scheduling cycle takes in virtual time: `base + per_node × nodes evaluated`.

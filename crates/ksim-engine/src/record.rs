@@ -143,6 +143,18 @@ pub enum Record {
     },
     /// A workload controller as it stands at the end of the run (one per controller, just
     /// before `RunEnded`; `controllers.csv`).
+    /// The API server refused to create a pod (an admission plugin: Priority, LimitRanger,
+    /// ResourceQuota); `message` is upstream's (`pods "x" is forbidden: ...`).
+    PodRefused {
+        at: SimTime,
+        namespace: String,
+        name: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        owner_kind: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        owner_name: String,
+        message: String,
+    },
     Controller {
         at: SimTime,
         kind: String,
@@ -213,6 +225,7 @@ impl Record {
             | Record::Attempt { at, .. }
             | Record::PodBound { at, .. }
             | Record::PodEnded { at, .. }
+            | Record::PodRefused { at, .. }
             | Record::Controller { at, .. }
             | Record::NodeEvent { at, .. }
             | Record::PodEvicted { at, .. }

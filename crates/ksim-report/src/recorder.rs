@@ -189,6 +189,9 @@ pub struct Recorder {
     pub(crate) stalled: Option<String>,
     /// `RunEnded.unserved`: schedulerNames no profile serves.
     pub(crate) unserved: Vec<String>,
+    /// `PodRefused`: the reason of each pod creation the API server's admission refused (the
+    /// message after `is forbidden: `; the pod is named in the record only).
+    pub(crate) refused: Vec<String>,
     pub(crate) last_at: SimTime,
     /// Unschedulable attempts with a FitError ("0/N nodes are available: ...").
     pub(crate) fit_failures: u64,
@@ -263,6 +266,7 @@ impl Recorder {
             run_ended: None,
             stalled: None,
             unserved: Vec::new(),
+            refused: Vec::new(),
             last_at: SimTime::ZERO,
             fit_failures: 0,
             pool_failures: Vec::new(),
@@ -719,6 +723,12 @@ impl Observer for Recorder {
                 };
                 self.pods[i].evicted_by = Some(cause.as_str().into());
                 self.evictions += 1;
+            }
+            Record::PodRefused { message, .. } => {
+                let reason = message
+                    .split_once(" is forbidden: ")
+                    .map_or(message.as_str(), |(_, r)| r);
+                self.refused.push(reason.to_string());
             }
             Record::RunEnded {
                 at,

@@ -66,6 +66,13 @@ pub struct Summary {
     /// The schedulerNames of pods no profile serves (see `Outcome::Unserved`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unserved_schedulers: Vec<String>,
+    /// Pod creations the API server's admission refused (`PodRefused`: an unknown
+    /// PriorityClass, a LimitRange's min/max, a ResourceQuota), absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refused_creations: u64,
+    /// Their reasons (upstream's message after `pods "x" is forbidden: `), most first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_reasons: Vec<ReasonCount>,
     /// Nodes in use, per-pool fill and stranded capacity (see the `packing` module); absent in
     /// summaries written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -496,6 +503,8 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         unmatched_records: rec.unmatched,
         stalled: rec.stalled.clone(),
         unserved_schedulers: rec.unserved.clone(),
+        refused_creations: rec.refused.len() as u64,
+        refused_reasons: histogram(rec.refused.iter().map(String::as_str)),
         packing: Some(crate::packing::compute(rec)),
         already_bound: 0,
         needed_scheduling: 0,

@@ -58,6 +58,10 @@ pub fn summary_table(s: &Summary) -> String {
                     format!(" · unserved {}", o.unserved)
                 } else {
                     String::new()
+                } + &if s.refused_creations > 0 {
+                    format!(" · refused creations {}", s.refused_creations)
+                } else {
+                    String::new()
                 }
             ),
         ),

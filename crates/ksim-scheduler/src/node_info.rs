@@ -442,13 +442,22 @@ pub struct StorageObjects {
 }
 
 impl ClusterObjects {
-    /// Labels of a namespace; a namespace that is not listed exists with no labels.
-    pub fn namespace_labels(&self, ns: &str) -> &Labels {
-        static EMPTY: std::sync::OnceLock<Labels> = std::sync::OnceLock::new();
-        self.namespaces
-            .get(ns)
-            .map(|n| &n.metadata.labels)
-            .unwrap_or_else(|| EMPTY.get_or_init(Labels::new))
+    /// Labels of a namespace. A namespace that is not listed exists (upstream's
+    /// NamespaceLifecycle admits no pod into a namespace that does not) with the one label the
+    /// API server gives every namespace, `kubernetes.io/metadata.name=<name>` (GA since v1.22;
+    /// listed namespaces get it when they are read: [`ksim_api::defaults::default_namespace`]).
+    pub fn namespace_labels(&self, ns: &str) -> std::borrow::Cow<'_, Labels> {
+        match self.namespaces.get(ns) {
+            Some(n) => std::borrow::Cow::Borrowed(&n.metadata.labels),
+            None => {
+                let mut l = Labels::new();
+                l.insert(
+                    ksim_api::defaults::NAMESPACE_NAME_LABEL.to_string(),
+                    ns.to_string(),
+                );
+                std::borrow::Cow::Owned(l)
+            }
+        }
     }
 
     /// The stored object of `kind` named `namespace/name` (`namespace` is ignored for
@@ -506,7 +515,9 @@ impl ClusterObjects {
             | ObjectKind::DaemonSet
             | ObjectKind::Job
             | ObjectKind::CronJob
-            | ObjectKind::PriorityClass => return None,
+            | ObjectKind::PriorityClass
+            | ObjectKind::LimitRange
+            | ObjectKind::ResourceQuota => return None,
         })
     }
 
@@ -578,7 +589,9 @@ impl ClusterObjects {
             | ApiObject::DaemonSet(_)
             | ApiObject::Job(_)
             | ApiObject::CronJob(_)
-            | ApiObject::PriorityClass(_) => {}
+            | ApiObject::PriorityClass(_)
+            | ApiObject::LimitRange(_)
+            | ApiObject::ResourceQuota(_) => {}
         }
         old
     }
@@ -673,7 +686,9 @@ impl ClusterObjects {
             | ObjectKind::DaemonSet
             | ObjectKind::Job
             | ObjectKind::CronJob
-            | ObjectKind::PriorityClass => {}
+            | ObjectKind::PriorityClass
+            | ObjectKind::LimitRange
+            | ObjectKind::ResourceQuota => {}
         }
         Some(old)
     }

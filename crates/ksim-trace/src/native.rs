@@ -104,6 +104,7 @@ pub fn decode_pod(v: &Value, prefix: &str) -> Result<Pod, FieldProblem> {
             format!("expected a Pod object, got {v}"),
         ));
     }
+    check_kind_and_fields("Pod", v, prefix)?;
     let mut pod: Pod = decode_value(v, prefix)?;
     default_pod(&mut pod);
     check::check_pod(&pod).map_err(|(f, m)| (join_path(prefix, &f), m))?;
@@ -142,6 +143,7 @@ pub fn decode_node_to_add(v: &Value, prefix: &str) -> Result<Node, FieldProblem>
             ),
         ));
     }
+    check_kind_and_fields("Node", v, prefix)?;
     let mut node: Node = decode_value(v, prefix)?;
     default_node(&mut node);
     check::check_node(&node).map_err(|(f, m)| (join_path(prefix, &f), m))?;
@@ -166,6 +168,23 @@ pub fn decode_object_to_create(v: &Value, prefix: &str) -> Result<ApiObject, Fie
     obj.apply_defaults();
     check::check_object(&obj).map_err(|(f, m)| (join_path(prefix, &f), m))?;
     Ok(obj)
+}
+
+/// `kind` (when given) must be `want`; then `apiVersion` and the fields as the API server's
+/// strict field validation checks them (`ksim_api::strict`).
+fn check_kind_and_fields(want: &str, v: &Value, prefix: &str) -> Result<(), FieldProblem> {
+    match v.get("kind") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(k)) if k == want => {}
+        Some(Value::String(k)) if k.is_empty() => {}
+        Some(other) => {
+            return Err((
+                join_path(prefix, "kind"),
+                format!("expected {want}, got {other}"),
+            ))
+        }
+    }
+    ksim_api::strict::check_document(want, v).map_err(|(f, m)| (join_path(prefix, &f), m))
 }
 
 fn decode_value<T: serde::de::DeserializeOwned>(

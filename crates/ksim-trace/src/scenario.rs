@@ -128,6 +128,14 @@ pub struct Scenario {
     pub control_plane: ksim_engine::control_plane::ControlPlane,
 }
 
+/// The kinds the admission chain reads, created before the workloads of the same file.
+fn admitting(k: ObjectKind) -> bool {
+    matches!(
+        k,
+        ObjectKind::PriorityClass | ObjectKind::LimitRange | ObjectKind::ResourceQuota
+    )
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterSpec {
@@ -568,6 +576,12 @@ fn add_items(
             other => TraceError::at_field(&name, format!("items[{i}]"), other.to_string()),
         };
         let kind = ksim_api::load::kind_of(v);
+        // apiVersion and kind, then strict field validation, for every kind ksim knows the
+        // schema of (Namespace, Service, ReplicationController... which are read here).
+        if ksim_api::strict::knows_kind(kind) {
+            ksim_api::strict::check_document(kind, v)
+                .map_err(|(f, m)| TraceError::at_field(&name, field(f), m))?;
+        }
         let str_at = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("");
         if str_at("/metadata/name").is_empty() && !str_at("/metadata/generateName").is_empty() {
             // Only the API server names an object, on create: a generateName object is created
@@ -598,7 +612,9 @@ fn add_items(
         }
         match kind {
             "Namespace" => {
-                let ns: ksim_api::Namespace = ksim_api::load::decode(&name, v).map_err(err)?;
+                let mut ns: ksim_api::Namespace =
+                    ksim_api::load::decode(&name, v).map_err(err)?;
+                ksim_api::defaults::default_namespace(&mut ns);
                 into.namespaces.insert(ns.metadata.name.clone(), ns);
             }
             "Service" => into.services.push(ksim_api::load::decode(&name, v).map_err(err)?),
@@ -623,7 +639,7 @@ fn add_items(
                 }
             }
             k if ObjectKind::from_kind(k).is_some_and(|k| {
-                k.is_workload() || k == ObjectKind::PriorityClass
+                k.is_workload() || admitting(k)
             }) =>
             {
                 let obj = decode_object(v, "")
@@ -638,11 +654,12 @@ fn add_items(
                         format!("{} {} is listed twice", obj.kind(), obj.key()),
                     ));
                 }
-                if obj.kind() == ObjectKind::PriorityClass {
-                    // Classes first: the workloads' pods are admitted against them.
+                if admitting(obj.kind()) {
+                    // Classes, LimitRanges and quotas first: the workloads' pods are admitted
+                    // against them.
                     let at = workloads
                         .iter()
-                        .position(|w| w.kind() != ObjectKind::PriorityClass)
+                        .position(|w| !admitting(w.kind()))
                         .unwrap_or(workloads.len());
                     workloads.insert(at, obj);
                 } else {
@@ -852,6 +869,9 @@ impl Scenario {
         if let Some(l) = &self.limits {
             engine.limits = l.clone();
         }
+        self.control_plane.admission.check().map_err(|(f, m)| {
+            TraceError::at_field(source, format!("controlPlane.admission.{f}"), m)
+        })?;
 
         let scheduler = match &self.scheduler {
             None => KubeSchedulerConfiguration::default(),

@@ -4,6 +4,7 @@
 //!
 //! ```yaml
 //! controlPlane:
+//!   admission: {defaultNotReadyTolerationSeconds: 300}
 //!   nodeLifecycle: {nodeMonitorGracePeriod: 50s}
 //!   disruption: {reactionDelay: 1s}
 //!   podGC: {gcCheckPeriod: 20s, quarantineTime: 40s, terminatedPodGCThreshold: 12500}
@@ -26,6 +27,9 @@ pub use pod_gc::PodGcConfig;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ControlPlane {
+    /// The API server's admission plugins (`sim/admission`).
+    #[serde(skip_serializing_if = "crate::sim::AdmissionConfig::is_default")]
+    pub admission: crate::sim::AdmissionConfig,
     /// The node lifecycle controller and the taint-eviction controller.
     pub node_lifecycle: NodeLifecycleConfig,
     /// The disruption controller (PodDisruptionBudget status).

@@ -219,6 +219,7 @@ impl Simulation {
             lifecycle: self.lifecycle.clone(),
             taint_eviction: self.taint_eviction.clone(),
             disruption: self.disruption.clone(),
+            admission: self.admission.clone(),
             loop_ended: self.loop_ended,
             registry: self.registry.clone(),
             sched_cfg: self.sched_cfg.clone(),

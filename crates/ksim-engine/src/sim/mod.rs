@@ -46,6 +46,7 @@ use crate::input::{EventSource, InputEvent, SourceError, SourcePos, TimedEvent};
 use crate::record::{Observer, Outcome, Record};
 use crate::time::SimTime;
 
+mod admission;
 mod autoscaler;
 mod binding;
 mod controllers;
@@ -61,6 +62,7 @@ mod tainteviction;
 mod termination;
 mod volumes;
 
+pub use admission::AdmissionConfig;
 pub use volumes::default_storage_class;
 
 pub use nodelifecycle::zone::{compute_zone_state, zone_key, zone_qps, ZoneState};
@@ -298,6 +300,8 @@ pub struct Simulation {
     taint_eviction: tainteviction::State,
     /// The disruption controller (`sim/disruption`).
     disruption: disruption::State,
+    /// The admission chain's objects and quota usage (`sim/admission`).
+    admission: admission::State,
     /// The event loop is over (the run ended); see [`Simulation::run_to`].
     loop_ended: bool,
     /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
@@ -400,6 +404,7 @@ impl Simulation {
             lifecycle: nodelifecycle::State::new(lifecycle_cfg),
             taint_eviction: Default::default(),
             disruption: Default::default(),
+            admission: admission::State::default(),
             loop_ended: false,
             registry: registry.clone(),
             sched_cfg: sched_cfg.clone(),
@@ -819,6 +824,13 @@ impl Simulation {
                 name,
                 ..
             } => self.delete_priority_class(&name),
+            InputEvent::DeleteObject {
+                object_kind:
+                    k @ (ksim_api::object::ObjectKind::LimitRange
+                    | ksim_api::object::ObjectKind::ResourceQuota),
+                namespace,
+                name,
+            } => self.delete_admission_object(k, &namespace, &name),
             InputEvent::DeleteObject {
                 object_kind,
                 namespace,

@@ -74,6 +74,7 @@ impl Simulation {
 
     /// Frees an ended pod's slot for reuse (unless ended pods are retained).
     pub(super) fn release_slot(&mut self, id: PodId) {
+        self.release_quota(id);
         if self.retain_ended {
             return;
         }
@@ -142,20 +143,24 @@ impl Simulation {
         run_for: Option<SimDuration>,
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
-        if let Err(e) = self.admit_priority(&mut pod) {
-            let ns = if pod.metadata.namespace.is_empty() {
-                "default"
-            } else {
-                &pod.metadata.namespace
-            };
-            return Err(self.input_err(format!("CreatePod: pod {ns}/{}: {e}", pod.metadata.name)));
+        if pod.metadata.namespace.is_empty() {
+            pod.metadata.namespace = "default".into();
         }
-        default_pod(&mut pod);
         let key = pod.key();
-        let h = key_hash(&key);
         if self.live_contains(&key) {
             return Err(self.input_err(format!("CreatePod: pod {key} already exists")));
         }
+        // The admission chain (`sim/admission`): a refused pod is recorded, not created, and
+        // the run goes on.
+        let charges = match self.admit_pod(&mut pod) {
+            Ok(c) => c,
+            Err(message) => {
+                self.record_refused(&pod, message, obs);
+                return Ok(());
+            }
+        };
+        default_pod(&mut pod);
+        let h = key_hash(&key);
         // A pod bound to a node the cluster never had is refused, as `ksim validate` refuses it;
         // one bound to a removed node that still had pods joins its ghost, and with an
         // autoscaler the node may be one it added.
@@ -207,6 +212,7 @@ impl Simulation {
         };
         self.live.insert(h, id);
         self.disruption_pod_changed(&info, self.now);
+        self.charge_quota(id, charges);
         // The controller owner (pods.csv `owner_kind,owner_name`), else the first owner.
         let refs = &info.pod.metadata.owner_references;
         let owner = refs

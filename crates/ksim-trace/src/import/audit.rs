@@ -65,6 +65,8 @@ fn controller_kind(group: Option<&str>, resource: &str) -> Option<ObjectKind> {
         "jobs" => ("batch", ObjectKind::Job),
         "cronjobs" => ("batch", ObjectKind::CronJob),
         "priorityclasses" => ("scheduling.k8s.io", ObjectKind::PriorityClass),
+        "limitranges" => ("", ObjectKind::LimitRange),
+        "resourcequotas" => ("", ObjectKind::ResourceQuota),
         _ => return None,
     };
     match group {

@@ -51,7 +51,7 @@ use crate::nodes::parse_documents;
 const RUN_FOR_ANNOTATION: &str = "ksim.io/run-for";
 
 /// The kinds written to `objects.yaml`.
-pub const OBJECT_KINDS: [&str; 13] = [
+pub const OBJECT_KINDS: [&str; 15] = [
     "PodDisruptionBudget",
     "Namespace",
     "Service",
@@ -65,6 +65,8 @@ pub const OBJECT_KINDS: [&str; 13] = [
     "CSIDriver",
     "CSIStorageCapacity",
     "VolumeAttachment",
+    "LimitRange",
+    "ResourceQuota",
 ];
 
 pub fn import(

@@ -275,20 +275,12 @@ impl Simulation {
                 w.metadata.namespace, w.metadata.name
             )));
         }
-        if kind == ObjectKind::CronJob {
-            if self.cfg.horizon.is_none() {
-                return Err(self.input_err(format!(
-                    "CreateObject: CronJob {}/{}: a CronJob fires forever: give the scenario a \
-                     horizon",
-                    w.metadata.namespace, w.metadata.name
-                )));
-            }
-            self.admit_template(
-                "CreateObject: CronJob (spec.jobTemplate)",
-                &cronjob::job_of(&w),
-            )?;
-        } else {
-            self.admit_template(&format!("CreateObject: {kind}"), &w)?;
+        if kind == ObjectKind::CronJob && self.cfg.horizon.is_none() {
+            return Err(self.input_err(format!(
+                "CreateObject: CronJob {}/{}: a CronJob fires forever: give the scenario a \
+                 horizon",
+                w.metadata.namespace, w.metadata.name
+            )));
         }
         let scale = match fixed_scale {
             Some(f) => {
@@ -385,14 +377,6 @@ impl Simulation {
             w.metadata.namespace = "default".into();
         }
         let key = ctl_key(kind, &w.metadata.namespace, &w.metadata.name);
-        if kind == ObjectKind::CronJob {
-            self.admit_template(
-                "UpdateObject: CronJob (spec.jobTemplate)",
-                &cronjob::job_of(&w),
-            )?;
-        } else {
-            self.admit_template(&format!("UpdateObject: {kind}"), &w)?;
-        }
         let now = self.now;
         let Some(c) = self.controllers.ctls.get_mut(&key) else {
             return Err(self.input_err(format!(
@@ -681,6 +665,11 @@ impl Simulation {
         new: NewPod<'_>,
         obs: &mut dyn Observer,
     ) -> Option<String> {
+        // Refused a moment ago: nothing until the rate-limited requeue (upstream stops a
+        // sync at its first failed creation and requeues the key with backoff).
+        if self.controller_backing_off(key) {
+            return None;
+        }
         let kind = self.controllers.ctls.get(key)?.kind;
         if !self.client_call(key, kind, true) {
             return None;
@@ -726,6 +715,17 @@ impl Simulation {
             self.client_create_failed(key);
             return None;
         }
+        if !self.live_contains(&pod_key) {
+            // Refused by admission (recorded): retry after the work queue's backoff. A run
+            // without a horizon would never end on a pod refused for good: there the retries
+            // stop once the backoff reaches its cap (see `sim/admission`).
+            let (at, capped) = self.controller_refused(key);
+            if !(capped && self.cfg.horizon.is_none()) {
+                self.queue_reconcile_at(key, at);
+            }
+            return None;
+        }
+        self.controller_admitted(key);
         if let Some(c) = self.controllers.ctls.get_mut(key) {
             c.pods.insert(
                 pod_key.clone(),

@@ -5,8 +5,11 @@
 //!   several claim it): its name, value and preemption policy; with no default class, priority 0.
 //! - A pod naming a class gets its value and policy; the built-ins `system-node-critical`
 //!   (2000001000) and `system-cluster-critical` (2000000000) always exist.
-//! - Refused, as upstream refuses them: a class that does not exist, a `spec.priority` or
-//!   `spec.preemptionPolicy` that differs from what the class gives.
+//! - Refused, as upstream refuses them: a class that does not exist (`no PriorityClass with
+//!   name foo was found`), a `spec.priority` or `spec.preemptionPolicy` that differs from what
+//!   the class gives. Only that pod's creation is refused (`sim/admission` records it); a
+//!   workload whose template names an unknown class is accepted, as the API server accepts it,
+//!   and its controller keeps retrying its pods.
 //!
 //! Deliberate difference: a pod that already carries `spec.priority` and names a class ksim was
 //! not given (a recorded or imported pod that was admitted in its own cluster) keeps its
@@ -35,6 +38,9 @@ impl Simulation {
             Ok((kind, w)) => self.create_workload(kind, w),
             Err(o) => match *o {
                 ApiObject::PriorityClass(pc) => self.put_priority_class(pc, true),
+                o @ (ApiObject::LimitRange(_) | ApiObject::ResourceQuota(_)) => {
+                    self.put_admission_object(o, true)
+                }
                 o => self.create_object(o, obs),
             },
         }
@@ -49,6 +55,9 @@ impl Simulation {
             Ok((kind, w)) => self.update_workload(kind, w),
             Err(o) => match *o {
                 ApiObject::PriorityClass(pc) => self.put_priority_class(pc, false),
+                o @ (ApiObject::LimitRange(_) | ApiObject::ResourceQuota(_)) => {
+                    self.put_admission_object(o, false)
+                }
                 o => self.update_object(o, obs),
             },
         }
@@ -90,26 +99,6 @@ impl Simulation {
         }
         self.controllers.classes.insert(name, pc);
         Ok(())
-    }
-
-    /// A workload's pod template must pass admission, or every pod it makes would be refused:
-    /// the object is refused instead, naming the field.
-    pub(in crate::sim) fn admit_template(
-        &self,
-        what: &str,
-        w: &ksim_api::workloads::Workload,
-    ) -> Result<(), SimError> {
-        let mut pod = Pod {
-            metadata: w.spec.template.metadata.clone(),
-            spec: w.spec.template.spec.clone(),
-            ..Default::default()
-        };
-        self.admit_priority(&mut pod).map_err(|e| {
-            self.input_err(format!(
-                "{what}: {}/{}: spec.template.{e}",
-                w.metadata.namespace, w.metadata.name
-            ))
-        })
     }
 
     /// `DeleteObject` of a PriorityClass.
@@ -156,22 +145,22 @@ impl Simulation {
             return Ok(());
         } else {
             return Err(format!(
-                "spec.priorityClassName: no PriorityClass with name {:?} was found",
+                "no PriorityClass with name {} was found",
                 spec.priority_class_name
             ));
         };
         if let Some(p) = spec.priority.filter(|p| *p != value) {
             return Err(format!(
-                "spec.priority: the integer value of priority ({p}) must not be provided in pod \
-                 spec; priority admission controller computed {value} from the given \
-                 PriorityClass name"
+                "the integer value of priority ({p}) must not be provided in pod spec; priority \
+                 admission controller computed {value} from the given PriorityClass name"
             ));
         }
         let policy = policy.unwrap_or_else(|| PREEMPT_LOWER.to_string());
         if let Some(p) = spec.preemption_policy.as_ref().filter(|p| **p != policy) {
             return Err(format!(
-                "spec.preemptionPolicy: {p:?} must not be provided in pod spec; priority \
-                 admission controller computed {policy:?} from the given PriorityClass name"
+                "the string value of PreemptionPolicy ({p}) must not be provided in pod spec; \
+                 priority admission controller computed {policy} from the given PriorityClass \
+                 name"
             ));
         }
         spec.priority_class_name = name;

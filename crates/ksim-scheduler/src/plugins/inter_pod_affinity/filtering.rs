@@ -365,7 +365,7 @@ impl PreFilterPlugin for InterPodAffinity {
         snapshot: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         let objects = &*snapshot.objects;
-        let namespace_labels = objects.namespace_labels(pod.namespace()).clone();
+        let namespace_labels = objects.namespace_labels(pod.namespace()).into_owned();
 
         // Upstream walks every pod (or every pod with required anti-affinity) and sums per
         // topology pair. The snapshot's pod index keeps those sums per distinct term (see

@@ -120,7 +120,7 @@ fn incoming_term_matches(t: &AffinityTerm, target: &PodInfo, objects: &ClusterOb
         || match &t.namespace_selector {
             Selector::Nothing => false,
             s if s.is_empty() => true,
-            s => s.matches(objects.namespace_labels(ns)),
+            s => s.matches(&objects.namespace_labels(ns)),
         };
     ns_ok && t.selector.matches(target.labels())
 }

@@ -94,7 +94,7 @@ impl PreScorePlugin for InterPodAffinity {
             snapshot
                 .pod_index
                 .for_each_group_candidate(kind, pod.labels(), |g| {
-                    if g.term.matches(pod, namespace_labels) {
+                    if g.term.matches(pod, &namespace_labels) {
                         let weight = if kind == TermKind::RequiredAffinity {
                             hard
                         } else {
