@@ -213,9 +213,14 @@ pub fn zone_key(node: &Node) -> String {
     format!("{region}:\0:{zone}")
 }
 
-/// A zone key as outputs show it (`region:zone`, without upstream's NUL separator).
+/// A zone key as outputs show it: `region:zone` without upstream's NUL separator, or the zone
+/// alone when the node has no region label.
 pub fn zone_display(key: &str) -> String {
-    key.replace(":\0:", ":")
+    match key.split_once(":\0:") {
+        Some(("", zone)) => zone.to_string(),
+        Some((region, zone)) => format!("{region}:{zone}"),
+        None => key.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -316,6 +321,7 @@ mod tests {
             .labels
             .insert("topology.kubernetes.io/zone".into(), "a".into());
         assert_eq!(zone_key(&n), ":\0:a");
+        assert_eq!(zone_display(&zone_key(&n)), "a");
         n.metadata.labels.insert(
             "failure-domain.beta.kubernetes.io/region".into(),
             "r".into(),
