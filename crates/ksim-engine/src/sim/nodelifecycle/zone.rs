@@ -227,9 +227,7 @@ pub fn zone_display(key: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Upstream's zone-state semantics (`ComputeZoneState`, as `TestMonitorNodeHealthEvictPods`'s
-    /// disruption rows exercised them before taint-based eviction became the only mode), as
-    /// facts: (ready flags, threshold) → (not ready, state).
+    /// `ComputeZoneState`'s cases, as facts: (Ready flags, threshold 0.55) → (not ready, state).
     #[test]
     fn compute_zone_state_table() {
         let t = 0.55f32;
