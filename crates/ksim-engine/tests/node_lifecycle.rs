@@ -370,7 +370,7 @@ fn zone_disruption_states_stop_taints() {
             _ => None,
         })
         .collect();
-    assert_eq!(zones, vec![(115, ":a".into(), "PartialDisruption".into())]);
+    assert_eq!(zones, vec![(115, "a".into(), "PartialDisruption".into())]);
 
     let nodes: Vec<Node> = (0..3).map(|i| node(&format!("a{i}"), "a")).collect();
     let events: Vec<TimedEvent> = (0..3).map(|i| at(60, fail(&format!("a{i}")))).collect();

@@ -852,4 +852,18 @@ mod tests {
         w.write_event(&evs[1]).unwrap();
         assert!(w.write_event(&evs[0]).is_err());
     }
+
+    #[test]
+    fn fail_and_recover_node_read_and_write_back() {
+        let text = "{\"at\": \"1m\", \"kind\": \"FailNode\", \"name\": \"n1\"}\n\
+                    {\"at\": \"2m\", \"kind\": \"RecoverNode\", \"name\": \"n1\"}\n";
+        let evs = read_all(text).unwrap();
+        assert_eq!(evs[0].event, InputEvent::FailNode { name: "n1".into() });
+        assert_eq!(evs[1].event, InputEvent::RecoverNode { name: "n1".into() });
+        for e in &evs {
+            assert_eq!(read_all(&event_to_line(e)).unwrap(), vec![e.clone()]);
+        }
+        let err = read_all("{\"at\": 1, \"kind\": \"FailNode\"}\n").unwrap_err();
+        assert!(err.to_string().contains("name"), "{err}");
+    }
 }

@@ -213,18 +213,21 @@ pub fn zone_key(node: &Node) -> String {
     format!("{region}:\0:{zone}")
 }
 
-/// A zone key as outputs show it (`region:zone`, without upstream's NUL separator).
+/// A zone key as outputs show it: `region:zone` without upstream's NUL separator, or the zone
+/// alone when the node has no region label.
 pub fn zone_display(key: &str) -> String {
-    key.replace(":\0:", ":")
+    match key.split_once(":\0:") {
+        Some(("", zone)) => zone.to_string(),
+        Some((region, zone)) => format!("{region}:{zone}"),
+        None => key.to_string(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Upstream's zone-state semantics (`ComputeZoneState`, as `TestMonitorNodeHealthEvictPods`'s
-    /// disruption rows exercised them before taint-based eviction became the only mode), as
-    /// facts: (ready flags, threshold) → (not ready, state).
+    /// `ComputeZoneState`'s cases, as facts: (Ready flags, threshold 0.55) → (not ready, state).
     #[test]
     fn compute_zone_state_table() {
         let t = 0.55f32;
@@ -316,6 +319,7 @@ mod tests {
             .labels
             .insert("topology.kubernetes.io/zone".into(), "a".into());
         assert_eq!(zone_key(&n), ":\0:a");
+        assert_eq!(zone_display(&zone_key(&n)), "a");
         n.metadata.labels.insert(
             "failure-domain.beta.kubernetes.io/region".into(),
             "r".into(),
