@@ -123,9 +123,9 @@ fn controllers_files_are_created_at_their_time_and_unscaled_by_default() {
     assert_eq!(ctl["Deployment/web"], (10, 10, 0), "{ctl:?}");
     assert_eq!(ctl["StatefulSet/db"], (3, 3, 0), "{ctl:?}");
     assert_eq!(ctl["Job/batch"], (4, 4, 4), "{ctl:?}");
-    // Created at t=0 and t=30s; the controllers react one delay (1 s) later.
-    assert_eq!(first["Deployment/web"], SimTime::from_secs(1));
-    assert_eq!(first["Job/batch"], SimTime::from_secs(31));
+    // Created at t=0 and t=30s; the controllers react one informer delay (10 ms) later.
+    assert_eq!(first["Deployment/web"], SimTime(10_000));
+    assert_eq!(first["Job/batch"], SimTime(30_010_000));
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn bad_controllers_entries_name_file_item_and_field() {
 }
 
 /// A CronJob every 5 minutes whose Jobs run 7 minutes: `Allow` starts one at every scheduled
-/// time, `Forbid` skips the times when the last one still runs, `Replace` deletes it and starts
+/// time, `Forbid` leaves the times when the last one still runs unmet and runs the most recent when it ends, `Replace` deletes it and starts
 /// the new one. Jobs are named `<cronjob>-<minutes since the Unix epoch>` (virtual t=0 is
 /// 2024-01-01T00:00:00Z, 28401120 minutes); `suspend` stops the runs.
 /// Pod creations (time, owner) and (created, succeeded) per controller.
@@ -276,13 +276,16 @@ fn cronjob_runs_on_schedule_with_its_concurrency_policy() {
         owners,
         [minute(5), minute(10), minute(15), minute(20), minute(25)]
     );
-    // The Job is created at the scheduled instant; its controller reacts a delay later.
-    assert_eq!(pods[0].0, SimTime::from_secs(301));
+    // The CronJob wakes 100 ms after the scheduled instant (upstream's nextScheduleDelta);
+    // the Job's controller reacts one informer delay (10 ms) later.
+    assert_eq!(pods[0].0, SimTime(300_110_000));
     assert_eq!(ctl["CronJob/report"].0, 5);
     assert_eq!(ctl[&format!("Job/{}", minute(5))], (1, 1), "{ctl:?}");
     let (pods, ctl) = run("Forbid", false);
     let owners: Vec<String> = pods.iter().map(|(_, o)| o.clone()).collect();
-    assert_eq!(owners, [minute(5), minute(15), minute(25)]);
+    // Forbid leaves a time unmet while a Job runs; the sync after that Job ends runs it
+    // (upstream's mostRecentScheduleTime): 10 at ~12 min, 15 at ~19 min, then 25 at ~26 min.
+    assert_eq!(owners, [minute(5), minute(10), minute(15), minute(25)]);
     assert_eq!(ctl[&format!("Job/{}", minute(15))], (1, 1), "{ctl:?}");
     let (pods, ctl) = run("Replace", false);
     assert_eq!(pods.len(), 5);

@@ -85,6 +85,14 @@ fn cronjob_of(job: &Workload) -> Option<String> {
     cronjob_name(job).map(|n| ctl_key(ObjectKind::CronJob, &job.metadata.namespace, &n))
 }
 
+/// The completion index a pod's annotation gives.
+fn index_of(pod: &ksim_api::Pod) -> Option<i32> {
+    pod.metadata
+        .annotations
+        .get(COMPLETION_INDEX)
+        .and_then(|s| s.parse().ok())
+}
+
 fn indexed(w: &Workload) -> bool {
     w.spec.completion_mode.as_deref() == Some("Indexed")
 }
@@ -107,7 +115,11 @@ impl Simulation {
         };
         c.pods.remove(&info.key);
         let st = self.controllers.jobs.entry(key.to_string()).or_default();
-        let idx = st.pod_index.remove(&info.key);
+        // An adopted pod (a dump's) has its index in its annotation only.
+        let idx = st
+            .pod_index
+            .remove(&info.key)
+            .or_else(|| index_of(&info.pod).filter(|_| indexed(&c.obj)));
         if outcome == Outcome::Succeeded {
             match idx {
                 Some(i) => {
@@ -378,7 +390,16 @@ impl Simulation {
         let mut retry = None;
         if is_indexed {
             let n = c.obj.spec.completions.unwrap_or(0);
-            let busy: BTreeSet<i32> = st.pod_index.values().copied().collect();
+            let mut busy: BTreeSet<i32> = st.pod_index.values().copied().collect();
+            // Adopted pods (a dump's) carry their index in their annotation.
+            for p in c.pods.keys().filter(|p| !st.pod_index.contains_key(*p)) {
+                if let Some(i) = self
+                    .live_get(p)
+                    .and_then(|&id| index_of(&self.pods[id as usize].info.pod))
+                {
+                    busy.insert(i);
+                }
+            }
             let mut retry_at: Option<SimTime> = None;
             for i in 0..n {
                 if slots.len() >= diff {
