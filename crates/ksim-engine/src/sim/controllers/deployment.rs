@@ -361,48 +361,14 @@ fn scale_proportionally(
     if c.obj.recreate() {
         return false;
     }
-    let total: i32 = active
+    let sets: Vec<(String, u64, i32, Option<i32>)> = active
         .iter()
-        .filter_map(|h| c.rs.get(h))
-        .map(|r| r.replicas)
-        .sum();
-    let allowed = if d > 0 { d + surge } else { 0 };
-    let to_add = allowed - total;
-    // Larger first; equal sizes newer first when adding, older first when removing.
-    active.sort_by(|a, b| {
-        let (ra, rb) = (&c.rs[a], &c.rs[b]);
-        rb.replicas.cmp(&ra.replicas).then(if to_add > 0 {
-            rb.order.cmp(&ra.order)
-        } else {
-            ra.order.cmp(&rb.order)
+        .filter_map(|h| {
+            c.rs.get(h)
+                .map(|r| (h.clone(), r.order, r.replicas, r.annotated.map(|a| a.1)))
         })
-    });
-    let mut added = 0;
-    let mut sizes: Vec<(String, i32)> = Vec::new();
-    for h in &active {
-        let r = &c.rs[h];
-        let size = if to_add != 0 {
-            let p = proportion(
-                r.replicas,
-                r.annotated.map(|a| a.1),
-                d,
-                surge,
-                live,
-                to_add,
-                added,
-            );
-            added += p;
-            r.replicas + p
-        } else {
-            r.replicas
-        };
-        sizes.push((h.clone(), size));
-    }
-    if let Some(first) = sizes.first_mut() {
-        if to_add != 0 {
-            first.1 = (first.1 + to_add - added).max(0);
-        }
-    }
+        .collect();
+    let sizes = spread(sets, d, surge, live);
     for (h, size) in sizes {
         if let Some(r) = c.rs.get_mut(&h) {
             if r.replicas != size || r.annotated != Some(annotation) {
@@ -413,6 +379,47 @@ fn scale_proportionally(
         }
     }
     changed
+}
+
+/// The proportional part of `scale`: the new size of each active ReplicaSet
+/// (name, creation order, replicas, max-replicas annotation), for `d` replicas.
+fn spread(
+    mut sets: Vec<(String, u64, i32, Option<i32>)>,
+    d: i32,
+    surge: i32,
+    live: i32,
+) -> Vec<(String, i32)> {
+    let total: i32 = sets.iter().map(|s| s.2).sum();
+    let allowed = if d > 0 { d + surge } else { 0 };
+    let to_add = allowed - total;
+    // Larger first; equal sizes newer first when adding (ReplicaSetsBySizeNewer), older first
+    // when removing (ReplicaSetsBySizeOlder).
+    sets.sort_by(|a, b| {
+        b.2.cmp(&a.2).then(if to_add > 0 {
+            b.1.cmp(&a.1)
+        } else {
+            a.1.cmp(&b.1)
+        })
+    });
+    let mut added = 0;
+    let mut sizes: Vec<(String, i32)> = Vec::new();
+    for (h, _, replicas, max) in &sets {
+        let size = if to_add != 0 {
+            let p = proportion(*replicas, *max, d, surge, live, to_add, added);
+            added += p;
+            replicas + p
+        } else {
+            *replicas
+        };
+        sizes.push((h.clone(), size));
+    }
+    // The leftover goes to the first (largest).
+    if let Some(first) = sizes.first_mut() {
+        if to_add != 0 {
+            first.1 = (first.1 + to_add - added).max(0);
+        }
+    }
+    sizes
 }
 
 /// `GetReplicaSetProportion` with `getReplicaSetFraction`: how many replicas a ReplicaSet of
@@ -451,5 +458,42 @@ fn proportion(
         fraction.min(allowed)
     } else {
         fraction.max(allowed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Upstream's `TestScale` (deployment `sync_test.go`) proportional cases as facts: the
+    //! ReplicaSets annotated by the Deployment before the change (maxSurge 0).
+    use super::spread;
+
+    fn sets(new: i32, old: i32, max: i32) -> Vec<(String, u64, i32, Option<i32>)> {
+        vec![
+            ("v2".into(), 1, new, Some(max)),
+            ("v1".into(), 0, old, Some(max)),
+        ]
+    }
+
+    fn size(out: &[(String, i32)], h: &str) -> i32 {
+        out.iter()
+            .find(|(x, _)| x == h)
+            .map(|(_, n)| *n)
+            .unwrap_or(-1)
+    }
+
+    #[test]
+    fn proportional_scaling_as_upstream() {
+        // "proportional scaling: 5 -> 10": new 2, old 3 -> new 4, old 6.
+        let out = spread(sets(2, 3, 5), 10, 0, 5);
+        assert_eq!((size(&out, "v2"), size(&out, "v1")), (4, 6));
+        // "proportional scaling: 5 -> 3": new 2, old 3 -> new 1, old 2.
+        let out = spread(sets(2, 3, 5), 3, 0, 5);
+        assert_eq!((size(&out, "v2"), size(&out, "v1")), (1, 2));
+        // Scaling to 0: everything goes.
+        let out = spread(sets(2, 3, 5), 0, 0, 5);
+        assert_eq!((size(&out, "v2"), size(&out, "v1")), (0, 0));
+        // The engine test's case: old 8 / new 5 of 10 (+3 surge) scaled to 20 (+5): 15 / 10.
+        let out = spread(sets(5, 8, 13), 20, 5, 13);
+        assert_eq!((size(&out, "v2"), size(&out, "v1")), (10, 15));
     }
 }
