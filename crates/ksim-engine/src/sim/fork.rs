@@ -217,6 +217,7 @@ impl Simulation {
             dump: self.dump.clone(),
             controllers: self.controllers.clone(),
             disruption: self.disruption.clone(),
+            pod_gc: self.pod_gc.clone(),
             loop_ended: self.loop_ended,
             registry: self.registry.clone(),
             sched_cfg: self.sched_cfg.clone(),

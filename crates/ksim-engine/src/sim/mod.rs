@@ -21,6 +21,7 @@
 //! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
 //! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
 //! - `disruption` — the disruption controller: PodDisruptionBudget status.
+//! - `podgc` — the pod garbage collector: orphaned pods, terminating pods out of service.
 //! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
@@ -55,6 +56,7 @@ mod fork;
 mod hints;
 mod live;
 mod nodes;
+mod podgc;
 mod pods;
 mod termination;
 mod volumes;
@@ -98,9 +100,12 @@ enum Ev {
         pod: PodId,
         generation: u32,
     },
-    VictimGone {
+    /// A terminating pod's grace period is over (`sim/pods.rs`, `terminate_pod`).
+    TerminationDone {
         pod: PodId,
         generation: u32,
+        outcome: Outcome,
+        by: &'static str,
         preemptor: String,
     },
     FlushBackoff,
@@ -121,6 +126,8 @@ enum Ev {
     },
     /// The disruption controller syncs its due PDBs (`sim/disruption`).
     PdbSync,
+    /// The pod garbage collector runs (`sim/podgc.rs`).
+    PodGc,
 }
 
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
@@ -279,6 +286,8 @@ pub struct Simulation {
     controllers: controllers::State,
     /// The disruption controller (`sim/disruption`).
     disruption: disruption::State,
+    /// The pod garbage collector (`sim/podgc.rs`).
+    pod_gc: podgc::State,
     /// The event loop is over (the run ended); see [`Simulation::run_to`].
     loop_ended: bool,
     /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
@@ -367,6 +376,7 @@ impl Simulation {
             created_keys: Default::default(),
             controllers: controllers::State::new(cfg_seed),
             disruption: Default::default(),
+            pod_gc: Default::default(),
             loop_ended: false,
             registry: registry.clone(),
             sched_cfg: sched_cfg.clone(),
@@ -690,14 +700,17 @@ impl Simulation {
             }
             Ev::BindDone { pod, generation } => self.bind_done(pod, generation, obs),
             Ev::PodFinish { pod, generation } => self.pod_finished(pod, generation, obs),
-            Ev::VictimGone {
+            Ev::TerminationDone {
                 pod,
                 generation,
+                outcome,
+                by,
                 preemptor,
-            } => self.victim_gone(pod, generation, preemptor, obs),
+            } => self.termination_done(pod, generation, outcome, by, preemptor, obs),
             Ev::Autoscale(t) => self.on_autoscale(t, obs),
             Ev::Reconcile(key) => self.reconcile(&key, obs),
             Ev::PdbSync => self.pdb_sync(),
+            Ev::PodGc => self.pod_gc_run(obs),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
                 let (_, backoff, err, _, _) = self.queue.sizes();
@@ -746,7 +759,7 @@ impl Simulation {
             InputEvent::DeletePod { namespace, name } => {
                 let key = format!("{namespace}/{name}");
                 self.check_pod_existed("DeletePod", &key)?;
-                self.delete_pod(&key, Outcome::Deleted, "trace", obs);
+                self.delete_pod_gracefully(&key, "trace", obs);
                 Ok(())
             }
             InputEvent::CompletePod { namespace, name } => {

@@ -100,6 +100,7 @@ impl Simulation {
                         hash: hash.clone(),
                         ordinal,
                         ready_at: running.then_some(now),
+                        terminating: false,
                     },
                 );
             }
