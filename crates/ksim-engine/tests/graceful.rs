@@ -299,3 +299,33 @@ fn replica_set_scale_down_terminates_gracefully() {
         .count();
     assert_eq!(created, 4);
 }
+
+/// Pods terminating after a scale-down whose node is then removed fail with it and are not
+/// re-created (the ReplicaSet already stopped counting them); the one live pod is replaced
+/// by its controller.
+#[test]
+fn terminating_pods_lost_with_their_node_are_not_recreated() {
+    let rs = |n: i32| {
+        object(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": "rs", "namespace": "default"},
+            "spec": {"replicas": n, "selector": {"matchLabels": {"app": "rs"}},
+                     "template": {"metadata": {"labels": {"app": "rs"}},
+                                  "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}]}}}}))
+    };
+    let events = vec![
+        at(0, InputEvent::CreateObject { object: rs(4) }),
+        at(50, InputEvent::UpdateObject { object: rs(1) }),
+        at(60, InputEvent::RemoveNode { name: "n1".into() }),
+    ];
+    let r = run(cfg(|_| {}), vec![node("n1", "4")], events);
+    let created = r
+        .iter()
+        .filter(|x| matches!(x, Record::PodCreated { .. }))
+        .count();
+    assert_eq!(created, 5, "4, then one replacement of the live pod");
+    let failed = r
+        .iter()
+        .filter(|x| matches!(x, Record::PodEnded { outcome: Outcome::Failed, at, .. } if *at == SimTime::from_secs(60)))
+        .count();
+    assert_eq!(failed, 4);
+}

@@ -585,6 +585,11 @@ impl Simulation {
             self.controller_pod_gone(&slot.info.key, Outcome::Failed);
             return;
         }
+        if slot.terminating {
+            // It was being deleted: nothing re-creates it (its controller, if any, already
+            // replaced it when it started terminating).
+            return;
+        }
         let owned = slot
             .info
             .pod
