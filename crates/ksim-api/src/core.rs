@@ -626,6 +626,10 @@ pub struct PdbSpec {
     pub max_unavailable: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
+    /// `IfHealthyBudget` (default) or `AlwaysAllow`: read only by the Eviction API, which no
+    /// ksim path uses (preemption and taint eviction delete pods, as upstream's do).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unhealthy_pod_eviction_policy: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -83,6 +83,14 @@ struct Expected {
     final_: BTreeMap<String, Final>,
 }
 
+/// The control plane of the oracle's runs: none of kube-controller-manager's controllers.
+fn no_controllers() -> ksim_engine::control_plane::ControlPlane {
+    let mut cp = ksim_engine::control_plane::ControlPlane::default();
+    cp.disruption.enabled = false;
+    cp.pod_gc.enabled = false;
+    cp
+}
+
 /// Runs one timeline case as the version that recorded it; returns the differences (empty =
 /// pass).
 pub fn run(case: &Value) -> Result<Vec<String>, CaseError> {
@@ -105,6 +113,10 @@ pub fn run_as(
         horizon: Some(SimTime::from_secs(input.until)),
         costs: CostModels::zero(),
         on_node_removal: OnNodeRemoval::KeepBound,
+        // The oracle ran the scheduler on a fake clientset: no kube-controller-manager (no
+        // disruption controller, no pod GC) and no kubelet (deletions without grace, which
+        // `CostModels::zero` gives).
+        control_plane: no_controllers(),
         ..Default::default()
     };
     let mut sim = Simulation::new(

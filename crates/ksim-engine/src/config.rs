@@ -48,9 +48,17 @@ pub struct CostModels {
     pub bind_jitter: SimDuration,
     /// From binding to the pod running (its run time starts then; default 0).
     pub pod_startup: SimDuration,
-    /// Grace period a preemption victim takes to terminate (default 0: immediate, as upstream's
-    /// async preemption with zero grace; set e.g. "30s" to model terminationGracePeriodSeconds).
-    pub victim_grace: SimDuration,
+    /// Grace period a preemption victim takes to terminate, overriding the victim's own
+    /// `terminationGracePeriodSeconds` (default: none, the pod's own, as upstream's
+    /// `DeletePod` of a victim; "0s" ends victims at once, ksim's behaviour before graceful
+    /// termination).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub victim_grace: Option<SimDuration>,
+    /// Grace period of every other graceful deletion (a trace's `DeletePod`, a controller's
+    /// scale-down, an eviction), overriding the pod's `terminationGracePeriodSeconds`
+    /// (default: none, the pod's own, API default 30 s; "0s" deletes at once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub termination_grace: Option<SimDuration>,
     /// How long dynamic provisioning takes: from VolumeBinding's PreBind setting
     /// `volume.kubernetes.io/selected-node` on a WaitForFirstConsumer claim to its PV being
     /// created and bound (default 5 s, the order of a cloud disk's create call). The pod binds
@@ -65,21 +73,25 @@ impl Default for CostModels {
             bind_latency: SimDuration::from_millis(50),
             bind_jitter: SimDuration::ZERO,
             pod_startup: SimDuration::ZERO,
-            victim_grace: SimDuration::ZERO,
+            victim_grace: None,
+            termination_grace: None,
             provisioning_delay: SimDuration::from_secs(5),
         }
     }
 }
 
 impl CostModels {
-    /// Zero-cost cycles and binding: the timeline conformance model.
+    /// Zero-cost cycles and binding, and deletions without grace: the timeline conformance
+    /// model (the recorded timelines delete pods with grace 0, as upstream's integration
+    /// tests do without a kubelet).
     pub fn zero() -> CostModels {
         CostModels {
             scheduling_cycle: CycleCost::zero(),
             bind_latency: SimDuration::ZERO,
             bind_jitter: SimDuration::ZERO,
             pod_startup: SimDuration::ZERO,
-            victim_grace: SimDuration::ZERO,
+            victim_grace: Some(SimDuration::ZERO),
+            termination_grace: Some(SimDuration::ZERO),
             provisioning_delay: SimDuration::ZERO,
         }
     }

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::Node;
 use ksim_engine::config::{CostModels, CycleCost, EngineConfig};
-use ksim_engine::{InputEvent, Outcome, Record, SimTime, Simulation, TimedEvent, VecSource};
+use ksim_engine::{
+    InputEvent, Outcome, Record, SimDuration, SimTime, Simulation, TimedEvent, VecSource,
+};
 use ksim_scheduler::framework::Registry;
 use serde_json::{json, Value};
 
@@ -59,14 +61,17 @@ fn update(o: ApiObject) -> InputEvent {
     }
 }
 
-/// These tests read the controllers' logic in the old flat 1 s reaction delay (the timing
-/// model's own tests are in `jobs.rs`).
+/// These tests pin the controllers' own logic in the old flat 1 s reaction delay (the
+/// timing model's own tests are in `jobs.rs`), with pods deleted at once
+/// (`costs.terminationGrace: 0s`); graceful termination under the controllers is pinned in
+/// `tests/graceful.rs`.
 fn cfg(horizon: i64) -> EngineConfig {
     EngineConfig {
         horizon: Some(SimTime::from_secs(horizon)),
         controller_delay: Some(ksim_engine::SimDuration::from_secs(1)),
         costs: CostModels {
             scheduling_cycle: CycleCost::zero(),
+            termination_grace: Some(SimDuration::ZERO),
             ..Default::default()
         },
         ..Default::default()

@@ -150,7 +150,7 @@ fn run_for_frees_resources_and_a_waiting_pod_takes_them() {
 #[test]
 fn preemptor_evicts_with_grace_period_and_binds_on_its_nominated_node() {
     let mut costs = CostModels::zero();
-    costs.victim_grace = SimDuration::from_secs(30);
+    costs.victim_grace = Some(SimDuration::from_secs(30));
     let cfg = EngineConfig {
         horizon: Some(SimTime::from_secs(400)),
         costs,

@@ -186,7 +186,7 @@ impl Simulation {
 
     /// PostFilter's outcome for a pod that failed: `Some("")` clears its nomination; a node
     /// nominates it there, clears the nominations of lower-priority pods nominated to that node,
-    /// and evicts the victims (at once, or after their grace period through `VictimGone`).
+    /// and evicts the victims (at once, or after their grace period through `TerminationDone`).
     pub(super) fn nominate_and_evict(
         &mut self,
         pod: PodId,
@@ -222,24 +222,26 @@ impl Simulation {
                     .cmp(self.pods[*b as usize].info.name())
             });
             for v in vs {
-                self.pods[v as usize].terminating = true;
-                if self.cfg.costs.victim_grace.micros() > 0 {
-                    self.mark_terminating(v);
-                }
-                let generation = self.pods[v as usize].generation;
-                if self.cfg.costs.victim_grace.micros() == 0 {
+                // `DeletePod` of the victim: its own grace period unless `costs.victimGrace`
+                // overrides it.
+                let grace = self
+                    .cfg
+                    .costs
+                    .victim_grace
+                    .unwrap_or_else(|| self.pod_grace(v));
+                if grace.micros() == 0 {
+                    self.pods[v as usize].terminating = true;
                     self.next_action();
                     self.end_pod(v, Outcome::Preempted, "preemption", preemptor.clone(), obs);
                 } else {
-                    let at = self.now + self.cfg.costs.victim_grace;
-                    self.schedule(
-                        at,
-                        0,
-                        Ev::VictimGone {
-                            pod: v,
-                            generation,
-                            preemptor: preemptor.clone(),
-                        },
+                    self.terminate_pod(
+                        v,
+                        Outcome::Preempted,
+                        "preemption",
+                        preemptor.clone(),
+                        grace,
+                        Some("PreemptionByScheduler"),
+                        obs,
                     );
                 }
             }

@@ -220,6 +220,7 @@ impl Simulation {
             taint_eviction: self.taint_eviction.clone(),
             disruption: self.disruption.clone(),
             admission: self.admission.clone(),
+            pod_gc: self.pod_gc.clone(),
             loop_ended: self.loop_ended,
             registry: self.registry.clone(),
             sched_cfg: self.sched_cfg.clone(),

@@ -21,6 +21,7 @@
 //! - `autoscaler` — the node-group autoscaler's scans and node provisioning;
 //! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
 //! - `disruption` — the disruption controller: PodDisruptionBudget status.
+//! - `podgc` — the pod garbage collector: orphaned pods, terminating pods out of service.
 //! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
@@ -57,6 +58,7 @@ mod hints;
 mod live;
 mod nodelifecycle;
 mod nodes;
+mod podgc;
 mod pods;
 mod tainteviction;
 mod termination;
@@ -106,9 +108,12 @@ enum Ev {
         pod: PodId,
         generation: u32,
     },
-    VictimGone {
+    /// A terminating pod's grace period is over (`sim/pods.rs`, `terminate_pod`).
+    TerminationDone {
         pod: PodId,
         generation: u32,
+        outcome: Outcome,
+        by: &'static str,
         preemptor: String,
     },
     FlushBackoff,
@@ -138,6 +143,8 @@ enum Ev {
     },
     /// The disruption controller syncs its due PDBs (`sim/disruption`).
     PdbSync,
+    /// The pod garbage collector runs (`sim/podgc.rs`).
+    PodGc,
 }
 
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
@@ -302,6 +309,8 @@ pub struct Simulation {
     disruption: disruption::State,
     /// The admission chain's objects and quota usage (`sim/admission`).
     admission: admission::State,
+    /// The pod garbage collector (`sim/podgc.rs`).
+    pod_gc: podgc::State,
     /// The event loop is over (the run ended); see [`Simulation::run_to`].
     loop_ended: bool,
     /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
@@ -405,6 +414,7 @@ impl Simulation {
             taint_eviction: Default::default(),
             disruption: Default::default(),
             admission: admission::State::default(),
+            pod_gc: Default::default(),
             loop_ended: false,
             registry: registry.clone(),
             sched_cfg: sched_cfg.clone(),
@@ -729,17 +739,20 @@ impl Simulation {
             }
             Ev::BindDone { pod, generation } => self.bind_done(pod, generation, obs),
             Ev::PodFinish { pod, generation } => self.pod_finished(pod, generation, obs),
-            Ev::VictimGone {
+            Ev::TerminationDone {
                 pod,
                 generation,
+                outcome,
+                by,
                 preemptor,
-            } => self.victim_gone(pod, generation, preemptor, obs),
+            } => self.termination_done(pod, generation, outcome, by, preemptor, obs),
             Ev::Autoscale(t) => self.on_autoscale(t, obs),
             Ev::Reconcile(key) => self.reconcile(&key, obs),
             Ev::NodeMonitor => self.monitor_node_health(obs),
             Ev::NoExecuteTaintPass => self.no_execute_tainting_pass(obs),
             Ev::TaintEvict { key, token } => self.taint_evict(&key, token, obs),
             Ev::PdbSync => self.pdb_sync(),
+            Ev::PodGc => self.pod_gc_run(obs),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
                 let (_, backoff, err, _, _) = self.queue.sizes();
@@ -788,7 +801,7 @@ impl Simulation {
             InputEvent::DeletePod { namespace, name } => {
                 let key = format!("{namespace}/{name}");
                 self.check_pod_existed("DeletePod", &key)?;
-                self.delete_pod(&key, Outcome::Deleted, "trace", obs);
+                self.delete_pod_gracefully(&key, "trace", obs);
                 Ok(())
             }
             InputEvent::CompletePod { namespace, name } => {

@@ -69,6 +69,15 @@ impl Simulation {
             return Err(self.input_err(format!("UpdateNode: node {name} does not exist")));
         };
         let node = Arc::new(node);
+        if node
+            .spec
+            .taints
+            .iter()
+            .any(|t| t.key == super::podgc::TAINT_OUT_OF_SERVICE)
+        {
+            // Terminating pods there are the pod GC's (`gcTerminating`).
+            self.pod_gc_wake();
+        }
         let kinds = node_change_kinds(&old, &node);
         if old.spec.taints != node.spec.taints
             || old.metadata.labels != node.metadata.labels
@@ -114,6 +123,8 @@ impl Simulation {
             OnNodeRemoval::KeepBound => {
                 if !info.pods.is_empty() {
                     self.ghosts.insert(name.to_string(), info);
+                    // Orphans for the pod GC (`gcOrphaned`).
+                    self.pod_gc_wake();
                 }
             }
             mode => {

@@ -20,6 +20,10 @@ use super::{amounts, Ev, SimError, Simulation};
 use crate::config::OnNodeRemoval;
 use crate::record::{Observer, Outcome, Record};
 use crate::time::SimDuration;
+
+/// The API server's default `terminationGracePeriodSeconds` (`DefaultTerminationGracePeriodSeconds`).
+pub const DEFAULT_TERMINATION_GRACE_SECS: i64 = 30;
+
 /// Dense pod id (index into the pod arena).
 pub type PodId = u32;
 
@@ -335,7 +339,7 @@ impl Simulation {
     ) {
         // The object and the phase it had (not a copy of the whole slot: its strings).
         let slot = &self.pods[id as usize];
-        let (info, phase) = (slot.info.clone(), slot.phase);
+        let (info, phase, was_terminating) = (slot.info.clone(), slot.phase, slot.terminating);
         self.live_remove(&info.key, id);
         self.pods[id as usize].generation += 1;
         self.pods[id as usize].phase = PodPhase::Ended(outcome);
@@ -385,6 +389,9 @@ impl Simulation {
         });
         self.release_slot(id);
         self.controller_pod_gone(&info, outcome, by);
+        if was_terminating {
+            self.controller_stateful_pod_gone(&info);
+        }
         self.disruption_pod_changed(&info, self.now);
     }
 
@@ -429,19 +436,21 @@ impl Simulation {
         Ok(())
     }
 
-    /// A preemption victim starts terminating: its object gets a deletion timestamp and the
-    /// DisruptionTarget condition, which filters and preemption read, while it still holds its
-    /// resources until its grace period ends.
-    pub(super) fn mark_terminating(&mut self, id: PodId) {
+    /// A pod starts terminating: its object gets a deletion timestamp (and, when `reason` is
+    /// given, the DisruptionTarget condition with that reason), which filters and preemption
+    /// read, while it still holds its resources until its grace period ends.
+    pub(super) fn mark_terminating(&mut self, id: PodId, reason: Option<&str>) {
         let slot = self.pods[id as usize].clone();
         let mut p = slot.info.pod.clone();
         p.metadata.deletion_timestamp = Some(crate::time::rfc3339(self.now));
-        p.status.conditions.push(ksim_api::Condition {
-            type_: "DisruptionTarget".into(),
-            status: "True".into(),
-            reason: "PreemptionByScheduler".into(),
-            message: String::new(),
-        });
+        if let Some(reason) = reason {
+            p.status.conditions.push(ksim_api::Condition {
+                type_: "DisruptionTarget".into(),
+                status: "True".into(),
+                reason: reason.into(),
+                message: String::new(),
+            });
+        }
         let info = Arc::new(slot.info.with_object(p));
         self.pods[id as usize].info = info.clone();
         self.disruption_pod_changed(&info, self.now);
@@ -468,18 +477,103 @@ impl Simulation {
         }
     }
 
-    /// `VictimGone`: a preemption victim's grace period is over.
-    pub(super) fn victim_gone(
+    /// The pod's `terminationGracePeriodSeconds` (API default 30 s; negative reads as 0).
+    pub(super) fn pod_grace(&self, id: PodId) -> SimDuration {
+        let secs = self.pods[id as usize]
+            .info
+            .pod
+            .spec
+            .termination_grace_period_seconds
+            .unwrap_or(DEFAULT_TERMINATION_GRACE_SECS);
+        SimDuration::from_secs(secs.max(0))
+    }
+
+    /// A graceful `DeletePod` (a trace's, a controller's): the pod's own grace period unless
+    /// `costs.terminationGrace` overrides it.
+    pub(super) fn delete_pod_gracefully(
+        &mut self,
+        key: &str,
+        by: &'static str,
+        obs: &mut dyn Observer,
+    ) {
+        let Some(&id) = self.live_get(key) else {
+            return; // Deleting a pod that no longer exists does nothing.
+        };
+        let grace = self
+            .cfg
+            .costs
+            .termination_grace
+            .unwrap_or_else(|| self.pod_grace(id));
+        self.terminate_pod(id, Outcome::Deleted, by, String::new(), grace, None, obs);
+    }
+
+    /// Graceful deletion (the API server's `CheckGracefulDelete`, the kubelet's termination):
+    /// a pod bound to a node gets its `deletionTimestamp` (and the DisruptionTarget condition with
+    /// `reason`), keeps its resources on the node, as upstream's NodeInfo counts a
+    /// terminating pod, and ends `grace` later. A pod not on a node, or with no grace, ends
+    /// at once. A pod already terminating is left as it is (a second deletion changes
+    /// nothing). Its controller sees it inactive at once (upstream's `FilterActivePods`), and
+    /// the disruption controller sees it not healthy; a StatefulSet, whose replacement has
+    /// the same name, reacts once it is gone.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn terminate_pod(
+        &mut self,
+        id: PodId,
+        outcome: Outcome,
+        by: &'static str,
+        preemptor: String,
+        grace: SimDuration,
+        reason: Option<&str>,
+        obs: &mut dyn Observer,
+    ) {
+        let slot = &self.pods[id as usize];
+        if slot.terminating && slot.phase == PodPhase::Bound {
+            return;
+        }
+        // Not bound yet (pending, or assumed with its binding or PreBind in flight): the API
+        // server's pod has no `nodeName`, so `CheckGracefulDelete` gives it grace 0.
+        if grace.micros() <= 0 || slot.phase != PodPhase::Bound {
+            self.end_pod(id, outcome, by, preemptor, obs);
+            return;
+        }
+        self.pods[id as usize].terminating = true;
+        self.mark_terminating(id, reason);
+        let key = self.pods[id as usize].info.key.clone();
+        if self.owned_by_stateful_set(&key) {
+            self.stateful_pod_terminating(&key);
+        } else {
+            let info = self.pods[id as usize].info.clone();
+            self.controller_pod_gone(&info, outcome, by);
+        }
+        let generation = self.pods[id as usize].generation;
+        self.schedule(
+            self.now + grace,
+            0,
+            Ev::TerminationDone {
+                pod: id,
+                generation,
+                outcome,
+                by,
+                preemptor,
+            },
+        );
+    }
+
+    /// `TerminationDone`: a terminating pod's grace period is over; it ends (a stale timer,
+    /// of a pod that ended otherwise, does nothing).
+    pub(super) fn termination_done(
         &mut self,
         pod: PodId,
         generation: u32,
+        outcome: Outcome,
+        by: &'static str,
         preemptor: String,
         obs: &mut dyn Observer,
     ) {
         if self.pods[pod as usize].generation == generation
             && !matches!(self.pods[pod as usize].phase, PodPhase::Ended(_))
         {
-            self.end_pod(pod, Outcome::Preempted, "preemption", preemptor, obs);
+            self.end_pod(pod, outcome, by, preemptor, obs);
         }
     }
 
@@ -508,6 +602,11 @@ impl Simulation {
         if self.controller_owns(&slot.info.key) {
             // Its controller replaces it (after its reaction delay).
             self.controller_pod_gone(&slot.info, Outcome::Failed, "node-removed");
+            return;
+        }
+        if slot.terminating {
+            // It was being deleted: nothing re-creates it (its controller, if any, already
+            // replaced it when it started terminating).
             return;
         }
         let owned = slot

@@ -102,6 +102,7 @@ impl Simulation {
                         ready_at: running.then_some(now),
                         // Its creation as the controller first sees it.
                         created_at: now,
+                        terminating: false,
                     },
                 );
             }

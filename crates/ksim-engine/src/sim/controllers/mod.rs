@@ -32,6 +32,7 @@ use ksim_api::meta::OwnerReference;
 use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::workloads::{PodTemplateSpec, Workload};
 use ksim_api::Pod;
+use ksim_scheduler::pod_info::PodInfo;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -75,12 +76,16 @@ pub(crate) struct Owned {
     pub ready_at: Option<SimTime>,
     /// When the controller created it (`creationTimestamp`).
     pub created_at: SimTime,
+    /// StatefulSet: the pod is terminating (its replacement has its name, so the controller
+    /// keeps it until it is gone and waits for it, as upstream's does).
+    pub terminating: bool,
 }
 
 impl Owned {
-    /// Whether the pod is available at `now`: running (bound and started) for `min_ready`.
+    /// Whether the pod is available at `now`: running (bound and started) for `min_ready`,
+    /// and not terminating.
     fn available(&self, now: SimTime, min_ready: SimDuration) -> bool {
-        self.ready_at.is_some_and(|t| t + min_ready <= now)
+        !self.terminating && self.ready_at.is_some_and(|t| t + min_ready <= now)
     }
 }
 
@@ -467,13 +472,35 @@ impl Simulation {
     }
 
     /// A controller deletes one of its pods (scale-down, a finished Job's leftovers).
+    /// A StatefulSet keeps the pod, marked terminating, until it is gone.
     fn delete_owned_pod(&mut self, pod: &str, obs: &mut dyn Observer) {
-        if let Some(owner) = self.controllers.owner_of.remove(pod) {
+        if self.owned_by_stateful_set(pod) {
+            self.stateful_pod_terminating(pod);
+        } else if let Some(owner) = self.controllers.owner_of.remove(pod) {
             if let Some(c) = self.controllers.ctls.get_mut(&owner) {
                 c.pods.remove(pod);
             }
         }
-        self.delete_pod(pod, Outcome::Deleted, "controller", obs);
+        self.delete_pod_gracefully(pod, "controller", obs);
+    }
+
+    /// A controller's pod starts terminating: a StatefulSet marks it and waits for it to be
+    /// gone; any other controller no longer counts it (upstream's `FilterActivePods`) and
+    /// reacts now.
+    pub(super) fn stateful_pod_terminating(&mut self, pod: &str) {
+        let Some(owner) = self.controllers.owner_of.get(pod).cloned() else {
+            return;
+        };
+        if owner.starts_with("StatefulSet/") {
+            if let Some(o) = self
+                .controllers
+                .ctls
+                .get_mut(&owner)
+                .and_then(|c| c.pods.get_mut(pod))
+            {
+                o.terminating = true;
+            }
+        }
     }
 
     /// A reconcile of `key` one reaction delay from now.
@@ -514,7 +541,13 @@ impl Simulation {
             return;
         }
         if let Some(c) = self.controllers.ctls.get_mut(&owner) {
-            c.pods.remove(pod);
+            let condemned =
+                c.pods.remove(pod).is_some_and(|o| o.terminating) && outcome == Outcome::Deleted;
+            if condemned {
+                // Its own scale-down, now complete: the controller goes on.
+                self.queue_reconcile(&owner);
+                return;
+            }
             match outcome {
                 Outcome::Succeeded => c.succeeded += 1,
                 Outcome::Failed => {
@@ -602,7 +635,33 @@ impl Simulation {
         c.max_unavailable = c.max_unavailable.max(c.desired - running);
     }
 
-    /// Whether a pod is owned by a modelled controller (which replaces it itself).
+    /// A pod of a StatefulSet is gone after terminating: the StatefulSet reacts (it may now
+    /// create the pod's replacement, which has its name).
+    pub(super) fn controller_stateful_pod_gone(&mut self, pod: &PodInfo) {
+        let Some(o) = pod
+            .pod
+            .metadata
+            .owner_references
+            .iter()
+            .find(|o| o.controller == Some(true) && o.kind == "StatefulSet")
+        else {
+            return;
+        };
+        let key = ctl_key(ObjectKind::StatefulSet, pod.namespace(), &o.name);
+        if self.controllers.ctls.contains_key(&key) {
+            self.queue_reconcile(&key);
+        }
+    }
+
+    /// Whether a live pod belongs to a StatefulSet (its replacement has its name: the
+    /// controller reacts only once it is gone).
+    pub(super) fn owned_by_stateful_set(&self, pod: &str) -> bool {
+        self.controllers
+            .owner_of
+            .get(pod)
+            .is_some_and(|k| k.starts_with("StatefulSet/"))
+    }
+
     /// Whether the live pod `key` is scheduled (assumed or bound).
     fn is_scheduled(&self, key: &str) -> bool {
         self.live_get(key).is_some_and(|&id| {
@@ -613,6 +672,7 @@ impl Simulation {
         })
     }
 
+    /// Whether a pod is owned by a modelled controller (which replaces it itself).
     pub(super) fn controller_owns(&self, pod: &str) -> bool {
         self.controllers.owner_of.contains_key(pod)
     }
@@ -735,6 +795,7 @@ impl Simulation {
                     ordinal: new.ordinal,
                     ready_at: None,
                     created_at: self.now,
+                    terminating: false,
                 },
             );
             c.created += 1;
