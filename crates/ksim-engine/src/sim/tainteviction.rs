@@ -225,7 +225,22 @@ impl Simulation {
             node: slot.node.clone(),
             cause: cause.to_string(),
         });
-        self.end_pod(id, Outcome::Failed, "eviction", String::new(), obs);
+        // Upstream's taint manager deletes the pod through the API (with the
+        // DisruptionTarget condition, reason DeletionByTaintManager): a graceful deletion.
+        let grace = self
+            .cfg
+            .costs
+            .termination_grace
+            .unwrap_or_else(|| self.pod_grace(id));
+        self.terminate_pod(
+            id,
+            Outcome::Failed,
+            "eviction",
+            String::new(),
+            grace,
+            Some("DeletionByTaintManager"),
+            obs,
+        );
     }
 }
 
