@@ -50,7 +50,7 @@ pub mod utilization;
 pub use compare::Comparison;
 pub use error::ReportError;
 pub use eventlog::{render_event_log, render_event_log_with, EventLogReader, EventLogWriter};
-pub use latency::LatencyDist;
+pub use latency::{LatencyDist, PodLatency};
 pub use options::ReportOptions;
 pub use outputs::{CONTROLLERS_HEADER, OUTPUT_FILES, PODS_HEADER};
 pub use plots::{ensure_plot_font, PlotFontError};
