@@ -168,7 +168,20 @@ fn top_level_rules() {
     );
     assert_eq!(
         err("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n"),
-        "apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": supported values: \"kubescheduler.config.k8s.io/v1\""
+        "apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": supported values: \"kubescheduler.config.k8s.io/v1\" \
+         (v1beta3 is no longer served: kube-scheduler v1.35 reads only kubescheduler.config.k8s.io/v1; \
+         convert the file to v1 first, see https://kubernetes.io/docs/reference/scheduling/config/)"
+    );
+    // The version is checked before any field: a v1beta1 file's old fields are not reported.
+    let e = err("apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nalgorithmSource: {provider: DefaultProvider}\n");
+    assert!(
+        e.starts_with("apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta1\""),
+        "{e}"
+    );
+    assert!(!e.contains("unknown field"), "{e}");
+    assert_eq!(
+        err("apiVersion: kubescheduler.config.k8s.io/v1\nkind: Node\nfoo: 1\n"),
+        "kind: Unsupported value: \"Node\": supported values: \"KubeSchedulerConfiguration\""
     );
 }
 

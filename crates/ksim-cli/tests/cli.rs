@@ -232,3 +232,162 @@ fn a_misspelt_scheduler_config_field_stops_the_run_naming_file_and_path() {
         "{err}"
     );
 }
+
+/// Runs `ksim ARGS` in `dir` and returns (exit code, stderr).
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = ksim().current_dir(dir).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const SCENARIO: &str = "name: s\ncluster:\n  pools:\n  - name: p\n    count: 1\n    template:\n      status:\n        allocatable: {cpu: '4', memory: 8Gi, pods: '110'}\nworkload:\n  traces: [trace.jsonl]\n";
+
+/// Issue 37: a file in the wrong place is named for what it is, the file first.
+#[test]
+fn a_file_in_the_wrong_place_says_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("nodes.json"), NODES).unwrap();
+    std::fs::write(d.join("trace.jsonl"), trace(3)).unwrap();
+    std::fs::write(d.join("scenario.yaml"), SCENARIO).unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["run", "--nodes", "scenario.yaml", "--trace", "trace.jsonl"],
+            "error: scenario.yaml: this looks like a ksim scenario; pass it as the first argument",
+        ),
+        (
+            &["run", "scenario.yaml", "--scheduler-config", "nodes.json"],
+            "error: nodes.json: this is a List of Nodes; use --nodes",
+        ),
+        (
+            &["run", "--nodes", "trace.jsonl", "--trace", "trace.jsonl"],
+            "error: trace.jsonl: this is a JSON Lines trace; use --trace",
+        ),
+        (
+            &["run", "trace.jsonl"],
+            "error: trace.jsonl: this is a JSON Lines trace; use --trace",
+        ),
+        (
+            &["run", "nodes.json"],
+            "error: nodes.json: this is a List of Nodes; use --nodes",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, stderr) = run_in(d, args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end(), want, "{args:?}");
+    }
+}
+
+/// A v1beta1 (or v1alpha1) KubeSchedulerConfiguration is refused for its apiVersion first, not
+/// for fields v1 does not have.
+#[test]
+fn an_old_scheduler_config_is_refused_for_its_api_version_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("trace.jsonl"), trace(3)).unwrap();
+    std::fs::write(d.join("scenario.yaml"), SCENARIO).unwrap();
+    for v in ["v1beta1", "v1alpha1"] {
+        // kube-scheduler-simulator's sample v1beta1 form: fields v1 no longer has.
+        let cfg = format!(
+            "apiVersion: kubescheduler.config.k8s.io/{v}\nkind: KubeSchedulerConfiguration\n\
+             algorithmSource: {{provider: DefaultProvider}}\nprofiles:\n- schedulerName: default-scheduler\n"
+        );
+        std::fs::write(d.join("cfg.yaml"), cfg).unwrap();
+        let (code, stderr) = run_in(
+            d,
+            &["run", "scenario.yaml", "--scheduler-config", "cfg.yaml"],
+        );
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error: cfg.yaml: apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/{v}\""
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("unknown field"), "{stderr}");
+    }
+}
+
+/// A misspelt scenario key gets the nearest known one; an error about an event names its file
+/// first, not "run <command line>".
+#[test]
+fn scenario_keys_get_did_you_mean_and_errors_start_with_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("trace.jsonl"), trace(3)).unwrap();
+    std::fs::write(d.join("s.yaml"), format!("{SCENARIO}horizn: 1h\n")).unwrap();
+    let (code, stderr) = run_in(d, &["run", "s.yaml"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: s.yaml: ") && stderr.contains("unknown field `horizn`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(did you mean `horizon`?)"), "{stderr}");
+
+    std::fs::write(d.join("nodes.json"), NODES).unwrap();
+    let mut t = trace(2);
+    t.push_str(
+        "{\"at\": \"9s\", \"kind\": \"DeletePod\", \"pod\": {\"metadata\": {\"name\": \"zzz\"}}}\n",
+    );
+    std::fs::write(d.join("bad.jsonl"), t).unwrap();
+    let (code, stderr) = run_in(
+        d,
+        &[
+            "run",
+            "-q",
+            "--nodes",
+            "nodes.json",
+            "--trace",
+            "bad.jsonl",
+            "--out",
+            "o",
+        ],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.starts_with("error: bad.jsonl:3: "), "{stderr}");
+    assert!(!stderr.contains("<command line>"), "{stderr}");
+}
+
+/// `run --objects FILE` adds a List of objects at t=0, its workloads run by their controllers,
+/// as a scenario's `cluster.objectsFiles` does.
+#[test]
+fn run_objects_flag_creates_the_workloads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("nodes.json"), NODES).unwrap();
+    std::fs::write(d.join("trace.jsonl"), trace(2)).unwrap();
+    let objects = r#"{"apiVersion":"v1","kind":"List","items":[
+ {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},
+  "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},
+   "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}}}]}"#;
+    std::fs::write(d.join("objects.json"), objects).unwrap();
+    let (code, stderr) = run_in(
+        d,
+        &[
+            "run",
+            "-q",
+            "--nodes",
+            "nodes.json",
+            "--trace",
+            "trace.jsonl",
+            "--objects",
+            "objects.json",
+            "--until",
+            "2m",
+            "--out",
+            "o",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let pods = std::fs::read_to_string(d.join("o/pods.csv")).unwrap();
+    let web = pods
+        .lines()
+        .filter(|l| l.contains(",Deployment,") || l.contains("web-"))
+        .count();
+    assert_eq!(web, 3, "{pods}");
+    let rec = std::fs::read_to_string(d.join("o/scenario.yaml")).unwrap();
+    assert!(rec.contains("objects.json"), "{rec}");
+}

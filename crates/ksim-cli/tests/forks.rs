@@ -552,3 +552,28 @@ fn a_variants_replica_count_is_not_multiplied_again_by_controller_scale() {
     assert_eq!(desired(&out.join("branches/fifty")), "50");
     assert_eq!(desired(&out.join("branches/double")), "360");
 }
+
+/// Issue 37: the shipped `web-x2` variant at 11m, before the trace's `replicas: 28` at 12m,
+/// stays a doubling: the branch's web Deployment ends wanting 56, the base's 28.
+#[test]
+fn a_factor_variant_before_the_traces_scale_up_stays_a_factor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let forked = tmp.path().join("forked");
+    let variants = [root().join("scenarios/variants/web-x2.yaml")];
+    ok(&run_scenario(
+        &incident(),
+        &forked,
+        Some(("11m", &variants)),
+    ));
+    let desired = |dir: &Path| -> String {
+        let text = read(&dir.join("controllers.csv"));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Deployment,default,web,"))
+            .unwrap_or_else(|| panic!("no web row:\n{text}"))
+            .to_string();
+        line.split(',').nth(3).unwrap_or("").to_string()
+    };
+    assert_eq!(desired(&forked), "28");
+    assert_eq!(desired(&forked.join("branches/web-x2")), "56");
+}

@@ -64,6 +64,26 @@ fn an_openb_import_without_the_node_list_is_refused() {
         !out.join("trace.jsonl").exists(),
         "nothing a run could hang on"
     );
+    // Issue 37: and no empty output folder either.
+    assert!(!out.exists(), "the failed import left {}", out.display());
+    // A folder that existed keeps what it had.
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("keep.txt"), "mine").unwrap();
+    refused(
+        &[
+            "import",
+            "alibaba-openb",
+            pods.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        tmp.path(),
+        "0 nodes written",
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("keep.txt")).unwrap(),
+        "mine"
+    );
 }
 
 #[test]

@@ -441,6 +441,11 @@ pub struct RunLimits {
     pub max_nodes: u64,
     /// Pods one generator may create (its `count`).
     pub max_pods_per_generator: u64,
+    /// Pods alive at once (created and not yet ended: pending, binding or bound). Each costs
+    /// the engine, the queue and the records about a kilobyte or two, so a generator with a
+    /// rate or count off by orders of magnitude stops with this limit's error instead of
+    /// exhausting memory; the default keeps a run within a few GiB.
+    pub max_live_pods: u64,
 }
 
 impl Default for RunLimits {
@@ -454,6 +459,7 @@ impl Default for RunLimits {
             // documented limit; large forks run 100k); a month of a busy cluster's pods.
             max_nodes: 1_000_000,
             max_pods_per_generator: 100_000_000,
+            max_live_pods: 1_000_000,
         }
     }
 }

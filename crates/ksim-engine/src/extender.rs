@@ -16,7 +16,8 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ksim_api::config::Extender as ExtenderConfig;
@@ -48,6 +49,39 @@ pub struct HttpExtender {
     ignorable: bool,
     /// Client TLS settings, for an `https://` prefix.
     tls: Option<Tls>,
+    /// Where the run's one warning about this extender goes, and whether it went.
+    warnings: Arc<ExtenderWarnings>,
+    warned: AtomicBool,
+}
+
+/// Warnings about extenders during one run: one per extender that could not be reached (its
+/// URL and the error), taken by whoever runs the simulation
+/// ([`crate::Simulation::extender_warnings`]) to print. The engine itself prints nothing.
+#[derive(Debug, Default)]
+pub struct ExtenderWarnings {
+    any: AtomicBool,
+    list: Mutex<Vec<String>>,
+}
+
+impl ExtenderWarnings {
+    /// The warnings not taken yet (cheap when there are none: one atomic load).
+    pub fn take(&self) -> Vec<String> {
+        if !self.any.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
+        match self.list.lock() {
+            Ok(mut l) => std::mem::take(&mut *l),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        }
+    }
+
+    fn push(&self, w: String) {
+        match self.list.lock() {
+            Ok(mut l) => l.push(w),
+            Err(p) => p.into_inner().push(w),
+        }
+        self.any.store(true, Ordering::Release);
+    }
 }
 
 /// How an `https://` extender is reached.
@@ -60,7 +94,10 @@ struct Tls {
 impl HttpExtender {
     /// The extender for one configuration entry; an error when its TLS settings cannot be
     /// loaded (as upstream's `NewHTTPExtender`).
-    pub fn new(c: &ExtenderConfig) -> Result<HttpExtender, String> {
+    pub fn new(
+        c: &ExtenderConfig,
+        warnings: Arc<ExtenderWarnings>,
+    ) -> Result<HttpExtender, String> {
         let tls = if c.url_prefix.starts_with("https://") {
             Some(make_tls(c)?)
         } else {
@@ -78,15 +115,20 @@ impl HttpExtender {
             managed: c.managed_resources.iter().map(|r| r.name.clone()).collect(),
             ignorable: c.ignorable,
             tls,
+            warnings,
+            warned: AtomicBool::new(false),
         })
     }
 
     /// The configured extenders, boxed for the scheduler; the first setup error names its entry.
-    pub fn all(cfgs: &[ExtenderConfig]) -> Result<Vec<Box<dyn Extender>>, String> {
+    pub fn all(
+        cfgs: &[ExtenderConfig],
+        warnings: &Arc<ExtenderWarnings>,
+    ) -> Result<Vec<Box<dyn Extender>>, String> {
         cfgs.iter()
             .enumerate()
             .map(|(i, c)| {
-                HttpExtender::new(c)
+                HttpExtender::new(c, warnings.clone())
                     .map(|e| Box::new(e) as Box<dyn Extender>)
                     .map_err(|e| format!("extenders[{i}] ({}): {e}", c.url_prefix))
             })
@@ -106,14 +148,38 @@ impl HttpExtender {
     fn send(&self, verb: &str, body: &Value) -> Result<Value, String> {
         let url = format!("{}/{}", self.url_prefix.trim_end_matches('/'), verb);
         let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
-        let (code, resp) = post(&url, &body, self.timeout, self.tls.as_ref())
-            .map_err(|e| format!("Post {url:?}: {e}"))?;
+        let (code, resp) = post(&url, &body, self.timeout, self.tls.as_ref()).map_err(|e| {
+            self.warn_unreachable(&e);
+            format!("Post {url:?}: {e}")
+        })?;
         if code != 200 {
             return Err(format!(
                 "failed {verb} with extender at URL {url}, code {code}"
             ));
         }
         serde_json::from_slice(&resp).map_err(|e| format!("extender at URL {url}: {e}"))
+    }
+}
+
+impl HttpExtender {
+    /// The first failure to reach this extender in a run: one warning naming its URL and the
+    /// error, and what upstream does about it (the call fails after at most `httpTimeout`; an
+    /// `ignorable` extender is then skipped, another fails the attempt). Later failures are
+    /// not reported again.
+    fn warn_unreachable(&self, e: &str) {
+        if self.warned.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let then = if self.ignorable {
+            "it is ignorable, so the scheduler goes on without it"
+        } else {
+            "it is not ignorable, so each attempt that calls it fails"
+        };
+        self.warnings.push(format!(
+            "extender {} cannot be reached: {e}; every call waits up to its httpTimeout \
+             ({:?}) and {then}, as in kube-scheduler (this is reported once per run)",
+            self.url_prefix, self.timeout
+        ));
     }
 }
 

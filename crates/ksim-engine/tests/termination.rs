@@ -200,6 +200,45 @@ fn the_virtual_time_guard_names_its_setting() {
     assert!(err.contains("--until"), "{err}");
 }
 
+/// `limits.maxLivePods`: the pod that would pass the limit stops the run with an error naming
+/// it; pods that ended free their place, so a run that keeps under it goes on.
+#[test]
+fn the_live_pods_guard_names_its_setting() {
+    let limits = RunLimits {
+        max_live_pods: 3,
+        ..Default::default()
+    };
+    let cfg = EngineConfig {
+        horizon: Some(SimTime::from_secs(100)),
+        limits: limits.clone(),
+        ..Default::default()
+    };
+    let events = (0..5)
+        .map(|i| create(i, pod(&format!("p{i}"), "1"), None))
+        .collect();
+    let e = run(cfg, vec![], events);
+    let err = e.result.expect_err("the guard trips").to_string();
+    assert!(
+        err.contains("creating pod default/p3 would make 4 pods alive at once (3 of them pending)"),
+        "{err}"
+    );
+    assert!(err.contains("limits.maxLivePods = 3"), "{err}");
+    assert!(err.starts_with("at 3s"), "{err}");
+    // Pods that finish free their place: five pods of 1 s each, one a second, never more
+    // than three alive.
+    let cfg = EngineConfig {
+        horizon: Some(SimTime::from_secs(100)),
+        limits,
+        ..Default::default()
+    };
+    let events = (0..5)
+        .map(|i| create(i * 2, pod(&format!("q{i}"), "1"), Some(1)))
+        .collect();
+    let e = run(cfg, vec![node("n1", "4")], events);
+    e.result.as_ref().unwrap();
+    assert_eq!(e.outcome("q4"), Some(Outcome::Succeeded));
+}
+
 #[test]
 fn a_pod_no_profile_serves_is_never_scheduled_and_ends_unserved() {
     // upstream: a pod whose schedulerName names no profile belongs to another scheduler; it is

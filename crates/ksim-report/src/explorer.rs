@@ -281,11 +281,15 @@ const SCRIPT: &str = r#"
         '<td class="pod">' + esc(p[0]) + '</td><td>' + esc(p[9]) + '</td>' +
         '<td class="n">' + num(p[11]) + '</td><td class="n">' + (p[12] === null ? '–' : '&gt; ' + num(p[12])) + '</td>' +
         '<td class="n">' + p[7] + '</td><td class="n">' + num(p[2]) + '</td><td class="n">' + num(p[4]) + '</td>' +
-        '<td>' + esc(p[8]) + '</td><td class="n">' + p[1] + '</td><td>' + esc(p[10] < 0 ? '' : R[p[10]]) + '</td></tr>';
+        '<td>' + esc(p[8]) + '</td><td class="n">' + p[1] + '</td>' + reasonCell(p[10] < 0 ? '' : R[p[10]]) + '</tr>';
     });
     document.getElementById('px-body').innerHTML = rows.join('');
     document.getElementById('px-count').textContent = view.length + ' of ' + P.length + ' pods';
     document.getElementById('px-page').textContent = 'page ' + (page + 1) + ' of ' + pages;
+  }
+  // A reason in at most two lines; the whole text on hover (title) and in the pod's attempts.
+  function reasonCell(r) {
+    return '<td class="rsn" title="' + esc(r) + '"><div>' + esc(r) + '</div></td>';
   }
   function table(headers, rows) {
     return '<table><tr>' + headers.map(function (h) { return '<th>' + esc(h) + '</th>'; }).join('') + '</tr>' +

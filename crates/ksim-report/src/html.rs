@@ -46,6 +46,16 @@ th { background: #f0f0f0; }
 td.pod { white-space: nowrap; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .note { color: #777; font-size: 12px; }
+figcaption.note { margin: 4px 8px 2px 8px; }
+.slo { border-radius: 6px; padding: 4px 14px 6px 14px; margin: 8px 0 4px 0; border: 2px solid; }
+.slo.ok { background: #eef8f0; border-color: #1a7f37; }
+.slo.bad { background: #fdeeee; border-color: #b42318; }
+.slo h2 { border: 0; margin: 8px 0 4px 0; }
+.slo.ok h2 { color: #1a7f37; } .slo.bad h2 { color: #b42318; }
+.slo ul { margin: 4px 0; padding-left: 20px; }
+.slo li.ok b { color: #1a7f37; } .slo li.bad b { color: #b42318; }
+td.rsn { max-width: 44em; }
+td.rsn div { max-height: 2.6em; line-height: 1.3em; overflow: hidden; display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; }
 "#;
 
 fn card(html: &mut String, key: &str, value: &str, detail: &str) {
@@ -86,7 +96,13 @@ fn reasons_table(html: &mut String, rows: &[ReasonCount], what: &str) {
     }
 }
 
-pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &str) -> String {
+pub(crate) fn render(
+    s: &Summary,
+    rec: &Recorder,
+    plots: &PlotSet,
+    explorer: &str,
+    slo: Option<&crate::SloFile>,
+) -> String {
     let mut h = String::with_capacity(64 * 1024 + plots.utilization.len() * 3);
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
@@ -114,6 +130,9 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &st
         count(s.attempts.total)
     );
 
+    if let Some(f) = slo {
+        slo_section(&mut h, f, &crate::summary::latency_dist(rec));
+    }
     // Headline figures.
     h.push_str("<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">");
     let p = &s.pods;
@@ -152,11 +171,40 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &st
             secs(s.pending_pods.peak_at_s)
         ),
     );
+    if let Some(l) = &s.latency_all_s {
+        // Every pod that needed scheduling, pending ones at their own wait: "> N s" is a
+        // lower bound.
+        let f = |v: Option<f64>, c: bool| {
+            if c {
+                format!("> {}", opt_secs(v))
+            } else {
+                opt_secs(v)
+            }
+        };
+        card(
+            &mut h,
+            "Latency p99, all pods",
+            &f(l.p99, l.p99_censored),
+            &format!(
+                "p50 {} · max {}{}",
+                f(l.p50, l.p50_censored),
+                f(l.max, l.max_censored),
+                if l.censored > 0 {
+                    format!(
+                        " · {} pending at the end count at their own wait (\"> N\": a lower bound)",
+                        count(l.censored)
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        );
+    }
     card(
         &mut h,
         "Latency p50",
         &opt_secs(s.latency_s.p50),
-        "scheduled − created",
+        "scheduled pods: scheduled − created",
     );
     card(
         &mut h,
@@ -222,21 +270,30 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &st
 
     // Plots.
     h.push_str("<section id=\"plots\"><h2>Over time</h2>");
-    for (id, svg) in [
-        ("plot-pool-utilization", &plots.pool_utilization),
-        ("plot-utilization", &plots.utilization),
-        ("plot-nodes-in-use", &plots.nodes_in_use),
-        ("plot-pending", &plots.pending),
-        ("plot-running", &plots.running),
-        ("plot-latency", &plots.latency_cdf),
-    ] {
-        let _ = write!(h, "<figure id=\"{id}\">{svg}</figure>");
-    }
-    let _ = write!(
-        h,
-        "<p class=\"note\">Samples every {} s; the light line shows the highest pending count reached between samples.</p>",
+    let pending_caption = format!(
+        "Samples every {} s; the light line shows the highest pending count reached between samples.",
         secs(s.grid_step_s)
     );
+    let latency_caption = "Pods pending at the end never arrive, so the curve ends at the share \
+        scheduled; a dashed percentile is a lower bound (each pending pod counted at its own wait).";
+    for (id, svg, caption) in [
+        ("plot-pool-utilization", &plots.pool_utilization, ""),
+        ("plot-utilization", &plots.utilization, ""),
+        ("plot-nodes-in-use", &plots.nodes_in_use, ""),
+        ("plot-pending", &plots.pending, pending_caption.as_str()),
+        ("plot-running", &plots.running, ""),
+        ("plot-latency", &plots.latency_cdf, latency_caption),
+    ] {
+        if caption.is_empty() {
+            let _ = write!(h, "<figure id=\"{id}\">{svg}</figure>");
+        } else {
+            let _ = write!(
+                h,
+                "<figure id=\"{id}\">{svg}<figcaption class=\"note\">{}</figcaption></figure>",
+                escape(caption)
+            );
+        }
+    }
     h.push_str("</section>\n");
 
     // Unschedulable reasons.
@@ -272,14 +329,14 @@ pub(crate) fn render(s: &Summary, rec: &Recorder, plots: &PlotSet, explorer: &st
         for (_, p) in pending.iter().take(TOP_ROWS) {
             let _ = write!(
                 h,
-                "<tr><td class=\"pod\">{}/{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                "<tr><td class=\"pod\">{}/{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"rsn\" title=\"{reason}\"><div>{reason}</div></td></tr>",
                 escape(&p.namespace),
                 escape(&p.name),
                 p.priority,
                 p.created.secs_string(),
                 waited(p.created, horizon).secs_string(),
                 p.attempts,
-                escape(p.last_reason.as_deref().unwrap_or(""))
+                reason = escape(p.last_reason.as_deref().unwrap_or(""))
             );
         }
         h.push_str("</table>");
@@ -413,6 +470,65 @@ fn group_by_reason_set(rows: &[ReasonCount]) -> Vec<ReasonCount> {
         .collect();
     v.sort_by(|a, b| b.pods.cmp(&a.pods).then_with(|| a.reason.cmp(&b.reason)));
     v
+}
+
+/// The SLO of `--slo` first on the page: one verdict for the whole SLO and one line per
+/// condition, with the run's figure. Conditions the latency CDF cannot draw (`pending_end<=N`,
+/// utilization) are listed as checked by the command that ran (its terminal output).
+fn slo_section(h: &mut String, f: &crate::SloFile, dist: &crate::LatencyDist) {
+    let verdicts = crate::slo::mark_verdicts(&f.marks, dist);
+    let others: Vec<&String> = f
+        .conditions
+        .iter()
+        .filter(|c| !f.marks.iter().any(|m| &m.condition == *c))
+        .collect();
+    let all_met = verdicts.iter().all(|(_, met)| *met);
+    let (class, word) = match (all_met, others.is_empty()) {
+        (false, _) => ("bad", "NOT met"),
+        (true, true) => ("ok", "met"),
+        (true, false) => ("ok", "met for the latency conditions"),
+    };
+    let _ = write!(
+        h,
+        "<section id=\"slo\" class=\"slo {class}\"><h2>SLO {}: {word}</h2><ul>",
+        escape(&f.conditions.join(", "))
+    );
+    let total = dist.len();
+    for (m, met) in verdicts {
+        let figure = match m.within_s {
+            Some(d) => dist.within_share(d).map_or("–".to_string(), |w| {
+                format!("{:.2}% within {} s", w * 100.0, secs(d))
+            }),
+            None => {
+                if total == 0 {
+                    "–".to_string()
+                } else {
+                    format!(
+                        "{:.2}% scheduled",
+                        (total - dist.censored()) as f64 / total as f64 * 100.0
+                    )
+                }
+            }
+        };
+        let _ = write!(
+            h,
+            "<li class=\"{}\"><b>{}</b>: {} ({})</li>",
+            if met { "ok" } else { "bad" },
+            escape(&m.condition),
+            if met { "met" } else { "NOT met" },
+            escape(&figure)
+        );
+    }
+    for c in others {
+        let _ = write!(
+            h,
+            "<li><b>{}</b>: checked by the command that ran (its terminal output)</li>",
+            escape(c)
+        );
+    }
+    h.push_str(
+        "</ul><p class=\"note\">Pods pending at the end count as not within any bound.</p></section>",
+    );
 }
 
 /// Nodes in use and per-pool fill (the `packing` block of summary.json).

@@ -5,27 +5,46 @@
 //! ([`LatencyDist::from_pods_csv`]), and both give the same values.
 //!
 //! A pod counts when it needed scheduling (it did not arrive already bound: bound with no
-//! attempt and no `scheduled_s`). Its latency is `scheduled_s − created_s`; a pod never
-//! scheduled is *censored* (more than any bound) and stored as `i64::MAX`, so it sorts last.
+//! attempt and no `scheduled_s`). Its latency is `scheduled_s − created_s`. A pod never
+//! scheduled is *censored*: its latency is more than its own wait, `end − created_s` (`end` is
+//! its `finished_s` when it was deleted while pending, else the end of the run), and that wait
+//! is what it counts with: each pending pod is its own lower bound. Every value is then at most
+//! the pod's true latency, so every order statistic (p50, p90, p99, max) of these values is a
+//! lower bound of the true one; it is exact when enough pods at or below it were scheduled
+//! (see [`LatencyDist::percentile`]), else it is flagged censored and shown as "> N s".
 
 use std::path::Path;
 
 use ksim_engine::time::MICROS_PER_SECOND;
 
 use crate::error::ReportError;
-use crate::summary::{micros_to_secs, nearest_rank, r6, MaybeCensored, Summary};
+use crate::summary::{micros_to_secs, nearest_rank_index, r6, MaybeCensored};
 
-/// Sorted latencies in microseconds, censored pods last as `i64::MAX`.
+/// One pod's latency in microseconds; `censored` when it is only the pod's wait at the end (a
+/// lower bound: the pod was never scheduled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PodLatency {
+    /// The latency, or the wait at the end for a censored pod.
+    pub micros: i64,
+    pub censored: bool,
+}
+
+/// Latencies sorted by value (a scheduled pod before a censored one at the same value).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LatencyDist {
-    sorted: Vec<i64>,
+    sorted: Vec<PodLatency>,
+    censored: usize,
 }
 
 impl LatencyDist {
-    /// From latencies in any order (`i64::MAX` = censored).
-    pub fn new(mut latencies: Vec<i64>) -> LatencyDist {
+    /// From latencies in any order.
+    pub fn new(mut latencies: Vec<PodLatency>) -> LatencyDist {
         latencies.sort_unstable();
-        LatencyDist { sorted: latencies }
+        let censored = latencies.iter().filter(|l| l.censored).count();
+        LatencyDist {
+            sorted: latencies,
+            censored,
+        }
     }
 
     /// Pods counted (= `needed_scheduling` of the summary).
@@ -37,51 +56,58 @@ impl LatencyDist {
         self.sorted.is_empty()
     }
 
-    /// The sorted values (microseconds; `i64::MAX` = censored).
-    pub fn values(&self) -> &[i64] {
+    /// Every pod's value, sorted (censored pods at their own wait).
+    pub fn values(&self) -> &[PodLatency] {
         &self.sorted
+    }
+
+    /// The latencies of the scheduled pods, sorted (microseconds).
+    pub fn scheduled(&self) -> Vec<i64> {
+        self.sorted
+            .iter()
+            .filter(|l| !l.censored)
+            .map(|l| l.micros)
+            .collect()
     }
 
     /// Pods never scheduled.
     pub fn censored(&self) -> usize {
-        self.sorted.len() - self.sorted.partition_point(|&v| v != i64::MAX)
+        self.censored
     }
 
-    /// Nearest-rank percentile `p` (0–100); a censored value reads as "more than" the least
-    /// wait of a censored pod, which the summary stores (`min_censored_wait`), else the horizon.
-    pub fn percentile(&self, p: u32, s: &Summary) -> Option<MaybeCensored> {
-        let v = nearest_rank(&self.sorted, p)?;
-        Some(if v == i64::MAX {
-            MaybeCensored {
-                secs: s
-                    .latency_all_s
-                    .as_ref()
-                    .and_then(|l| l.min_censored_wait)
-                    .unwrap_or(s.horizon_s),
-                censored: true,
-            }
-        } else {
-            MaybeCensored {
-                secs: micros_to_secs(v),
-                censored: false,
-            }
+    /// Nearest-rank percentile `p` (0–100, 100 = the max) of every counted pod, each pending
+    /// pod at its own wait. The value `v` at rank `k` is always a lower bound of the true
+    /// percentile; it is exact (`censored: false`) when at least `k` scheduled pods have a
+    /// latency of at most `v` (no pending pod could then move it), else it is censored: "more
+    /// than `v`".
+    pub fn percentile(&self, p: u32) -> Option<MaybeCensored> {
+        let rank = nearest_rank_index(self.sorted.len(), p)?;
+        let v = self.sorted[rank];
+        let upto = self.sorted.partition_point(|l| l.micros <= v.micros);
+        let scheduled_upto = self.sorted[..upto].iter().filter(|l| !l.censored).count();
+        Some(MaybeCensored {
+            secs: micros_to_secs(v.micros),
+            censored: scheduled_upto < rank + 1,
         })
     }
 
     /// Share of the counted pods scheduled within `secs` of creation (rounded to 6 decimals);
-    /// `None` when no pod needed scheduling.
+    /// `None` when no pod needed scheduling. A pod pending at the end counts as not within,
+    /// even when it had waited less than `secs`: the share is then a lower bound.
     pub fn within_share(&self, secs: f64) -> Option<f64> {
         if self.sorted.is_empty() {
             return None;
         }
         let limit = (secs * MICROS_PER_SECOND as f64).floor() as i64;
-        let n = self.sorted.partition_point(|&v| v <= limit);
+        let upto = self.sorted.partition_point(|l| l.micros <= limit);
+        let n = self.sorted[..upto].iter().filter(|l| !l.censored).count();
         Some(r6(n as f64 / self.sorted.len() as f64))
     }
 
-    /// Reads a run's `pods.csv` (`path` may be the file or the run directory). Columns are
-    /// found by name, so added columns do not matter.
-    pub fn from_pods_csv(path: &Path) -> Result<LatencyDist, ReportError> {
+    /// Reads a run's `pods.csv` (`path` may be the file or the run directory); `end_s` is the
+    /// end of the run (summary.json's `horizon_s`), from which a pod pending at the end counts
+    /// its wait. Columns are found by name, so added columns do not matter.
+    pub fn from_pods_csv(path: &Path, end_s: f64) -> Result<LatencyDist, ReportError> {
         let file = if path.is_dir() {
             path.join("pods.csv")
         } else {
@@ -98,12 +124,14 @@ impl LatencyDist {
                     message: format!("no {name} column"),
                 })
         };
-        let (created, scheduled, bound, attempts) = (
+        let (created, scheduled, bound, attempts, finished) = (
             col("created_s")?,
             col("scheduled_s")?,
             col("bound_s")?,
             col("attempts")?,
+            col("finished_s")?,
         );
+        let end = (end_s * MICROS_PER_SECOND as f64).round() as i64;
         let mut v = Vec::new();
         for (i, rec) in r.records().enumerate() {
             let rec = rec.map_err(|e| ReportError::csv(&file, e))?;
@@ -119,13 +147,25 @@ impl LatencyDist {
             if arrived_bound {
                 continue;
             }
+            let c = parse_micros(field(created)).ok_or_else(|| bad("created_s", field(created)))?;
             if sched.is_empty() {
-                v.push(i64::MAX);
+                let fin = field(finished);
+                let until = if fin.is_empty() {
+                    end
+                } else {
+                    parse_micros(fin).ok_or_else(|| bad("finished_s", fin))?
+                };
+                v.push(PodLatency {
+                    micros: (until - c).max(0),
+                    censored: true,
+                });
                 continue;
             }
-            let c = parse_micros(field(created)).ok_or_else(|| bad("created_s", field(created)))?;
             let s = parse_micros(sched).ok_or_else(|| bad("scheduled_s", sched))?;
-            v.push(s - c);
+            v.push(PodLatency {
+                micros: s - c,
+                censored: false,
+            });
         }
         Ok(LatencyDist::new(v))
     }
@@ -169,12 +209,69 @@ mod tests {
         assert_eq!(parse_micros(""), None);
     }
 
+    fn sched(micros: i64) -> PodLatency {
+        PodLatency {
+            micros,
+            censored: false,
+        }
+    }
+
+    fn pending(micros: i64) -> PodLatency {
+        PodLatency {
+            micros,
+            censored: true,
+        }
+    }
+
     #[test]
     fn within_and_censored() {
-        let d = LatencyDist::new(vec![i64::MAX, 2_000_000, 500_000, i64::MAX]);
+        let d = LatencyDist::new(vec![
+            pending(100),
+            sched(2_000_000),
+            sched(500_000),
+            pending(9),
+        ]);
         assert_eq!(d.censored(), 2);
+        // A pending pod that had waited less than 1 s is not counted as within 1 s.
         assert_eq!(d.within_share(1.0), Some(0.25));
         assert_eq!(d.within_share(2.0), Some(0.5));
         assert_eq!(LatencyDist::default().within_share(1.0), None);
+    }
+
+    /// The issue-37 case: 30 pods created one a second (0..29 s) on a cluster with no nodes,
+    /// the run ending at 29 s. Each waits its own time, so p50 is 14 s and the max 29 s, both
+    /// lower bounds (not the least wait, 0 s, for every percentile).
+    #[test]
+    fn each_pending_pod_is_its_own_lower_bound() {
+        let end = 29_000_000;
+        let d = LatencyDist::new((0..30).map(|i| pending(end - i * 1_000_000)).collect());
+        let p = |p| d.percentile(p).map(|m| (m.secs, m.censored));
+        assert_eq!(p(50), Some((14.0, true)));
+        assert_eq!(p(90), Some((26.0, true)));
+        assert_eq!(p(99), Some((29.0, true)));
+        assert_eq!(p(100), Some((29.0, true)));
+    }
+
+    /// A percentile is exact when enough scheduled pods lie at or below it, a lower bound when
+    /// a pending pod below could still end up above it.
+    #[test]
+    fn exact_or_lower_bound() {
+        let d = LatencyDist::new(vec![sched(1_000_000), sched(2_000_000), pending(500_000)]);
+        let p = |p| d.percentile(p).map(|m| (m.secs, m.censored));
+        // Rank 1 is the pending pod's 0.5 s: a lower bound.
+        assert_eq!(p(10), Some((0.5, true)));
+        // Rank 2 is 1 s, but only one scheduled pod is at or below it: the pending pod may
+        // still take more than 1 s, so p50 is at least 1 s.
+        assert_eq!(p(50), Some((1.0, true)));
+        assert_eq!(p(100), Some((2.0, true)));
+        let d = LatencyDist::new(vec![sched(1_000_000), sched(2_000_000), pending(5_000_000)]);
+        let p = |p| d.percentile(p).map(|m| (m.secs, m.censored));
+        assert_eq!(p(50), Some((2.0, false)));
+        assert_eq!(p(66), Some((2.0, false)));
+        assert_eq!(p(100), Some((5.0, true)));
+        // A tie between a scheduled and a pending pod: the scheduled one first, exact.
+        let d = LatencyDist::new(vec![pending(1_000_000), sched(1_000_000)]);
+        assert_eq!(d.percentile(50).map(|m| m.censored), Some(false));
+        assert_eq!(d.percentile(100).map(|m| m.censored), Some(true));
     }
 }

@@ -51,7 +51,7 @@ pub mod utilization;
 pub use compare::Comparison;
 pub use error::ReportError;
 pub use eventlog::{render_event_log, render_event_log_with, EventLogReader, EventLogWriter};
-pub use latency::LatencyDist;
+pub use latency::{LatencyDist, PodLatency};
 pub use node_health::NODE_EVENTS_HEADER;
 pub use options::ReportOptions;
 pub use outputs::{CONTROLLERS_HEADER, EVICTION_CAUSE_COLUMN, OUTPUT_FILES, PODS_HEADER};

@@ -125,8 +125,11 @@ impl Recorder {
         let plots = plots::render_all(self, &sweep, dir, slo.as_ref())?;
         let path = dir.join("report.html");
         let explorer = crate::explorer::data(self, dir)?;
-        fs::write(&path, html::render(&summary, self, &plots, &explorer))
-            .map_err(|e| ReportError::io(&path, e))?;
+        fs::write(
+            &path,
+            html::render(&summary, self, &plots, &explorer, slo.as_ref()),
+        )
+        .map_err(|e| ReportError::io(&path, e))?;
         // Last: the folder is complete (readers refuse one without it).
         crate::staging::write_marker(dir)?;
         Ok(summary)

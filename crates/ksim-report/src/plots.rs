@@ -81,6 +81,8 @@ struct LineChart {
     /// Left end of the x axis (0 except on a log axis).
     x_min: f64,
     x_max: f64,
+    /// Bottom of the y axis (0 except for a CDF fitted to its tail); values below are drawn at it.
+    y_min: f64,
     y_max: f64,
     /// The x values are log10 of the quantity; ticks print 10^x.
     x_log: bool,
@@ -108,6 +110,7 @@ impl LineChart {
             y_desc: String::new(),
             x_min: 0.0,
             x_max,
+            y_min: 0.0,
             y_max: 1.0,
             x_log: false,
             series: Vec::new(),
@@ -204,7 +207,10 @@ fn draw_on<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) -> 
         .margin(px(14.0))
         .x_label_area_size(px(48.0))
         .y_label_area_size(px(64.0))
-        .build_cartesian_2d(c.x_min.min(x_max - 1e-9)..x_max, 0f64..y_max)
+        .build_cartesian_2d(
+            c.x_min.min(x_max - 1e-9)..x_max,
+            c.y_min.min(y_max - 1e-9)..y_max,
+        )
         .map_err(e)?;
     // Counts up to 10 get one tick per integer; larger ranges get round steps anyway.
     let y_labels = if c.integer_y && y_max <= 11.0 {
@@ -227,12 +233,13 @@ fn draw_on<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) -> 
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(e)?;
+    let clamp = |(x, y): (f64, f64)| (x, y.max(c.y_min));
     for (k, (label, color, pts)) in c.series.iter().enumerate() {
         let color = *color;
         let anno = if c.dashed.contains(&k) {
             chart
                 .draw_series(DashedLineSeries::new(
-                    pts.iter().copied(),
+                    pts.iter().copied().map(clamp),
                     8,
                     5,
                     color.stroke_width(2),
@@ -240,7 +247,10 @@ fn draw_on<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) -> 
                 .map_err(e)?
         } else {
             chart
-                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    pts.iter().copied().map(clamp),
+                    color.stroke_width(2),
+                ))
                 .map_err(e)?
         };
         anno.label(label.as_str()).legend(move |(x, y)| {
@@ -537,14 +547,18 @@ pub(crate) fn render_all(
 /// The latency CDF over every pod that needed scheduling, on a log time axis (the tail where
 /// p99 lives gets room), thinned to at most 2,000 points (each an exact point of the CDF).
 /// Pods still pending at the end never arrive, so the curve ends at the scheduled share.
-/// Latencies below 1 ms are drawn at 1 ms. p50/p90/p99 are vertical markers (a percentile that
-/// falls on a pending pod is drawn dashed at the right edge, "> N s"); the SLO's conditions are
-/// points (within(D)>=S, pNN<=D) or a line (scheduled>=S) the curve must pass on or above.
+/// Latencies below 1 ms are drawn at 1 ms. Both axes are fitted to the data: x from the least
+/// to the largest latency (and SLO bound, and percentile), y from just below the share the
+/// curve starts at when most pods are that fast (so a tail of 3% is not squeezed into the top
+/// 3% of the plot; the y axis says where it starts). p50/p90/p99 are vertical markers, dashed
+/// at a lower bound when pending pods could move them; markers that would overlap are one
+/// marker naming each. The SLO's conditions are points (within(D)>=S, pNN<=D) or a line
+/// (scheduled>=S) the curve must pass on or above.
 fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
     let dist = crate::summary::latency_dist(rec);
-    let all = dist.values();
-    let total = all.len();
-    let lat: &[i64] = &all[..total - dist.censored()];
+    let total = dist.len();
+    let scheduled = dist.scheduled();
+    let lat: &[i64] = &scheduled;
     let lx = |us: i64| (us.max(1000) as f64 / 1e6).log10();
     let lxs = |secs: f64| secs.max(1e-3).log10();
     let n = lat.len();
@@ -572,18 +586,35 @@ fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
             hi = hi.max(lxs(d).ceil());
         }
     }
+    // ... and the percentiles' lower bounds, which pending pods' waits may put past them.
+    let pcts: Vec<(u32, crate::summary::MaybeCensored)> = [50, 90, 99]
+        .into_iter()
+        .filter_map(|p| Some((p, dist.percentile(p)?)))
+        .collect();
+    for (_, m) in &pcts {
+        lo = lo.min(lxs(m.secs).floor());
+        hi = hi.max(lxs(m.secs).ceil());
+    }
     let censored = dist.censored();
-    // Room on the right for percentiles that fall on pending pods.
-    let hi = hi.max(lo + 1.0) + if censored > 0 { 0.3 } else { 0.0 };
+    let hi = hi.max(lo + 1.0);
+    let y_min = cdf_y_min(lat, total, marks);
     let mut chart = LineChart {
         name: "latency_cdf",
         title: "Scheduling latency (scheduled − created), CDF over pods that needed scheduling"
             .into(),
         x_desc: "latency (s, log scale; below 1 ms drawn at 1 ms)".into(),
-        y_desc: "share of pods that needed scheduling".into(),
+        y_desc: if y_min > 0.0 {
+            format!(
+                "share of pods that needed scheduling (axis from {}%)",
+                crate::fmt::secs(y_min * 100.0)
+            )
+        } else {
+            "share of pods that needed scheduling".into()
+        },
         x_min: lo,
         x_max: hi,
-        y_max: 1.02,
+        y_min,
+        y_max: 1.0 + (1.0 - y_min) * 0.02,
         x_log: true,
         series: Vec::new(),
         empty_note: (total == 0).then_some("no pod needed scheduling"),
@@ -602,56 +633,45 @@ fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
         };
         chart.series.push((label, PALETTE[0], cdf));
     }
-    // p50/p90/p99 as vertical markers, each in its own colour and named in the legend.
-    let horizon = rec.horizon();
-    for (p, color) in [(50, PALETTE[1]), (90, PALETTE[2]), (99, PALETTE[3])] {
-        let Some(v) = crate::summary::nearest_rank(all, p) else {
-            continue;
-        };
-        if v == i64::MAX {
-            // Waiting at the end: more than the least wait of a pending pod.
-            let least = rec
-                .pods
-                .iter()
-                .filter(|p| p.scheduled.is_none() && !crate::summary::arrived_bound(p))
-                .map(|p| crate::summary::waited(p.created, p.finished.unwrap_or(horizon)).micros())
-                .min()
-                .unwrap_or(0);
-            chart.dashed.push(chart.series.len());
-            chart.series.push((
-                format!(
-                    "p{p} > {} s (pending at the end)",
-                    crate::fmt::secs(least as f64 / 1e6)
-                ),
-                color,
-                // Each censored percentile a little apart, so none hides another.
-                {
-                    let x = hi
-                        - if p == 50 {
-                            0.25
-                        } else if p == 90 {
-                            0.15
-                        } else {
-                            0.05
-                        };
-                    vec![(x, 0.0), (x, 1.0)]
-                },
-            ));
-        } else {
-            let x = lx(v);
-            chart.series.push((
-                format!("p{p} = {} s", crate::fmt::secs(v as f64 / 1e6)),
-                color,
-                vec![(x, 0.0), (x, 1.0)],
-            ));
+    // p50/p90/p99 as vertical markers, each in its own colour and named in the legend; a
+    // percentile that pending pods could still move is dashed at its lower bound. Markers
+    // closer than 1.5% of the axis are one marker (the first one's colour) naming each.
+    let near = (hi - lo) * 0.015;
+    let mut groups: Vec<(f64, Vec<(u32, crate::summary::MaybeCensored)>)> = Vec::new();
+    for (p, m) in pcts {
+        let x = lxs(m.secs);
+        match groups.last_mut() {
+            Some((gx, g)) if (x - *gx).abs() <= near => g.push((p, m)),
+            _ => groups.push((x, vec![(p, m)])),
         }
     }
-    // The SLO: the curve must pass on or above each point / line.
-    for m in marks {
-        let met = match m.within_s {
-            Some(d) => dist.within_share(d).is_some_and(|w| w + 1e-9 >= m.share),
-            None => total > 0 && (n as f64) / (total as f64) + 1e-9 >= m.share,
+    for (x, g) in groups {
+        let color = match g[0].0 {
+            50 => PALETTE[1],
+            90 => PALETTE[2],
+            _ => PALETTE[3],
         };
+        let names: Vec<String> = g
+            .iter()
+            .map(|(p, m)| {
+                if m.censored {
+                    format!("p{p} > {} s", crate::fmt::secs(m.secs))
+                } else {
+                    format!("p{p} = {} s", crate::fmt::secs(m.secs))
+                }
+            })
+            .collect();
+        let mut label = names.join(" · ");
+        if g.iter().any(|(_, m)| m.censored) {
+            label.push_str(" (lower bound: pods pending at the end)");
+            chart.dashed.push(chart.series.len());
+        }
+        chart
+            .series
+            .push((label, color, vec![(x, y_min), (x, 1.0)]));
+    }
+    // The SLO: the curve must pass on or above each point / line.
+    for (m, met) in crate::slo::mark_verdicts(marks, &dist) {
         let verdict = if met { "met" } else { "NOT met" };
         // The bound in black (the percentile markers use the palette), its point coloured by
         // the verdict.
@@ -668,7 +688,7 @@ fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
                 chart.series.push((
                     format!("SLO {} ({verdict})", m.condition),
                     color,
-                    vec![(lo, m.share), (x, m.share), (x, 0.0)],
+                    vec![(lo, m.share), (x, m.share), (x, y_min)],
                 ));
                 chart.marks.push((
                     format!("{} s, {:.1}%", crate::fmt::secs(d), m.share * 100.0),
@@ -689,9 +709,47 @@ fn latency_cdf(rec: &Recorder, slo: Option<&SloFile>) -> LineChart {
     chart
 }
 
+/// The bottom of the CDF's y axis: 0, unless more than half the pods are at the curve's first
+/// step (the fastest latency drawn, 1 ms and below together); then twice the rest below 1
+/// (97% at the first step: from 94%), in whole percents, low enough for every SLO share.
+fn cdf_y_min(lat: &[i64], total: usize, marks: &[SloMark]) -> f64 {
+    let Some(&first) = lat.first() else {
+        return 0.0;
+    };
+    let step = first.max(1000);
+    let at_first = lat.partition_point(|&v| v <= step) as f64 / total.max(1) as f64;
+    if at_first <= 0.5 {
+        return 0.0;
+    }
+    let mut y = (1.0 - 2.0 * (1.0 - at_first)).max(0.0);
+    for m in marks {
+        y = y.min(m.share - 0.02);
+    }
+    ((y * 100.0).floor() / 100.0).max(0.0)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::steps;
+    use super::{cdf_y_min, steps};
+
+    #[test]
+    fn cdf_axis_fits_a_fast_majority() {
+        // 97 of 100 pods within 1 ms: the axis starts at 94%.
+        let mut lat = vec![500; 97];
+        lat.extend([2_000_000, 5_000_000, 9_000_000]);
+        assert_eq!(cdf_y_min(&lat, 100, &[]), 0.94);
+        // An SLO share below it lowers it.
+        let m = crate::slo::SloMark {
+            condition: "within(1s)>=90%".into(),
+            within_s: Some(1.0),
+            share: 0.9,
+        };
+        assert_eq!(cdf_y_min(&lat, 100, &[m]), 0.88);
+        // Spread latencies keep the whole axis.
+        let spread: Vec<i64> = (1..=100).map(|i| i * 100_000).collect();
+        assert_eq!(cdf_y_min(&spread, 100, &[]), 0.0);
+        assert_eq!(cdf_y_min(&[], 0, &[]), 0.0);
+    }
 
     #[test]
     fn steps_merge_equal_runs() {

@@ -60,3 +60,25 @@ impl SloFile {
             .map_err(|source| ReportError::Json { path, source })
     }
 }
+
+/// Each drawable condition with whether the run meets it: `within(D)>=S` and `pNN<=D` when
+/// at least the share S (NN%) of the pods that needed scheduling were scheduled within D
+/// (a pod pending at the end counts as not within: the verdict never flatters), `scheduled>=S`
+/// on the share scheduled by the end.
+pub fn mark_verdicts<'a>(
+    marks: &'a [SloMark],
+    dist: &crate::LatencyDist,
+) -> Vec<(&'a SloMark, bool)> {
+    let total = dist.len();
+    let scheduled = total - dist.censored();
+    marks
+        .iter()
+        .map(|m| {
+            let met = match m.within_s {
+                Some(d) => dist.within_share(d).is_some_and(|w| w + 1e-9 >= m.share),
+                None => total > 0 && (scheduled as f64) / (total as f64) + 1e-9 >= m.share,
+            };
+            (m, met)
+        })
+        .collect()
+}

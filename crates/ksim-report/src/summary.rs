@@ -103,9 +103,9 @@ pub struct Summary {
 }
 
 /// Scheduling latency over every pod that needed scheduling. A pod still waiting at the end is
-/// *censored*: its latency is more than it had waited at the end, so it ranks after every
-/// scheduled pod. A percentile falling on a censored pod has `<p>_censored: true` and reports
-/// as its value the least wait at the end among censored pods (a lower bound; shown as "> N s").
+/// *censored*: its latency is more than its own wait (`end − created`), and it counts with that
+/// wait, so every percentile is an honest lower bound. A percentile that pending pods could
+/// still move has `<p>_censored: true` ("more than N s"; see [`crate::LatencyDist::percentile`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CensoredLatency {
     /// Always "nearest-rank".
@@ -298,12 +298,17 @@ pub(crate) fn micros_to_secs(us: i64) -> f64 {
 
 /// Nearest-rank percentile of sorted values: the value at 1-based rank ⌈p·n/100⌉.
 pub fn nearest_rank(sorted: &[i64], p: u32) -> Option<i64> {
-    if sorted.is_empty() {
+    sorted.get(nearest_rank_index(sorted.len(), p)?).copied()
+}
+
+/// The index of the nearest-rank percentile `p` among `n` sorted values (`None` when `n` is 0).
+pub fn nearest_rank_index(n: usize, p: u32) -> Option<usize> {
+    if n == 0 {
         return None;
     }
-    let n = sorted.len() as u64;
+    let n = n as u64;
     let rank = (u64::from(p) * n).div_ceil(100).clamp(1, n);
-    sorted.get((rank - 1) as usize).copied()
+    Some((rank - 1) as usize)
 }
 
 /// The filter reasons of a FitError message, with node counts removed:
@@ -375,11 +380,12 @@ pub(crate) fn arrived_bound(p: &crate::recorder::PodRow) -> bool {
     p.bound.is_some() && p.attempts == 0 && p.scheduled.is_none()
 }
 
-/// The latencies of every pod that needed scheduling, unsorted (censored pods as `i64::MAX`),
+/// The latencies of every pod that needed scheduling, unsorted (a censored pod at its own wait),
 /// the least wait of a censored pod, and the count of already-bound pods. A pod that ended
 /// without being scheduled (deleted while pending, unserved) is censored too: it never got a
-/// node.
-fn latencies_all(rec: &Recorder) -> (Vec<i64>, Option<i64>, u64) {
+/// node, and its wait ends when it ended.
+fn latencies_all(rec: &Recorder) -> (Vec<crate::latency::PodLatency>, Option<i64>, u64) {
+    use crate::latency::PodLatency;
     let horizon = rec.horizon();
     let mut v = Vec::with_capacity(rec.pods.len());
     let mut min_wait: Option<i64> = None;
@@ -390,12 +396,18 @@ fn latencies_all(rec: &Recorder) -> (Vec<i64>, Option<i64>, u64) {
             continue;
         }
         match p.scheduled {
-            Some(t) => v.push(t.micros() - p.created.micros()),
+            Some(t) => v.push(PodLatency {
+                micros: t.micros() - p.created.micros(),
+                censored: false,
+            }),
             None => {
                 let end = p.finished.unwrap_or(horizon);
                 let w = waited(p.created, end).micros();
                 min_wait = Some(min_wait.map_or(w, |m| m.min(w)));
-                v.push(i64::MAX);
+                v.push(PodLatency {
+                    micros: w,
+                    censored: true,
+                });
             }
         }
     }
@@ -523,7 +535,6 @@ fn fill_latency_all(s: &mut Summary, rec: &Recorder) {
     s.already_bound = already;
     s.needed_scheduling = dist.len() as u64;
     s.scheduled_of_needed = s.needed_scheduling - censored;
-    // The struct first (for the censored lower bound), then the figures read through it.
     s.latency_all_s = Some(CensoredLatency {
         method: "nearest-rank".to_string(),
         count: s.needed_scheduling,
@@ -539,7 +550,7 @@ fn fill_latency_all(s: &mut Summary, rec: &Recorder) {
         min_censored_wait: min_wait.map(micros_to_secs),
         within: BTreeMap::new(),
     });
-    let get = |p| dist.percentile(p, s);
+    let get = |p| dist.percentile(p);
     let (p50, p90, p99, max) = (get(50), get(90), get(99), get(100));
     let within: BTreeMap<String, f64> = WITHIN_KEYS_S
         .iter()

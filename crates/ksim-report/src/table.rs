@@ -87,7 +87,7 @@ pub fn summary_table(s: &Summary) -> String {
                         }
                     };
                     format!(
-                        "{} / {} / {} / {} ({} pending at end counted as waiting past it)",
+                        "{} / {} / {} / {} (\"> N\": a lower bound; {} pending at the end count with their own wait)",
                         f(l.p50, l.p50_censored),
                         f(l.p90, l.p90_censored),
                         f(l.p99, l.p99_censored),

@@ -21,6 +21,9 @@ pub enum SweepError {
     /// One run of a sweep or plan failed.
     #[error("run {run}: {message}")]
     Run { run: String, message: String },
+    /// A single run failed; the message names the file (and line) it is about first.
+    #[error("{0}")]
+    Failed(String),
     #[error("plot {name}: {message}")]
     Plot { name: String, message: String },
 }

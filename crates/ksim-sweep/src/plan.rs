@@ -77,8 +77,8 @@ pub struct Condition {
 pub enum Kind {
     /// The headline figure `metric` as stored in summary.json.
     Headline,
-    /// Nearest-rank percentile over every pod that needed scheduling, pods pending at the end
-    /// counted as waiting past it (`p50`, `p90`, `p99`, `max`).
+    /// Nearest-rank percentile over every pod that needed scheduling, each pod pending at the
+    /// end counted with its own wait (a lower bound; `p50`, `p90`, `p99`, `max`).
     AllPods(u32),
     /// Share of the pods that needed scheduling scheduled within this many seconds.
     Within(f64),
@@ -88,7 +88,7 @@ pub enum Kind {
 
 impl Condition {
     /// The run's value of the figure; `censored` when it is only a lower bound (a percentile
-    /// falling on a pod still pending at the end).
+    /// that pods still pending at the end, each at its own wait, could move).
     ///
     /// `dist` is the run's [`LatencyDist`] (from its records or its pods.csv): percentiles
     /// other than p50/p90/p99/max and `within(D)` at durations summary.json does not store
@@ -97,7 +97,7 @@ impl Condition {
         match self.kind {
             Kind::Headline => (self.metric.get)(s).map(|v| (v, false)),
             Kind::AllPods(p) => match dist {
-                Some(d) => d.percentile(p, s),
+                Some(d) => d.percentile(p),
                 None => s.latency_all_percentile(p),
             }
             .map(|m| (m.secs, m.censored)),
@@ -507,7 +507,7 @@ pub fn plan_capacity(
                 // the latencies beside it (from pods.csv, before pruning) serve SLOs at any
                 // percentile or within(D).
                 let summary = Summary::read(&dir).unwrap_or(summary);
-                let latencies = LatencyDist::from_pods_csv(&dir)?;
+                let latencies = LatencyDist::from_pods_csv(&dir, summary.horizon_s)?;
                 if !opts.keep_runs {
                     prune_run(&dir)?;
                 }
@@ -727,7 +727,16 @@ impl PlanResult {
                 col.set_cell_alignment(CellAlignment::Right);
             }
         }
-        t.to_string()
+        let mut out = t.to_string();
+        let censored = self
+            .points
+            .iter()
+            .any(|p| slo.iter().any(|c| p.display(c).starts_with("> ")));
+        if censored {
+            out.push('\n');
+            out.push_str(crate::table::CENSORED_NOTE);
+        }
+        out
     }
 
     /// Writes plan.csv, plan.json and plan.{svg,png} (each SLO figure against the count, with

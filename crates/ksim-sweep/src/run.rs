@@ -82,16 +82,13 @@ pub fn run_plan_explain(
     dump_at: Option<SimTime>,
 ) -> Result<Summary, SweepError> {
     let source = plan.source.clone();
-    let run_err = |m: String| SweepError::Run {
-        run: source.clone(),
-        message: m,
-    };
+    let run_err = |e: ksim_engine::SimError| sim_error(&source, e);
     // Written into a staging folder, swapped into place only when complete: an interrupted
     // run leaves the previous output as it was.
     let staged = ksim_report::StagedDir::begin(out)?;
     let explaining = explain.is_some();
     let version = plan.gates.version();
-    let mut sim = simulation_of(plan, explain, dump_at).map_err(|e| run_err(e.to_string()))?;
+    let mut sim = simulation_of(plan, explain, dump_at).map_err(run_err)?;
     let dir = staged.path();
     for (name, text) in extra {
         let path = dir.join(name);
@@ -106,16 +103,25 @@ pub fn run_plan_explain(
     } else {
         None
     };
+    // An extender that cannot be reached is reported as soon as it fails, once per run.
+    let warnings = sim.extender_warnings();
+    let warn = |source: &str| {
+        for w in warnings.take() {
+            eprintln!("warning: {source}: {w}");
+        }
+    };
     {
         let mut obs = |r: &Record| {
+            warn(&source);
             progress(r.at());
             Observer::record(&mut recorder, r);
             if let Some(l) = log.as_mut() {
                 Observer::record(l, r);
             }
         };
-        sim.run(&mut obs).map_err(|e| run_err(e.to_string()))?;
+        sim.run(&mut obs).map_err(run_err)?;
     }
+    warn(&source);
     if let Some(l) = log {
         l.finish()?;
     }
@@ -137,6 +143,24 @@ pub fn run_plan_explain(
     let summary = recorder.write_outputs(dir)?;
     staged.commit()?;
     Ok(summary)
+}
+
+/// A run's error, the file first: an input error already names its file and line, so it is
+/// shown as it is; another (a limit, the scheduler configuration) is prefixed with the
+/// scenario's name when the run has one (not for a run made of command-line flags alone).
+fn sim_error(source: &str, e: ksim_engine::SimError) -> SweepError {
+    use ksim_engine::SimError;
+    let names_file = match &e {
+        SimError::Source(_) => true,
+        SimError::Input { origin, .. } => origin.is_some(),
+        _ => false,
+    };
+    let m = e.to_string();
+    if names_file || source == "<command line>" || source.is_empty() {
+        SweepError::Failed(m)
+    } else {
+        SweepError::Failed(format!("{source}: {m}"))
+    }
 }
 
 /// `--shard I/N`: the I-th (0-based) of N disjoint slices of a sweep. Run k belongs to shard
@@ -319,7 +343,7 @@ pub fn run_point(
         &[("run.json", &run_json)],
     )
     .map_err(|e| match e {
-        SweepError::Run { message, .. } => SweepError::Run {
+        SweepError::Run { message, .. } | SweepError::Failed(message) => SweepError::Run {
             run: p.id.clone(),
             message,
         },

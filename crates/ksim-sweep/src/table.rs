@@ -302,7 +302,7 @@ impl RunTable {
             for r in &mut self.rows {
                 let pods = r.dir.join("pods.csv");
                 if pods.is_file() {
-                    r.latencies = Some(LatencyDist::from_pods_csv(&pods)?);
+                    r.latencies = Some(LatencyDist::from_pods_csv(&pods, r.summary.horizon_s)?);
                 }
             }
         }
@@ -323,8 +323,9 @@ impl RunTable {
         for pool in pools {
             cols.push(Column {
                 name: failure_share_column(&pool),
-                // A smaller share of failures on a pool: it is less of a bottleneck.
-                better: Better::Lower,
+                // Neither better nor worse: failures moving from one pool to another change the
+                // shares without any failure fewer (the failure count itself is elsewhere).
+                better: Better::Neither,
                 unit: Unit::Share,
                 source: Source::PoolFailureShare(pool),
             });
@@ -447,7 +448,7 @@ impl RunTable {
             .set_content_arrangement(ContentArrangement::Disabled);
         let mut header = vec!["run".to_string()];
         header.extend(self.axes.iter().cloned());
-        header.extend(shown.iter().map(|m| m.name.to_string()));
+        header.extend(shown.iter().map(|m| label(m)));
         t.set_header(header);
         let best: Vec<Vec<bool>> = shown.iter().map(|m| self.best(m)).collect();
         for (i, r) in self.rows.iter().enumerate() {
@@ -496,11 +497,20 @@ impl RunTable {
             ));
         }
         out.push('\n');
+        let censored = metrics.iter().any(|m| {
+            self.rows
+                .iter()
+                .any(|r| matches!(m.value(r), Some((_, true))))
+        });
+        if censored {
+            out.push_str(CENSORED_NOTE);
+            out.push('\n');
+        }
         if !same.is_empty() {
             let r0 = &self.rows[0];
             let parts: Vec<String> = same
                 .iter()
-                .map(|m| format!("{} {}", m.name, display_value(m, m.value(r0))))
+                .map(|m| format!("{} {}", label(m), display_value(m, m.value(r0))))
                 .collect();
             out.push_str(&format!("same in every run: {}\n", parts.join(", ")));
         }
@@ -633,6 +643,22 @@ fn verdict(m: &Column, run: &str, base: &str, v: f64, b: f64) -> String {
 /// A sign as a typographic minus, so "−19%" reads as a change, not a hyphen.
 fn signed(s: String) -> String {
     s.replacen('-', "\u{2212}", 1)
+}
+
+/// What "> N s" means, printed under a table that shows one.
+pub const CENSORED_NOTE: &str = "> N s: a lower bound; pods still pending at the end count with \
+their own wait so far (end − created), so the true figure is at least N";
+
+/// A column's name as the terminal shows it: the stranded-capacity figures are stored in
+/// bytes and millicores (sweep.csv) but shown in GiB and cores, and their label says so.
+fn label(m: &Column) -> String {
+    if let Some(stem) = m.name.strip_suffix("_bytes") {
+        return format!("{stem} (GiB)");
+    }
+    if let Some(stem) = m.name.strip_suffix("_millis") {
+        return format!("{stem} (cores)");
+    }
+    m.name.to_string()
 }
 
 /// A value as the terminal shows it, "> N s" when censored.

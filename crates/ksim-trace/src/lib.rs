@@ -19,6 +19,7 @@ pub mod merge;
 pub mod native;
 pub mod nodes;
 pub mod scenario;
+pub mod sniff;
 pub mod validate;
 
 pub use error::{Location, TraceError};

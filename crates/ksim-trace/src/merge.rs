@@ -154,6 +154,19 @@ impl MergedSource {
         }
     }
 
+    /// Adds `source` before the others (its events come first among events of the same
+    /// instant), as a scenario's t=0 objects come before its traces. Call it before the first
+    /// event is read; afterwards it is an error.
+    pub fn prepend(&mut self, source: BoxedSource) -> Result<(), &'static str> {
+        if self.primed {
+            return Err("events were already read");
+        }
+        self.sources.insert(0, source);
+        self.heads.insert(0, None);
+        self.seq.insert(0, 0);
+        Ok(())
+    }
+
     /// How many sources are merged.
     pub fn len(&self) -> usize {
         self.sources.len()

@@ -29,7 +29,26 @@ pub fn load_nodes(path: &Path) -> Result<Vec<Node>, TraceError> {
 
 /// Parses nodes from JSON or YAML text; `source` names the file in errors.
 pub fn parse_nodes(source: &str, text: &str) -> Result<Vec<Node>, TraceError> {
-    let items = flatten_items(parse_documents(source, text)?);
+    // A file of another kind (a scenario, a trace, a scheduler configuration) is named as such
+    // before any node field is read.
+    use crate::sniff::{is_json_lines_trace, misplaced, FileKind};
+    if is_json_lines_trace(text) {
+        return Err(TraceError::at_field(
+            source,
+            "",
+            FileKind::JsonLinesTrace.hint(),
+        ));
+    }
+    let docs = parse_documents(source, text)?;
+    if let Some(e) = misplaced(source, text, Some(&docs), FileKind::Nodes) {
+        if !matches!(
+            crate::sniff::sniff(text, Some(&docs)),
+            Some(FileKind::Objects)
+        ) {
+            return Err(e);
+        }
+    }
+    let items = flatten_items(docs);
     nodes_from_values(source, &items)
 }
 

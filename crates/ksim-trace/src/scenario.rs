@@ -357,7 +357,20 @@ impl std::fmt::Debug for ScenarioPlan {
 
 /// Parses scenario text (YAML or JSON); `source` names the file in errors.
 pub fn parse_scenario(source: &str, text: &str) -> Result<Scenario, TraceError> {
+    // A file of another kind is named as such before any scenario field is read.
+    if crate::sniff::is_json_lines_trace(text) {
+        return Err(TraceError::at_field(
+            source,
+            "",
+            crate::sniff::FileKind::JsonLinesTrace.hint(),
+        ));
+    }
     let docs = parse_documents(source, text)?;
+    if let Some(e) =
+        crate::sniff::misplaced(source, text, Some(&docs), crate::sniff::FileKind::Scenario)
+    {
+        return Err(e);
+    }
     let [doc] = <[Value; 1]>::try_from(docs).map_err(|d| {
         TraceError::at_field(
             source,
@@ -372,7 +385,7 @@ pub fn parse_scenario(source: &str, text: &str) -> Result<Scenario, TraceError> 
         TraceError::at_field(
             source,
             if path == "." { String::new() } else { path },
-            e.inner().to_string(),
+            crate::sniff::with_did_you_mean(e.inner().to_string()),
         )
     })
 }
@@ -745,7 +758,22 @@ pub fn pool_nodes(pool: &NodePool, path: &str) -> Result<Vec<Node>, (String, Str
 pub fn load_scheduler_config(path: &Path) -> Result<KubeSchedulerConfiguration, TraceError> {
     let name = display_name(path);
     let text = read_text(path)?;
+    if crate::sniff::is_json_lines_trace(&text) {
+        return Err(TraceError::at_field(
+            &name,
+            "",
+            crate::sniff::FileKind::JsonLinesTrace.hint(),
+        ));
+    }
     let docs = parse_documents(&name, &text)?;
+    if let Some(e) = crate::sniff::misplaced(
+        &name,
+        &text,
+        Some(&docs),
+        crate::sniff::FileKind::SchedulerConfig,
+    ) {
+        return Err(e);
+    }
     let items = flatten_items(docs);
     let [doc] = <[Value; 1]>::try_from(items).map_err(|d| {
         TraceError::at_field(

@@ -73,7 +73,12 @@ impl fmt::Display for ValidationReport {
             writeln!(f, ": {}", p.message)?;
         }
         if self.more_problems > 0 {
-            writeln!(f, "... and {} more problems", self.more_problems)?;
+            writeln!(
+                f,
+                "... and {} more {}",
+                self.more_problems,
+                plural(self.more_problems, "problem", "problems")
+            )?;
         }
         let kinds: Vec<String> = self
             .by_kind
@@ -82,16 +87,27 @@ impl fmt::Display for ValidationReport {
             .collect();
         write!(
             f,
-            "{}: {} events ({}), {} problems",
+            "{}: {} {} ({}), {} {}",
             self.file,
             self.events,
+            plural(self.events, "event", "events"),
             kinds.join(", "),
-            self.problem_count()
+            self.problem_count(),
+            plural(self.problem_count(), "problem", "problems")
         )?;
         if let (Some(a), Some(b)) = (self.first, self.last) {
             write!(f, ", time {a} .. {b}")?;
         }
         writeln!(f)
+    }
+}
+
+/// `one` for 1, `many` otherwise ("1 problem", "0 problems").
+fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
     }
 }
 

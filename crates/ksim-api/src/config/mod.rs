@@ -100,6 +100,12 @@ impl KubeSchedulerConfiguration {
                 ),
             )]));
         }
+        // apiVersion and kind before any field: a v1beta1 file's fields are not v1's, and the
+        // news that matters is its version (as kube-scheduler's decoder refuses an unregistered
+        // version before it reads a field).
+        if let Some(e) = version_error(v) {
+            return Err(FieldErrors(vec![e]));
+        }
         let unknown = strict::unknown_fields(v);
         if !unknown.is_empty() {
             return Err(FieldErrors(unknown));
@@ -130,6 +136,33 @@ where
             .map(Some)
             .map_err(serde::de::Error::custom),
     }
+}
+
+/// A wrong `apiVersion` or `kind` (when given), checked before any other field. The versions
+/// kube-scheduler no longer reads (v1alpha1, v1alpha2, v1beta1–v1beta3: only v1 is served
+/// since v1.29) are named as such.
+fn version_error(v: &Value) -> Option<FieldError> {
+    let api = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if !api.is_empty() && api != API_VERSION {
+        let mut e = FieldError::not_supported("apiVersion", api, &[API_VERSION]);
+        if let Some(old) = api.strip_prefix("kubescheduler.config.k8s.io/") {
+            e.body.push_str(&format!(
+                " ({old} is no longer served: kube-scheduler v1.35 reads only {API_VERSION}; \
+                 convert the file to v1 first, see \
+                 https://kubernetes.io/docs/reference/scheduling/config/)"
+            ));
+        }
+        return Some(e);
+    }
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+    if !kind.is_empty() && kind != "KubeSchedulerConfiguration" {
+        return Some(FieldError::not_supported(
+            "kind",
+            kind,
+            &["KubeSchedulerConfiguration"],
+        ));
+    }
+    None
 }
 
 /// A ConfigMap holding a KubeSchedulerConfiguration (as clusters store it): an error saying so,

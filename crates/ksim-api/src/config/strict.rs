@@ -281,15 +281,20 @@ fn walk(v: &Value, shape: &Shape, path: &str, out: &mut Vec<FieldError>) {
 }
 
 fn unknown(path: String, key: &str, fields: &[(&str, &Shape)]) -> FieldError {
-    let near = fields
-        .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| n.eq_ignore_ascii_case(key) || edit_distance(n, key) <= 2)
-        .min_by_key(|n| edit_distance(n, key));
+    let near = did_you_mean(key, fields.iter().map(|(n, _)| *n));
     match near {
         Some(n) => FieldError::new(path, format!("unknown field (did you mean {}?)", quote(n))),
         None => FieldError::new(path, "unknown field"),
     }
+}
+
+/// The known name nearest to a mistyped `key`: equal but for case, or at most two edits away
+/// (the nearest first, the first listed among equals); `None` when none is that near.
+pub fn did_you_mean<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .filter(|n| n.eq_ignore_ascii_case(key) || edit_distance(n, key) <= 2)
+        .min_by_key(|n| edit_distance(n, key))
 }
 
 /// Levenshtein distance (case-sensitive).

@@ -29,8 +29,10 @@
 //!   names: [zone-b-0]
 //!   selector: topology.kubernetes.io/zone=b     # or a LabelSelector mapping
 //! scale:                     # KIND/NAME or KIND/NAMESPACE/NAME: replicas, or a factor
-//!   deployment/web: 6        # (Deployment, ReplicaSet, StatefulSet)
-//!   statefulset/db: x1.5     # factor: replicas × 1.5, rounded up
+//!   deployment/web: 6        # (Deployment, ReplicaSet, StatefulSet); a later count from
+//!                            # the trace replaces it
+//!   statefulset/db: x1.5     # factor: replicas × 1.5, rounded up, and every later count
+//!                            # the trace gives it × 1.5 too
 //! ```
 //!
 //! Every key is optional; an empty file is the empty variant. Removals come first, then
@@ -505,6 +507,9 @@ fn apply_variant(v: &Variant, sim: &mut Simulation, t: SimTime) -> anyhow::Resul
                 if r > f64::from(i32::MAX) {
                     return Err(err(&s.field, format!("{now} × {f} replicas is too many")));
                 }
+                // A factor stays: later counts the trace gives this controller are multiplied
+                // too (`x2` at 11m is still twice the trace's `replicas: 28` at 12m).
+                sim.multiply_controller_scale(s.kind, &s.namespace, &s.name, f);
                 r as i32
             }
         };

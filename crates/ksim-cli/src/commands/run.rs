@@ -36,6 +36,11 @@ pub struct RunArgs {
     /// Native traces (JSON Lines, or CSV by extension); replace the scenario's workload.
     #[arg(long = "trace")]
     pub traces: Vec<PathBuf>,
+    /// Lists of cluster objects present at t=0 (repeatable), added to the scenario's
+    /// `cluster.objectsFiles`: PDBs, namespaces, services, storage objects and workloads (run
+    /// by their controllers), e.g. the `objects.yaml` of `ksim import kube-dump`.
+    #[arg(long = "objects", value_name = "FILE")]
+    pub objects: Vec<PathBuf>,
     /// A KubeSchedulerConfiguration file; replaces the scenario's.
     #[arg(long)]
     pub scheduler_config: Option<PathBuf>,
@@ -101,7 +106,7 @@ pub fn print_slo_verdicts(
     let Some(slo) = slo else {
         return Ok(());
     };
-    let dist = ksim_report::LatencyDist::from_pods_csv(dir)?;
+    let dist = ksim_report::LatencyDist::from_pods_csv(dir, summary.horizon_s)?;
     for line in ksim_sweep::plan::slo_verdicts(slo, summary, Some(&dist)) {
         println!("{line}");
     }
@@ -165,6 +170,9 @@ fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
             .collect::<Result<Vec<_>, _>>()?;
         plan.events = MergedSource::new(sources);
     }
+    if !a.objects.is_empty() {
+        add_objects(&mut plan, &a.objects)?;
+    }
     if let Some(c) = &a.scheduler_config {
         plan.scheduler = load_scheduler_config(c)?;
     }
@@ -176,6 +184,40 @@ fn plan_from(a: &RunArgs) -> anyhow::Result<ScenarioPlan> {
         plan.engine.horizon = Some(SimTime(d.micros()));
     }
     Ok(plan)
+}
+
+/// `--objects FILE...`: each List's objects join the plan's t=0 objects, and its workloads
+/// are created at t=0 before any trace event, as a scenario's `cluster.objectsFiles` are.
+fn add_objects(plan: &mut ScenarioPlan, files: &[PathBuf]) -> anyhow::Result<()> {
+    let mut workloads = Vec::new();
+    for f in files {
+        ksim_trace::scenario::load_objects_and_workloads(f, &mut plan.objects, &mut workloads)?;
+    }
+    // Claims without a class get the default one, as for a scenario's objects files.
+    if let Some(class) =
+        ksim_engine::sim::default_storage_class(&plan.objects.storage.storage_classes)
+    {
+        for pvc in plan.objects.storage.persistent_volume_claims.values_mut() {
+            if pvc.spec.storage_class_name.is_none() {
+                std::sync::Arc::make_mut(pvc).spec.storage_class_name = Some(class.clone());
+            }
+        }
+    }
+    if !workloads.is_empty() {
+        let events = workloads
+            .into_iter()
+            .map(|o| ksim_engine::TimedEvent {
+                at: SimTime::ZERO,
+                event: ksim_engine::InputEvent::CreateObject {
+                    object: Box::new(o),
+                },
+            })
+            .collect();
+        plan.events
+            .prepend(Box::new(ksim_engine::VecSource::new(events)))
+            .map_err(|e| anyhow::anyhow!("--objects: {e}"))?;
+    }
+    Ok(())
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
@@ -440,6 +482,19 @@ fn recorded_scenario(a: &RunArgs, plan: &ScenarioPlan) -> anyhow::Result<serde_j
                 p["count"] = json!(0);
             }
         }
+    }
+    if !a.objects.is_empty() {
+        // Before the scenario's own objects files, as the run created their workloads first.
+        let cluster = m.entry("cluster").or_insert_with(|| json!({}));
+        let mut files: Vec<Value> = a
+            .objects
+            .iter()
+            .map(|f| json!(absolute(Path::new("."), &f.to_string_lossy())))
+            .collect();
+        if let Some(old) = cluster.get("objectsFiles").and_then(Value::as_array) {
+            files.extend(old.iter().cloned());
+        }
+        cluster["objectsFiles"] = Value::Array(files);
     }
     if !a.traces.is_empty() {
         let traces: Vec<String> = a

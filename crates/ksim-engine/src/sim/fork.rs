@@ -165,8 +165,10 @@ impl Simulation {
         let frameworks = self.rebuild_frameworks(&self.sched_cfg.clone())?;
         let mut alg = Algorithm::new(self.alg.rng.clone(), self.alg.percentage_of_nodes_to_score);
         alg.next_start_node_index = self.alg.next_start_node_index;
+        // A copy is a run of its own: its extenders warn again, to its own list.
+        let extender_warnings = Arc::new(crate::extender::ExtenderWarnings::default());
         alg.set_extenders(
-            crate::extender::HttpExtender::all(&self.sched_cfg.extenders)
+            crate::extender::HttpExtender::all(&self.sched_cfg.extenders, &extender_warnings)
                 .map_err(SimError::Config)?,
         );
         Ok(Simulation {
@@ -198,6 +200,7 @@ impl Simulation {
             cluster_generation: self.cluster_generation,
             cycle_generation: self.cycle_generation,
             guard_error: self.guard_error.clone(),
+            extender_warnings,
             stall_reason: self.stall_reason.clone(),
             in_flight: self.in_flight,
             in_flight_events: self.in_flight_events.clone(),
@@ -292,7 +295,8 @@ impl Simulation {
         self.frameworks = frameworks;
         self.alg.percentage_of_nodes_to_score = cfg.percentage_of_nodes_to_score.unwrap_or(0);
         self.alg.set_extenders(
-            crate::extender::HttpExtender::all(&cfg.extenders).map_err(SimError::Config)?,
+            crate::extender::HttpExtender::all(&cfg.extenders, &self.extender_warnings)
+                .map_err(SimError::Config)?,
         );
         self.sched_cfg = cfg.clone();
         Ok(())
@@ -310,6 +314,32 @@ impl Simulation {
             .map(|event| TimedEvent { at, event })
             .collect();
         self.add_source(Box::new(VecSource::new(events)))
+    }
+
+    /// Multiplies a workload controller's replica factor by `f` from now on: every later spec
+    /// it is given (a trace's `UpdateObject`) is scaled by it too, so a what-if "× 2" stays
+    /// twice what the trace asks. `false` when there is no such controller.
+    pub fn multiply_controller_scale(
+        &mut self,
+        kind: ObjectKind,
+        namespace: &str,
+        name: &str,
+        f: f64,
+    ) -> bool {
+        let key = format!("{kind}/{namespace}/{name}");
+        match self.controllers.ctls.get_mut(&key) {
+            Some(c) => {
+                c.scale *= f;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The run's extender warnings (shared: take them while the run goes, e.g. from its
+    /// observer, to print them as they come).
+    pub fn extender_warnings(&self) -> Arc<crate::extender::ExtenderWarnings> {
+        self.extender_warnings.clone()
     }
 
     /// The object of a workload controller (`Deployment`, `ReplicaSet`, ...) as the

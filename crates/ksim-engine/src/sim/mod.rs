@@ -270,6 +270,8 @@ pub struct Simulation {
     cycle_generation: u64,
     /// A guard that tripped during the last applied event.
     guard_error: Option<SimError>,
+    /// Warnings of this run's extenders (one per unreachable extender).
+    extender_warnings: Arc<crate::extender::ExtenderWarnings>,
     /// Why the run stopped early with pods waiting (see `stall`).
     stall_reason: Option<String>,
     in_flight: Option<PodId>,
@@ -396,6 +398,7 @@ impl Simulation {
             cluster_generation: 0,
             cycle_generation: 0,
             guard_error: None,
+            extender_warnings: Default::default(),
             stall_reason: None,
             in_flight: None,
             in_flight_events: Vec::new(),
@@ -420,7 +423,8 @@ impl Simulation {
             sched_cfg: sched_cfg.clone(),
         };
         sim.alg.set_extenders(
-            crate::extender::HttpExtender::all(&sched_cfg.extenders).map_err(SimError::Config)?,
+            crate::extender::HttpExtender::all(&sched_cfg.extenders, &sim.extender_warnings)
+                .map_err(SimError::Config)?,
         );
         sim.autoscaler = sim.cfg.autoscaler.clone().map(autoscaler::State::new);
         let mut initial: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());

@@ -141,6 +141,36 @@ impl Simulation {
         }
     }
 
+    /// Pods alive now: slots in use (created and not ended), pending ones included.
+    pub(super) fn live_pods(&self) -> u64 {
+        (self.pods.len() - self.free_slots.len() - self.freed_in_cycle.len()) as u64
+    }
+
+    /// `limits.maxLivePods`: one more pod would pass the limit. The run stops with an error
+    /// naming the limit, before memory runs out.
+    fn check_live_pods(&self, key: &str) -> Result<(), SimError> {
+        let limit = self.cfg.limits.max_live_pods;
+        let live = self.live_pods();
+        if live < limit {
+            return Ok(());
+        }
+        let pending = self
+            .pods
+            .iter()
+            .filter(|s| s.phase == PodPhase::Pending)
+            .count();
+        Err(SimError::Limit {
+            at: self.now,
+            message: format!(
+                "creating pod {key} would make {} pods alive at once ({pending} of them pending), \
+                 more than limits.maxLivePods = {limit}: a workload this large (check a \
+                 generator's rate and count, or a trace's deletions) needs more memory than a \
+                 run is allowed by default; raise limits.maxLivePods in the scenario to go on",
+                live + 1
+            ),
+        })
+    }
+
     pub(super) fn create_pod(
         &mut self,
         mut pod: Pod,
@@ -178,6 +208,7 @@ impl Simulation {
                 "CreatePod: pod {key} is bound to node {node:?}, which does not exist"
             )));
         }
+        self.check_live_pods(&key)?;
         self.created_keys.insert(h);
         let bound_to = pod.spec.node_name.clone();
         let info = Arc::new(PodInfo::new(pod));

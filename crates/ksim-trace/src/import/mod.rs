@@ -339,8 +339,34 @@ impl ImportContext<'_> {
     }
 }
 
-/// Converts `inputs` of `format` into `out_dir/nodes.yaml` and `out_dir/trace.jsonl`.
+/// Converts `inputs` of `format` into `out_dir/nodes.yaml` and `out_dir/trace.jsonl`. A
+/// failed import leaves no folder behind that it created (an existing one keeps what it had).
 pub fn import(
+    format: ImportFormat,
+    inputs: &[PathBuf],
+    out_dir: &Path,
+    opts: &ImportOptions,
+) -> Result<ImportSummary, TraceError> {
+    // The folders this import creates: out_dir and any missing parents, deepest first.
+    let mut created = Vec::new();
+    let mut p = Some(out_dir);
+    while let Some(d) = p.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        created.push(d.to_path_buf());
+        p = d.parent();
+    }
+    let result = import_into(format, inputs, out_dir, opts);
+    if result.is_err() {
+        let _ =
+            std::fs::remove_dir_all(out_dir.join(format!(".ksim-import-{}", std::process::id())));
+        // The topmost folder it created holds nothing but what this import wrote.
+        if let Some(top) = created.last() {
+            let _ = std::fs::remove_dir_all(top);
+        }
+    }
+    result
+}
+
+fn import_into(
     format: ImportFormat,
     inputs: &[PathBuf],
     out_dir: &Path,
