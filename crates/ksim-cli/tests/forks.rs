@@ -346,7 +346,8 @@ fn scale_and_add_pool_variants_create_and_place_pods() {
 fn volume_binding_state_is_forked_too() {
     // cache-0 is scheduled at 70 s and binds at 85 s (its claim is provisioned meanwhile),
     // cache-1 at 80 s / 95 s; db-4 binds at 300 s to the disk added then; db-1 is re-created at
-    // 481 s. Fork inside those windows: the empty branch is still the uninterrupted run.
+    // 511 s (8m31s: the db-1 deleted at 8 min first terminates for its 30 s grace period).
+    // Fork inside those windows: the empty branch is still the uninterrupted run.
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let scenario = root().join("scenarios/stateful-local-pv.yaml");
@@ -354,7 +355,7 @@ fn volume_binding_state_is_forked_too() {
     std::fs::write(&empty, "").unwrap();
     let plain = d.join("plain");
     ok(&run_scenario(&scenario, &plain, None));
-    for t in ["75s", "82s", "90s", "300.02s", "481s"] {
+    for t in ["75s", "82s", "90s", "300.02s", "511s"] {
         let out = d.join(format!("fork-{t}"));
         ok(&run_scenario(
             &scenario,

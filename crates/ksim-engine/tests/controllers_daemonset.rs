@@ -21,6 +21,16 @@ fn seven_nodes() -> Vec<Node> {
         serde_json::from_value(json!({"cpu": "50m", "memory": "64Gi", "pods": "110"}))
             .expect("capacity");
     small.status.allocatable = small.status.capacity.clone();
+    // The node lifecycle controller keeps condition taints in step with their conditions
+    // (doNoScheduleTaintingPass): the network-unavailable taint needs its condition.
+    let mut netless = node_with(
+        "netless",
+        taint("node.kubernetes.io/network-unavailable"),
+        json!({}),
+    );
+    netless.status.conditions =
+        serde_json::from_value(json!([{"type": "NetworkUnavailable", "status": "True"}]))
+            .expect("conditions");
     vec![
         node("plain"),
         node_with(
@@ -36,11 +46,7 @@ fn seven_nodes() -> Vec<Node> {
         ),
         node_with("excluded", json!({}), json!({"pool": "excluded"})),
         small,
-        node_with(
-            "netless",
-            taint("node.kubernetes.io/network-unavailable"),
-            json!({}),
-        ),
+        netless,
         node_with("dedicated", taint("dedicated"), json!({})),
     ]
 }

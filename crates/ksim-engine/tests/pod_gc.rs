@@ -174,10 +174,11 @@ fn a_replica_set_replaces_its_collected_orphan() {
             _ => None,
         })
         .collect();
-    // The first at 1 s; its replacement one reaction delay after the deletion.
+    // The first one informer delay (10 ms) in; its replacement one informer delay after the
+    // deletion.
     assert_eq!(
         created,
-        vec![SimTime::from_secs(1), SimTime::from_secs(101)]
+        vec![(SimTime::ZERO + ksim_engine::SimDuration::from_micros(10_000)), (SimTime::ZERO + ksim_engine::SimDuration::from_micros(100_010_000))]
     );
 }
 

@@ -226,8 +226,10 @@ fn audit_log_controllers_become_object_events_and_their_pods_are_not_doubled() {
     assert_eq!(before_delete.bound_by_owner["Job/pi"], 2);
     assert_eq!(before_delete.job_succeeded, 2);
 
-    // The Deployment's delete at t=50 s takes its pods with it.
-    let after = run(&out, 70);
+    // The Deployment's delete at t=50 s takes its pods with it. Deleted pods terminate
+    // gracefully (terminationGracePeriodSeconds, 30 s here), so they end at ~80 s: at 70 s
+    // they are still terminating and none has ended yet. Run past the grace period.
+    let after = run(&out, 90);
     let web_ended: Vec<Outcome> = after
         .ended
         .iter()

@@ -215,7 +215,8 @@ impl Simulation {
     /// this room and the node lifecycle make; graceful termination belongs to the deletion path.
     pub(super) fn evict_pod(&mut self, id: PodId, cause: &str, obs: &mut dyn Observer) {
         let slot = &self.pods[id as usize];
-        if matches!(slot.phase, PodPhase::Ended(_)) {
+        // An ended pod, or one already terminating (deleting it again changes nothing).
+        if matches!(slot.phase, PodPhase::Ended(_)) || slot.terminating {
             return;
         }
         obs.record(&Record::PodEvicted {

@@ -119,6 +119,21 @@ impl Simulation {
         self.list_workload_set(false, &ns, &name, Some(selector));
     }
 
+    /// Whether a pod of one of the Deployment's old ReplicaSets (`<name>-<hash>`, hash not
+    /// `new`) is still terminating.
+    fn old_pods_terminating(&self, ns: &str, name: &str, new: &str) -> bool {
+        let prefix = format!("{name}-");
+        let new_rs = format!("{name}-{new}");
+        self.pods.iter().any(|slot| {
+            slot.terminating
+                && !matches!(slot.phase, super::PodPhase::Ended(_))
+                && slot.info.namespace() == ns
+                && slot.info.pod.metadata.owner_references.iter().any(|o| {
+                    o.kind == "ReplicaSet" && o.name.starts_with(&prefix) && o.name != new_rs
+                })
+        })
+    }
+
     /// One step of `rolloutRolling` or `rolloutRecreate`; whether anything was scaled.
     #[allow(clippy::too_many_arguments)]
     fn rollout(
@@ -158,11 +173,16 @@ impl Simulation {
                     }
                 }
             }
-            // Wait for the scale-down to take effect and every old pod to be gone.
+            // Wait for the scale-down to take effect and every old pod to be gone: upstream's
+            // `oldPodsRunning` counts a terminating pod (still running until its grace ends).
             let old_pods = c.pods.values().any(|o| o.hash != new);
-            if scaled_down || old_pods {
+            let (ns, name) = (c.obj.metadata.namespace.clone(), c.obj.metadata.name.clone());
+            if scaled_down || old_pods || self.old_pods_terminating(&ns, &name, &new) {
                 return true;
             }
+            let Some(c) = self.controllers.ctls.get_mut(key) else {
+                return false;
+            };
             if let Some(r) = c.rs.get_mut(&new) {
                 if r.replicas != d {
                     r.replicas = d;
