@@ -259,9 +259,18 @@ fn ordered_ready_scale_down_waits_for_each_termination() {
         deleted,
         vec![
             // Each one informer delay (10 ms) after the previous is gone, plus its 30 s grace.
-            ((SimTime::ZERO + ksim_engine::SimDuration::from_micros(130_010_000)), "db-2".to_string()),
-            ((SimTime::ZERO + ksim_engine::SimDuration::from_micros(160_010_000)), "db-1".to_string()),
-            ((SimTime::ZERO + ksim_engine::SimDuration::from_micros(190_010_000)), "db-0".to_string()),
+            (
+                (SimTime::ZERO + ksim_engine::SimDuration::from_micros(130_010_000)),
+                "db-2".to_string()
+            ),
+            (
+                (SimTime::ZERO + ksim_engine::SimDuration::from_micros(160_010_000)),
+                "db-1".to_string()
+            ),
+            (
+                (SimTime::ZERO + ksim_engine::SimDuration::from_micros(190_010_000)),
+                "db-0".to_string()
+            ),
         ]
     );
 }
@@ -294,7 +303,10 @@ fn replica_set_scale_down_terminates_gracefully() {
         })
         .collect();
     // Scaled down one informer delay (10 ms) after the update, then 30 s of grace.
-    assert_eq!(ends, vec![(SimTime::ZERO + ksim_engine::SimDuration::from_micros(80_010_000)); 3]);
+    assert_eq!(
+        ends,
+        vec![(SimTime::ZERO + ksim_engine::SimDuration::from_micros(80_010_000)); 3]
+    );
     let created = r
         .iter()
         .filter(|x| matches!(x, Record::PodCreated { .. }))

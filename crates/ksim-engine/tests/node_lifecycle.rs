@@ -238,7 +238,10 @@ fn failed_node_is_tainted_after_grace_and_pods_go_when_their_toleration_ends() {
     assert_eq!(bound[0].2, "n0");
     // Its ReplicaSet replaces it as soon as it starts terminating (upstream's
     // FilterActivePods), one informer delay later: within the same second.
-    assert_eq!(bound[1].0, 420, "replaced when the eviction starts its termination");
+    assert_eq!(
+        bound[1].0, 420,
+        "replaced when the eviction starts its termination"
+    );
     assert_ne!(
         bound[1].2, "n0",
         "the unreachable node is tainted NoSchedule"

@@ -178,7 +178,10 @@ fn a_replica_set_replaces_its_collected_orphan() {
     // deletion.
     assert_eq!(
         created,
-        vec![(SimTime::ZERO + ksim_engine::SimDuration::from_micros(10_000)), (SimTime::ZERO + ksim_engine::SimDuration::from_micros(100_010_000))]
+        vec![
+            (SimTime::ZERO + ksim_engine::SimDuration::from_micros(10_000)),
+            (SimTime::ZERO + ksim_engine::SimDuration::from_micros(100_010_000))
+        ]
     );
 }
 

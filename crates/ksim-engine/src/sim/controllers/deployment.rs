@@ -176,7 +176,10 @@ impl Simulation {
             // Wait for the scale-down to take effect and every old pod to be gone: upstream's
             // `oldPodsRunning` counts a terminating pod (still running until its grace ends).
             let old_pods = c.pods.values().any(|o| o.hash != new);
-            let (ns, name) = (c.obj.metadata.namespace.clone(), c.obj.metadata.name.clone());
+            let (ns, name) = (
+                c.obj.metadata.namespace.clone(),
+                c.obj.metadata.name.clone(),
+            );
             if scaled_down || old_pods || self.old_pods_terminating(&ns, &name, &new) {
                 return true;
             }
