@@ -305,7 +305,7 @@ fn replica_set_scale_down_terminates_gracefully() {
     // Scaled down one informer delay (10 ms) after the update, then 30 s of grace.
     assert_eq!(
         ends,
-        vec![(SimTime::ZERO + ksim_engine::SimDuration::from_micros(80_010_000)); 3]
+        vec![SimTime::ZERO + ksim_engine::SimDuration::from_micros(80_010_000); 3]
     );
     let created = r
         .iter()

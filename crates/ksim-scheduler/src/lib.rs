@@ -10,6 +10,7 @@
 //! - [`node_info`] / [`pod_info`] / [`resource`]: the dense per-node and per-pod forms the
 //!   plugins read, precomputed once so a cycle allocates nothing per node.
 
+pub mod cluster_objects;
 pub mod extender;
 pub mod framework;
 pub mod node_columns;
