@@ -459,7 +459,10 @@ impl Default for RunLimits {
             // documented limit; large forks run 100k); a month of a busy cluster's pods.
             max_nodes: 1_000_000,
             max_pods_per_generator: 100_000_000,
-            max_live_pods: 1_000_000,
+            // About 3.4 KiB per live pod (measured: 500,000 pending pods peak at 1.6 GiB, see
+            // docs/inputs.md), so a run stays under 2 GiB; still 3x the 150,000 pods per
+            // cluster Kubernetes documents as its limit.
+            max_live_pods: 500_000,
         }
     }
 }
