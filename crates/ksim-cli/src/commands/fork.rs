@@ -614,14 +614,23 @@ pub fn run_forked(
     // The trunk: every record up to the fork instant is kept for the branches.
     let mut prefix: Vec<Record> = Vec::new();
     let mut progress = VirtualTimeProgress::new(&label, horizon);
+    // An extender that cannot be reached is reported once per run: the trunk's here, each
+    // branch's (a run of its own from the fork on) in `run_branch`.
+    let warnings = sim.extender_warnings();
     let running = {
         let mut obs = |r: &Record| {
+            for w in warnings.take() {
+                eprintln!("warning: {source}: {w}");
+            }
             progress.update(r.at());
             prefix.push(r.clone());
         };
         sim.run_to(f.at, &mut obs)
             .map_err(|e| anyhow!("{source}: {e}"))?
     };
+    for w in warnings.take() {
+        eprintln!("warning: {source}: {w}");
+    }
     progress.finish();
     if !running {
         bail!(
@@ -666,7 +675,7 @@ pub fn run_forked(
     let results: Vec<anyhow::Result<ksim_report::Summary>> = todo
         .into_par_iter()
         .map(|(dir, name, b)| {
-            let s = run_branch(b, &dir, &prefix, f)
+            let s = run_branch(b, &dir, &name, &prefix, f)
                 .map_err(|e| anyhow!("{source} (branch {name}): {e:#}"));
             ksim_sweep::SweepProgress::run_done(&bar, &name);
             s
@@ -708,6 +717,7 @@ pub fn run_forked(
 fn run_branch(
     mut b: Simulation,
     dir: &Path,
+    name: &str,
     prefix: &[Record],
     f: &ForkRun<'_>,
 ) -> anyhow::Result<ksim_report::Summary> {
@@ -715,7 +725,17 @@ fn run_branch(
     for r in prefix {
         o.record(r);
     }
-    b.run(&mut |r: &Record| o.record(r))?;
+    let warnings = b.extender_warnings();
+    let warn = || {
+        for w in warnings.take() {
+            eprintln!("warning: branch {name}: {w}");
+        }
+    };
+    b.run(&mut |r: &Record| {
+        warn();
+        o.record(r)
+    })?;
+    warn();
     if let Some(l) = o.log.take() {
         l.finish()?;
     }
