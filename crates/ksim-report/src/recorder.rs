@@ -724,6 +724,17 @@ impl Observer for Recorder {
                 self.pods[i].evicted_by = Some(cause.as_str().into());
                 self.evictions += 1;
             }
+            Record::PodWaiting {
+                namespace,
+                name,
+                message,
+                ..
+            } => {
+                // Never attempted: its last reason is why it waits outside the queue.
+                if let Some(pod) = self.pod_mut(namespace, name) {
+                    pod.last_reason = Some(message.clone());
+                }
+            }
             Record::PodRefused { message, .. } => {
                 let reason = message
                     .split_once(" is forbidden: ")
