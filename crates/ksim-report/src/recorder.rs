@@ -614,6 +614,10 @@ impl Observer for Recorder {
                     self.unmatched += 1;
                     return;
                 };
+                if pod.attempts == 0 {
+                    // Why it waited outside the queue (`PodWaiting`) no longer holds.
+                    pod.last_reason = None;
+                }
                 pod.attempts += 1;
                 if pod.first_attempt.is_none() {
                     pod.first_attempt = Some(*at);
