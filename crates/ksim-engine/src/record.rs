@@ -141,6 +141,18 @@ pub enum Record {
         /// `namespace/name` of the preemptor when preempted.
         preempted_by: String,
     },
+    /// A pending pod waits outside the scheduling queue, and why: `by` is the PreEnqueue
+    /// plugin that gates it (`DynamicResources`: a claim or its template is missing), or
+    /// `resourceclaim-controller` when that controller cannot create the pod's claim (its
+    /// `FailedResourceClaimCreation` event). Recorded for DRA only (pods held by
+    /// `schedulingGates` are not).
+    PodWaiting {
+        at: SimTime,
+        namespace: String,
+        name: String,
+        by: String,
+        message: String,
+    },
     /// A workload controller as it stands at the end of the run (one per controller, just
     /// before `RunEnded`; `controllers.csv`).
     /// The API server refused to create a pod (an admission plugin: Priority, LimitRanger,
@@ -226,6 +238,7 @@ impl Record {
             | Record::PodBound { at, .. }
             | Record::PodEnded { at, .. }
             | Record::PodRefused { at, .. }
+            | Record::PodWaiting { at, .. }
             | Record::Controller { at, .. }
             | Record::NodeEvent { at, .. }
             | Record::PodEvicted { at, .. }

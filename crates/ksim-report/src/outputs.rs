@@ -20,7 +20,8 @@ use crate::{html, plots};
 /// deleted, preempted, failed). `node` is the bound node, or the node of a `Scheduled` attempt
 /// whose binding had not finished. `outcome` is the `PodEnded` outcome, else running when bound
 /// and pending when not. `last_reason` is the message of the pod's last failed attempt (FitError
-/// text, or the error of an `Error` attempt), kept after a later success. `owner_kind`,
+/// text, or the error of an `Error` attempt), kept after a later success; for a pod DRA keeps
+/// out of the queue and never attempted, why it waits (`Record::PodWaiting`). `owner_kind`,
 /// `owner_name` are the pod's controller `ownerReference` (a Deployment's pods: their
 /// ReplicaSet), empty when it has none.
 pub const PODS_HEADER: [&str; 15] = [

@@ -614,6 +614,10 @@ impl Observer for Recorder {
                     self.unmatched += 1;
                     return;
                 };
+                if pod.attempts == 0 {
+                    // Why it waited outside the queue (`PodWaiting`) no longer holds.
+                    pod.last_reason = None;
+                }
                 pod.attempts += 1;
                 if pod.first_attempt.is_none() {
                     pod.first_attempt = Some(*at);
@@ -723,6 +727,17 @@ impl Observer for Recorder {
                 };
                 self.pods[i].evicted_by = Some(cause.as_str().into());
                 self.evictions += 1;
+            }
+            Record::PodWaiting {
+                namespace,
+                name,
+                message,
+                ..
+            } => {
+                // Never attempted: its last reason is why it waits outside the queue.
+                if let Some(pod) = self.pod_mut(namespace, name) {
+                    pod.last_reason = Some(message.clone());
+                }
             }
             Record::PodRefused { message, .. } => {
                 let reason = message

@@ -33,6 +33,8 @@ pub(super) enum CycleOutcome {
         pending: Vec<&'static str>,
         nominated: Option<String>,
         victims: Vec<PodId>,
+        /// Claims DynamicResources' PostFilter deallocated (`namespace/name`).
+        deallocate: Vec<String>,
     },
     Error {
         pod: PodId,
@@ -129,6 +131,7 @@ impl Simulation {
                             pending: diagnosis.pending_plugins,
                             nominated: None,
                             victims: vec![],
+                            deallocate: vec![],
                         },
                         rec,
                         1,
@@ -138,6 +141,7 @@ impl Simulation {
             Err(ScheduleError::Fit(mut fit)) => {
                 let mut nominated = None;
                 let mut victims = Vec::new();
+                let mut deallocate = Vec::new();
                 if fwk.has_post_filter_plugins() {
                     let mut ctx = PostFilterContext {
                         framework: &*fwk,
@@ -167,6 +171,7 @@ impl Simulation {
                             .filter_map(|v| self.live_get(&v.key).copied())
                             .collect();
                     }
+                    deallocate = self.take_dra_deallocations(&fwk);
                     fit.diagnosis.post_filter_msg = s.message();
                     if s.is_success() {
                         fit.diagnosis.post_filter_msg.clear();
@@ -194,6 +199,7 @@ impl Simulation {
                         pending,
                         nominated,
                         victims,
+                        deallocate,
                     },
                     rec,
                     evaluated,
@@ -263,8 +269,10 @@ impl Simulation {
                 pending,
                 nominated,
                 victims,
+                deallocate,
             } => {
                 if matches!(self.pods[pod as usize].phase, PodPhase::Ended(_)) {
+                    self.apply_dra_deallocations(&deallocate);
                     return;
                 }
                 let strategy = self.in_flight_requeue(pod, &plugins, &pending, &events);
@@ -272,6 +280,8 @@ impl Simulation {
                     .failed_unschedulable(pod, stamp, plugins, pending, strategy);
                 self.note_failure(pod);
                 self.nominate_and_evict(pod, nominated, victims, obs);
+                // PostFilter's claim writes (their Update events requeue the pod).
+                self.apply_dra_deallocations(&deallocate);
             }
             CycleOutcome::Error { pod } => {
                 if matches!(self.pods[pod as usize].phase, PodPhase::Ended(_)) {

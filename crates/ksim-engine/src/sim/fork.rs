@@ -224,6 +224,7 @@ impl Simulation {
             disruption: self.disruption.clone(),
             admission: self.admission.clone(),
             pod_gc: self.pod_gc.clone(),
+            claims: self.claims.clone(),
             loop_ended: self.loop_ended,
             registry: self.registry.clone(),
             sched_cfg: self.sched_cfg.clone(),

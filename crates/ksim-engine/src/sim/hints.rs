@@ -47,6 +47,7 @@ impl Simulation {
         events: &[OwnedEvent],
     ) -> QueueingStrategy {
         let fwk = self.fwk0();
+        self.refresh_dra_objects(false);
         self.queue
             .get(pod)
             .cloned()
@@ -62,6 +63,7 @@ impl Simulation {
         self.cluster_generation += 1;
         let now = self.now.micros();
         let fwk = self.fwk0();
+        self.refresh_dra_objects(false);
         match &ev {
             OwnedEvent::Node { kinds, old, new } => {
                 let objs = ClusterEventObjects::Node {

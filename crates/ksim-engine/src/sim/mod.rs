@@ -22,6 +22,8 @@
 //! - `controllers` — workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job).
 //! - `disruption` — the disruption controller: PodDisruptionBudget status.
 //! - `podgc` — the pod garbage collector: orphaned pods, terminating pods out of service.
+//! - `resourceclaim` — the resource claim controller (DRA) and the DRA objects' hand-over to
+//!   the scheduler's `DynamicResources`.
 //! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
@@ -60,6 +62,7 @@ mod nodelifecycle;
 mod nodes;
 mod podgc;
 mod pods;
+mod resourceclaim;
 mod tainteviction;
 mod termination;
 mod volumes;
@@ -145,6 +148,8 @@ enum Ev {
     PdbSync,
     /// The pod garbage collector runs (`sim/podgc.rs`).
     PodGc,
+    /// The resource claim controller syncs a pod or a claim (`sim/resourceclaim.rs`), by key.
+    ClaimSync(String),
 }
 
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
@@ -313,6 +318,8 @@ pub struct Simulation {
     admission: admission::State,
     /// The pod garbage collector (`sim/podgc.rs`).
     pod_gc: podgc::State,
+    /// The resource claim controller (`sim/resourceclaim.rs`).
+    claims: resourceclaim::State,
     /// The event loop is over (the run ended); see [`Simulation::run_to`].
     loop_ended: bool,
     /// What the frameworks were built from, for [`Simulation::fork`] and scheduler-config
@@ -418,6 +425,7 @@ impl Simulation {
             disruption: Default::default(),
             admission: admission::State::default(),
             pod_gc: Default::default(),
+            claims: resourceclaim::State::new(cfg_seed),
             loop_ended: false,
             registry: registry.clone(),
             sched_cfg: sched_cfg.clone(),
@@ -757,6 +765,7 @@ impl Simulation {
             Ev::TaintEvict { key, token } => self.taint_evict(&key, token, obs),
             Ev::PdbSync => self.pdb_sync(),
             Ev::PodGc => self.pod_gc_run(obs),
+            Ev::ClaimSync(key) => self.claim_sync(&key, obs),
             Ev::FlushBackoff => {
                 self.queue.flush_backoff_completed(self.now.micros());
                 let (_, backoff, err, _, _) = self.queue.sizes();

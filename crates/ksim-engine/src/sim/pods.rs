@@ -263,6 +263,7 @@ impl Simulation {
             owner_kind: owner.map(|o| o.kind.clone()).unwrap_or_default(),
             owner_name: owner.map(|o| o.name.clone()).unwrap_or_default(),
         });
+        self.claims_pod_added(&info);
         if !bound_to.is_empty() {
             // Already running on its node: straight into the cache.
             self.pods[id as usize].node = bound_to.clone();
@@ -290,7 +291,9 @@ impl Simulation {
         }
         if let Some(fwk) = self.framework_for(&info) {
             let stamp = (self.now.micros(), self.action_seq);
+            self.refresh_dra_objects(!info.pod.spec.resource_claims.is_empty());
             self.queue.add(id, info, stamp, &fwk);
+            self.record_dra_gate(id, obs);
         }
         Ok(())
     }
@@ -420,6 +423,7 @@ impl Simulation {
         });
         self.release_slot(id);
         self.controller_pod_gone(&info, outcome, by);
+        self.claims_pod_gone(&info);
         if was_terminating {
             self.controller_stateful_pod_gone(&info);
         }
@@ -445,9 +449,11 @@ impl Simulation {
             PodPhase::Pending => {
                 if self.in_flight != Some(id) {
                     let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
+                    self.refresh_dra_objects(!info.pod.spec.resource_claims.is_empty());
                     self.queue.update(id, info.clone(), self.now.micros(), &fwk);
                 }
-                self.nominator.update(info);
+                self.nominator.update(info.clone());
+                self.claims_pod_changed(&info);
             }
             PodPhase::Binding | PodPhase::Bound => {
                 let node = self.pods[id as usize].node.clone();
@@ -461,6 +467,8 @@ impl Simulation {
                 if self.pods[id as usize].phase == PodPhase::Bound {
                     self.taint_eviction_pod_bound(id);
                 }
+                let info = self.pods[id as usize].info.clone();
+                self.claims_pod_changed(&info);
             }
             PodPhase::Ended(_) => {}
         }
@@ -630,6 +638,7 @@ impl Simulation {
         });
         self.release_slot(id);
         self.disruption_pod_changed(&slot.info, self.now);
+        self.claims_pod_gone(&slot.info);
         if self.controller_owns(&slot.info.key) {
             // Its controller replaces it (after its reaction delay).
             self.controller_pod_gone(&slot.info, Outcome::Failed, "node-removed");

@@ -116,11 +116,21 @@ impl Simulation {
                     )
                 })
                 .collect();
+            let keys: Vec<String> = watch.iter().map(|(_, ns, n)| format!("{ns}/{n}")).collect();
             self.change_objects(&watch, |objs| {
                 for c in claims {
                     objs.put_object(ApiObject::ResourceClaim(c));
                 }
             });
+            if let Some(dr) = fwk
+                .plugin(ksim_scheduler::plugins::dynamic_resources::NAME)
+                .and_then(|p| p.as_any())
+                .and_then(|a| {
+                    a.downcast_ref::<ksim_scheduler::plugins::dynamic_resources::DynamicResources>()
+                })
+            {
+                dr.writes_applied(&keys);
+            }
         }
         let decision = match volume_binding::decision(&state) {
             Some(d) if !d.all_bound && d.node == node => d.clone(),
@@ -417,11 +427,25 @@ impl Simulation {
             (Some(_), None) => ObjectAction::Delete,
             _ => return,
         };
+        let (ns, name) = match new.as_ref().or(old.as_ref()) {
+            Some(o) => (o.namespace().to_string(), o.name().to_string()),
+            None => return,
+        };
         self.dispatch(OwnedEvent::Object {
             kind: ClusterEventKind::Object(kind, action),
             old: old.map(Arc::new),
             new: new.map(Arc::new),
         });
+        // The resource claim controller's informers (`sim/resourceclaim.rs`).
+        match kind {
+            ObjectKind::ResourceClaim => {
+                self.claims_claim_changed(&ns, &name, action == ObjectAction::Delete)
+            }
+            ObjectKind::ResourceClaimTemplate if action != ObjectAction::Delete => {
+                self.claims_template_changed(&ns, &name)
+            }
+            _ => {}
+        }
     }
 
     /// `CreateObject`: the object must not exist yet.

@@ -102,6 +102,8 @@ pub struct QueuedPod {
     pub pending_plugins: Vec<&'static str>,
     /// The PreEnqueue plugin that gates the pod, if any.
     pub gated_by: Option<&'static str>,
+    /// Its status message (empty when not gated).
+    pub gate_message: String,
     pub location: Location,
 }
 
@@ -290,6 +292,11 @@ impl SchedulingQueue {
             } else {
                 Some(gate.plugin)
             },
+            gate_message: if gate.is_success() {
+                String::new()
+            } else {
+                gate.message()
+            },
             location: Location::Gated,
         };
         let loc = if q.gated_by.is_some() {
@@ -419,9 +426,14 @@ impl SchedulingQueue {
                 if gate.is_success() {
                     if let Some(e) = self.pods.get_mut(&id) {
                         e.gated_by = None;
+                        e.gate_message.clear();
                     }
                     Location::Active
                 } else {
+                    if let Some(e) = self.pods.get_mut(&id) {
+                        e.gated_by = Some(gate.plugin);
+                        e.gate_message = gate.message();
+                    }
                     Location::Gated
                 }
             }
@@ -473,6 +485,7 @@ impl SchedulingQueue {
         fwk: &Framework,
         moved: &mut Vec<(QPodId, Moved)>,
     ) {
+        self.move_gated_for_event(kind, objs, fwk, moved);
         let candidates: Vec<(Stamp, QPodId)> = self.unschedulable.iter().copied().collect();
         for (_, id) in candidates {
             let Some(q) = self.pods.get(&id) else {
@@ -490,6 +503,57 @@ impl SchedulingQueue {
             } else {
                 self.place(id, Location::Active);
                 moved.push((id, Moved::ToActive));
+            }
+        }
+    }
+
+    /// Gated pods and one cluster event (upstream `movePodsToActiveOrBackoffQueue` for a pod
+    /// that failed PreEnqueue): an event the gating plugin did not register leaves the pod
+    /// alone; otherwise the gating plugin's hint decides, and on `Queue` PreEnqueue runs again
+    /// (`moveToActiveQ`): a pod that passes goes to activeQ with its timestamp, one that fails
+    /// stays gated. Only gating plugins that register cluster events are concerned (in-tree:
+    /// DynamicResources; SchedulingGates registers only the pod's own update).
+    fn move_gated_for_event(
+        &mut self,
+        kind: ClusterEventKind,
+        objs: &ClusterEventObjects<'_>,
+        fwk: &Framework,
+        moved: &mut Vec<(QPodId, Moved)>,
+    ) {
+        if self.gated.is_empty() {
+            return;
+        }
+        let gated: Vec<QPodId> = self.gated.iter().copied().collect();
+        for id in gated {
+            let Some(q) = self.pods.get(&id) else {
+                continue;
+            };
+            let Some(plugin) = q.gated_by.and_then(|name| fwk.plugin(name)) else {
+                continue;
+            };
+            let Some(ext) = plugin.as_enqueue_extensions() else {
+                continue;
+            };
+            if !ext.events().iter().any(|e| e.covers(kind)) {
+                continue;
+            }
+            let pod = q.pod.clone();
+            if plugin_queueing_hint(Some(ext), &pod, kind, objs) == QueueingHint::Skip {
+                continue;
+            }
+            let gate = fwk.run_pre_enqueue(&pod);
+            let Some(e) = self.pods.get_mut(&id) else {
+                continue;
+            };
+            if gate.is_success() {
+                e.gated_by = None;
+                e.gate_message.clear();
+                self.unlink(id);
+                self.place(id, Location::Active);
+                moved.push((id, Moved::ToActive));
+            } else {
+                e.gated_by = Some(gate.plugin);
+                e.gate_message = gate.message();
             }
         }
     }

@@ -53,6 +53,8 @@ mod scale;
 mod statefulset;
 mod timing;
 
+pub(crate) use timing::Bucket;
+
 /// Upstream's `utilrand` alphabet (no vowels, no confusable digits).
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 

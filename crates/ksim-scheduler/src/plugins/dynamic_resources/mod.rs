@@ -108,6 +108,19 @@ impl DynamicResources {
         *lock(&self.objects) = Some(objects);
     }
 
+    /// The cluster now holds what PreBind wrote for these claims (`namespace/name`): their
+    /// assumed copies go, as upstream's assume cache drops an object once the informer
+    /// delivers a newer version. (Kept, a copy would count its devices as allocated after
+    /// the claim is deallocated or deleted.)
+    pub fn writes_applied(&self, keys: &[String]) {
+        let mut inf = lock(&self.in_flight);
+        for k in keys {
+            if matches!(inf.get(k), Some((true, _))) {
+                inf.remove(k);
+            }
+        }
+    }
+
     /// Claims PostFilter deallocated since the last call, by `namespace/name`.
     pub fn take_deallocations(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.deallocations))
