@@ -202,6 +202,14 @@ fn run_suite(a: &BenchArgs, suite: &str) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.write_workloads {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         for w in &workloads {
+            if w.dra.is_some() {
+                // A workload file holds nodes and pods only: no slices, classes or claims.
+                eprintln!(
+                    "{}: not written (its ResourceSlices, DeviceClass and claims have no place in a workload file)",
+                    w.name
+                );
+                continue;
+            }
             let file = dir.join(format!("{}.json", w.name.replace('/', "_")));
             ksim_bench::save(&ksim_bench::suite::as_workload(w), &file)?;
             println!("{}", file.display());
