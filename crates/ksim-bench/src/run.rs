@@ -340,7 +340,13 @@ impl Loop {
                 let claims = ksim_scheduler::plugins::dynamic_resources::prebind_writes(&state);
                 for c in claims {
                     let new = ApiObject::ResourceClaim(c);
-                    self.change_object(f, new.kind(), new.namespace(), new.name(), Some(new.clone()));
+                    self.change_object(
+                        f,
+                        new.kind(),
+                        new.namespace(),
+                        new.name(),
+                        Some(new.clone()),
+                    );
                 }
                 let _ = f.run_bind(&state, &assumed, &node);
                 self.placements[id as usize].1 = node;

@@ -198,10 +198,10 @@ pub fn run_workload(
                     if let Some(c) = &claim.resource_claim_name {
                         // The controller deallocates the claim (an Update that requeues the
                         // pods DynamicResources rejected), then deletes it.
-                        let held = lp
-                            .snapshot
-                            .objects
-                            .get_object(ObjectKind::ResourceClaim, "test", c);
+                        let held =
+                            lp.snapshot
+                                .objects
+                                .get_object(ObjectKind::ResourceClaim, "test", c);
                         if let Some(ApiObject::ResourceClaim(mut freed)) = held {
                             freed.status = Default::default();
                             freed.metadata.finalizers.clear();

@@ -43,7 +43,11 @@ fn rows(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
 }
 
 /// devices.csv: (allocated, total) of a pool at a sample time.
-fn devices_at(rows: &[std::collections::BTreeMap<String, String>], t: &str, pool: &str) -> (u64, u64) {
+fn devices_at(
+    rows: &[std::collections::BTreeMap<String, String>],
+    t: &str,
+    pool: &str,
+) -> (u64, u64) {
     let r = rows
         .iter()
         .find(|r| r["time_s"] == t && r["pool"] == pool)
@@ -58,7 +62,15 @@ fn dra_run_reports_claims_devices_and_verdicts() {
     let scenario = data().join("scenario.yaml");
     ok(&ksim(
         tmp.path(),
-        &["run", scenario.to_str().unwrap(), "--out", "run", "-q", "--explain", "all"],
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            "run",
+            "-q",
+            "--explain",
+            "all",
+        ],
     ));
     let run = tmp.path().join("run");
 
@@ -84,12 +96,18 @@ fn dra_run_reports_claims_devices_and_verdicts() {
         ("gpu-1".into(), "train-4=gpu.example.com/gpu-1/gpu-0".into())
     );
     let t4 = pods.iter().find(|p| p["name"] == "train-4").unwrap();
-    assert!(t4["last_reason"].contains("cannot allocate all claims"), "{t4:?}");
+    assert!(
+        t4["last_reason"].contains("cannot allocate all claims"),
+        "{t4:?}"
+    );
     assert!(t4["bound_s"].parse::<f64>().unwrap() > 180.0, "{t4:?}");
     for p in ["share-a", "share-b"] {
         assert_eq!(
             claims(p),
-            ("gpu-0".into(), "shared-a100=gpu.example.com/gpu-0/gpu-0".into())
+            (
+                "gpu-0".into(),
+                "shared-a100=gpu.example.com/gpu-0/gpu-0".into()
+            )
         );
     }
 
@@ -111,7 +129,10 @@ fn dra_run_reports_claims_devices_and_verdicts() {
     assert!(run.join("devices.svg").is_file() && run.join("devices.png").is_file());
 
     // ksim explain names the DRA verdict per node.
-    let o = ksim(tmp.path(), &["explain", "run", "default/train-4", "--attempt", "1"]);
+    let o = ksim(
+        tmp.path(),
+        &["explain", "run", "default/train-4", "--attempt", "1"],
+    );
     ok(&o);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("cannot allocate all claims"), "{out}");
@@ -143,7 +164,15 @@ fn dump_and_kube_dump_import_carry_dra_objects() {
     let scenario = data().join("scenario.yaml");
     ok(&ksim(
         d,
-        &["run", scenario.to_str().unwrap(), "--out", "run", "-q", "--dump-at", "4m"],
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            "run",
+            "-q",
+            "--dump-at",
+            "4m",
+        ],
     ));
     let dump: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("run/cluster-dump.json")).unwrap()).unwrap();
@@ -151,7 +180,11 @@ fn dump_and_kube_dump_import_carry_dra_objects() {
     let count = |k: &str| items.iter().filter(|i| i["kind"] == k).count();
     // train-0's claim was deleted at 3 min.
     assert_eq!(
-        (count("DeviceClass"), count("ResourceSlice"), count("ResourceClaim")),
+        (
+            count("DeviceClass"),
+            count("ResourceSlice"),
+            count("ResourceClaim")
+        ),
         (1, 2, 5)
     );
     let shared = items
@@ -173,7 +206,13 @@ fn dump_and_kube_dump_import_carry_dra_objects() {
 
     ok(&ksim(
         d,
-        &["import", "kube-dump", "run/cluster-dump.json", "--out", "imported"],
+        &[
+            "import",
+            "kube-dump",
+            "run/cluster-dump.json",
+            "--out",
+            "imported",
+        ],
     ));
     std::fs::write(
         d.join("imported/scenario.yaml"),

@@ -131,7 +131,11 @@ fn walk(
 }
 
 /// Writes `devices.csv` (streamed: memory does not grow with samples × pools).
-pub(crate) fn write_csv(rec: &Recorder, keys: &[(String, String)], path: &Path) -> Result<(), ReportError> {
+pub(crate) fn write_csv(
+    rec: &Recorder,
+    keys: &[(String, String)],
+    path: &Path,
+) -> Result<(), ReportError> {
     let file = File::create(path).map_err(|e| ReportError::io(path, e))?;
     let mut w = csv::Writer::from_writer(BufWriter::new(file));
     w.write_record(DEVICES_HEADER)
@@ -156,12 +160,19 @@ pub(crate) fn write_csv(rec: &Recorder, keys: &[(String, String)], path: &Path) 
 
 /// The plot's lines: one per pool (`driver/pool`) up to [`MAX_PLOT_SERIES`] pools, else one per
 /// driver with its pools summed (`driver (N pools)`).
-pub(crate) fn plot_lines(rec: &Recorder, keys: &[(String, String)]) -> Result<PlotLines, ReportError> {
+pub(crate) fn plot_lines(
+    rec: &Recorder,
+    keys: &[(String, String)],
+) -> Result<PlotLines, ReportError> {
     let per_pool = keys.len() <= MAX_PLOT_SERIES;
     let mut groups: Vec<String> = Vec::new();
     let mut group_of: Vec<usize> = Vec::with_capacity(keys.len());
     for (d, p) in keys {
-        let label = if per_pool { format!("{d}/{p}") } else { d.clone() };
+        let label = if per_pool {
+            format!("{d}/{p}")
+        } else {
+            d.clone()
+        };
         match groups.iter().position(|g| *g == label) {
             Some(i) => group_of.push(i),
             None => {

@@ -564,7 +564,11 @@ pub(crate) fn render_all(
                 let pts: Vec<(f64, f64)> = pts
                     .iter()
                     .map(|(at, a, t)| {
-                        let pct = if *t == 0 { 0.0 } else { *a as f64 * 100.0 / *t as f64 };
+                        let pct = if *t == 0 {
+                            0.0
+                        } else {
+                            *a as f64 * 100.0 / *t as f64
+                        };
                         (at.as_secs_f64() / unit, pct)
                     })
                     .collect();

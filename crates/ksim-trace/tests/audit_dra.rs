@@ -51,16 +51,64 @@ fn audit_log_dra_objects_become_object_events() {
         audit_line(&ts(0), "update", "nodes", "status", "", "n1", NODE),
         audit_line(&ts(1), "create", "deviceclasses", "", "", "gpu", CLASS),
         // One device at first: the claim asks for two.
-        audit_line(&ts(2), "create", "resourceslices", "", "", "n1-gpu", &slice(1)),
-        audit_line(&ts(3), "create", "resourceclaims", "", "default", "train", &claim("train", "", allocated)),
+        audit_line(
+            &ts(2),
+            "create",
+            "resourceslices",
+            "",
+            "",
+            "n1-gpu",
+            &slice(1),
+        ),
+        audit_line(
+            &ts(3),
+            "create",
+            "resourceclaims",
+            "",
+            "default",
+            "train",
+            &claim("train", "", allocated),
+        ),
         audit_line(&ts(4), "create", "pods", "", "default", "trainer", POD),
         // The real scheduler's allocation: the simulated one writes its own.
-        audit_line(&ts(5), "update", "resourceclaims", "status", "default", "train", &claim("train", "", allocated)),
+        audit_line(
+            &ts(5),
+            "update",
+            "resourceclaims",
+            "status",
+            "default",
+            "train",
+            &claim("train", "", allocated),
+        ),
         // A claim the resource claim controller generated for a pod.
-        audit_line(&ts(6), "create", "resourceclaims", "", "default", "p-gpu-abcde", &claim("p-gpu-abcde", generated, "")),
-        audit_line(&ts(7), "delete", "resourceclaims", "", "default", "p-gpu-abcde", ""),
+        audit_line(
+            &ts(6),
+            "create",
+            "resourceclaims",
+            "",
+            "default",
+            "p-gpu-abcde",
+            &claim("p-gpu-abcde", generated, ""),
+        ),
+        audit_line(
+            &ts(7),
+            "delete",
+            "resourceclaims",
+            "",
+            "default",
+            "p-gpu-abcde",
+            "",
+        ),
         // The driver publishes a second device: the pod fits.
-        audit_line(&ts(8), "update", "resourceslices", "", "", "n1-gpu", &slice(2)),
+        audit_line(
+            &ts(8),
+            "update",
+            "resourceslices",
+            "",
+            "",
+            "n1-gpu",
+            &slice(2),
+        ),
         audit_line(&ts(9), "update", "deviceclasses", "", "", "gpu", CLASS),
         audit_line(&ts(10), "delete", "resourceslices", "", "", "old-slice", ""),
     ];
@@ -113,12 +161,32 @@ fn audit_log_dra_objects_become_object_events() {
         })
         .unwrap();
     assert!(claim.pointer("/status/allocation").is_none(), "{claim}");
-    let skipped = |reason: &str| sum.skipped.iter().any(|(r, n)| r.contains(reason) && *n == 1);
+    let skipped = |reason: &str| {
+        sum.skipped
+            .iter()
+            .any(|(r, n)| r.contains(reason) && *n == 1)
+    };
     assert!(skipped("resourceclaims/status update"), "{:?}", sum.skipped);
-    assert!(skipped("generated for a pod from a template"), "{:?}", sum.skipped);
-    assert!(skipped("delete of a ResourceClaim generated from a template"), "{:?}", sum.skipped);
-    assert!(skipped("deviceclasses update without change"), "{:?}", sum.skipped);
-    assert!(skipped("delete of a ResourceSlice created before the log"), "{:?}", sum.skipped);
+    assert!(
+        skipped("generated for a pod from a template"),
+        "{:?}",
+        sum.skipped
+    );
+    assert!(
+        skipped("delete of a ResourceClaim generated from a template"),
+        "{:?}",
+        sum.skipped
+    );
+    assert!(
+        skipped("deviceclasses update without change"),
+        "{:?}",
+        sum.skipped
+    );
+    assert!(
+        skipped("delete of a ResourceSlice created before the log"),
+        "{:?}",
+        sum.skipped
+    );
 
     // The run: the pod waits for the second device, then takes both.
     let cfg = EngineConfig {

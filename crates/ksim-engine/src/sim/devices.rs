@@ -43,7 +43,9 @@ pub(super) fn device_counts(objs: &ClusterObjects) -> DeviceCounts {
         if g > entry.0 {
             *entry = (g, BTreeSet::new());
         }
-        entry.1.extend(s.spec.devices.iter().map(|d| d.name.as_str()));
+        entry
+            .1
+            .extend(s.spec.devices.iter().map(|d| d.name.as_str()));
     }
     let mut used: BTreeSet<(&str, &str, &str)> = BTreeSet::new();
     for c in dra.resource_claims.values() {

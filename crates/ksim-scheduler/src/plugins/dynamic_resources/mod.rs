@@ -182,13 +182,9 @@ impl DynamicResources {
         // since frees its devices even when no pod looks the claim up again.
         inf.retain(|key, (assumed, c)| {
             !*assumed
-                || objects
-                    .dra
-                    .resource_claims
-                    .get(key)
-                    .is_some_and(|api| {
-                        api.status.allocation.is_none() && api.metadata.uid == c.metadata.uid
-                    })
+                || objects.dra.resource_claims.get(key).is_some_and(|api| {
+                    api.status.allocation.is_none() && api.metadata.uid == c.metadata.uid
+                })
         });
         for (key, c) in &objects.dra.resource_claims {
             if inf.contains_key(key) {
