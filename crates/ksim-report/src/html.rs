@@ -603,6 +603,19 @@ fn amount(res: &str, v: i64) -> String {
     }
 }
 
+/// A plot's `<figure>`, with its caption under it when there is one.
+fn figure(h: &mut String, id: &str, svg: &str, caption: &str) {
+    if caption.is_empty() {
+        let _ = write!(h, "<figure id=\"{id}\">{svg}</figure>");
+    } else {
+        let _ = write!(
+            h,
+            "<figure id=\"{id}\">{svg}<figcaption class=\"note\">{}</figcaption></figure>",
+            escape(caption)
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -682,19 +695,6 @@ mod tests {
                 r("Insufficient cpu · Insufficient memory", 5),
                 r("Insufficient cpu", 4),
             ]
-        );
-    }
-}
-
-/// A plot's `<figure>`, with its caption under it when there is one.
-fn figure(h: &mut String, id: &str, svg: &str, caption: &str) {
-    if caption.is_empty() {
-        let _ = write!(h, "<figure id=\"{id}\">{svg}</figure>");
-    } else {
-        let _ = write!(
-            h,
-            "<figure id=\"{id}\">{svg}<figcaption class=\"note\">{}</figcaption></figure>",
-            escape(caption)
         );
     }
 }
