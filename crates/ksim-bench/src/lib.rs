@@ -26,6 +26,7 @@ pub mod replay;
 pub mod run;
 pub mod scaling;
 pub mod suite;
+pub mod suite_dra;
 
 use std::path::Path;
 

@@ -14,8 +14,9 @@ use std::time::Instant;
 
 use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::defaults::{default_node, default_pod};
+use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_scheduler::framework::{
-    build_frameworks, ClusterEventKind, ClusterEventObjects, CycleState, Framework,
+    build_frameworks, ClusterEventKind, ClusterEventObjects, CycleState, Framework, ObjectAction,
     PostFilterContext, Registry,
 };
 use ksim_scheduler::node_info::{initial_node_order, ClusterObjects, Snapshot};
@@ -131,6 +132,16 @@ impl Loop {
         bound: Vec<ksim_api::Pod>,
         opts: &Options,
     ) -> Result<Loop, BenchError> {
+        Loop::with_objects(nodes, bound, ClusterObjects::default(), opts)
+    }
+
+    /// As [`Loop::new`], with cluster objects (DRA classes, slices, claims) in place.
+    pub(crate) fn with_objects(
+        nodes: &[ksim_api::Node],
+        bound: Vec<ksim_api::Pod>,
+        objects: ClusterObjects,
+        opts: &Options,
+    ) -> Result<Loop, BenchError> {
         let fwks = build_frameworks(&Registry::in_tree_gates(&opts.gates), &opts.config)
             .map_err(|e| BenchError::Config(e.to_string()))?;
         let mut nodes: Vec<Arc<ksim_api::Node>> = nodes
@@ -147,7 +158,7 @@ impl Loop {
             .collect();
         // As the engine: the initial nodes in the API server's list order (by name).
         initial_node_order(&mut nodes);
-        let snapshot = Snapshot::build(nodes, bound, Arc::new(ClusterObjects::default()));
+        let snapshot = Snapshot::build(nodes, bound, Arc::new(objects));
         let pct = opts.config.percentage_of_nodes_to_score.unwrap_or(0);
         Ok(Loop {
             fwks,
@@ -211,6 +222,71 @@ impl Loop {
         );
     }
 
+    /// Replaces (`Some`) or deletes (`None`) a cluster object and offers the event to the
+    /// queue, as the engine's `change_objects` does.
+    pub(crate) fn change_object(
+        &mut self,
+        f: &Arc<Framework>,
+        kind: ObjectKind,
+        namespace: &str,
+        name: &str,
+        new: Option<ApiObject>,
+    ) {
+        let old = self.snapshot.objects.get_object(kind, namespace, name);
+        let objects = Arc::make_mut(&mut self.snapshot.objects);
+        match &new {
+            Some(o) => {
+                objects.put_object(o.clone());
+            }
+            None => {
+                objects.delete_object(kind, namespace, name);
+            }
+        }
+        let action = match (&old, &new) {
+            (None, Some(_)) => ObjectAction::Add,
+            (Some(_), Some(_)) => ObjectAction::Update,
+            (Some(_), None) => ObjectAction::Delete,
+            (None, None) => return,
+        };
+        self.queue.on_event(
+            &[ClusterEventKind::Object(kind, action)],
+            &ClusterEventObjects::Object {
+                old: old.as_ref(),
+                new: new.as_ref(),
+            },
+            0,
+            f,
+        );
+    }
+
+    /// Deletes a placed pod (its node's cache forgets it) and offers the AssignedPodDelete
+    /// event; false when it is not placed.
+    pub(crate) fn delete_placed(&mut self, id: u32, pod: &ksim_api::Pod) -> bool {
+        let node = self.placements[id as usize].1.clone();
+        if node.is_empty() || !self.snapshot.remove_pod(&node, &pod.metadata.uid) {
+            return false;
+        }
+        let mut p = pod.clone();
+        p.spec.node_name = node;
+        let info = PodInfo::new(p);
+        let f = self.fwks[0].clone();
+        self.queue.on_event(
+            &[ClusterEventKind::AssignedPodDelete],
+            &ClusterEventObjects::Pod {
+                old: Some(&info),
+                new: None,
+            },
+            0,
+            &f,
+        );
+        true
+    }
+
+    /// The first profile's framework.
+    pub(crate) fn framework0(&self) -> Arc<Framework> {
+        self.fwks[0].clone()
+    }
+
     /// Removes a node (its pods go with it, as the cache forgets them).
     pub(crate) fn remove_node(&mut self, name: &str) {
         self.snapshot.remove_node(name);
@@ -260,6 +336,18 @@ impl Loop {
                 let assumed = Arc::new(info.assumed_on(&node));
                 self.snapshot.add_pod(assumed.clone());
                 let _ = f.run_pre_bind(&state, &assumed, &node);
+                // DynamicResources' PreBind writes its claims, as the engine applies them.
+                let claims = ksim_scheduler::plugins::dynamic_resources::prebind_writes(&state);
+                for c in claims {
+                    let new = ApiObject::ResourceClaim(c);
+                    self.change_object(
+                        f,
+                        new.kind(),
+                        new.namespace(),
+                        new.name(),
+                        Some(new.clone()),
+                    );
+                }
                 let _ = f.run_bind(&state, &assumed, &node);
                 self.placements[id as usize].1 = node;
                 self.queue.on_event(

@@ -94,6 +94,8 @@ pub struct SuiteWorkload {
     pub init: Vec<(Template, usize)>,
     pub measured: (Template, usize),
     pub churn: Option<Churn>,
+    /// The DRA workloads' slices, class and claims (see [`crate::suite_dra`]).
+    pub dra: Option<crate::suite_dra::DraSetup>,
 }
 
 /// The suite at upstream's `performance` sizes, or (`quick`) at 1/50 of them (at least 20
@@ -118,6 +120,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::Default, s(1000))],
             measured: (T::Default, s(10000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "SchedulingPodAntiAffinity/5000Nodes_2000Pods",
@@ -128,6 +131,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::PodAntiAffinity, s(1000))],
             measured: (T::PodAntiAffinity, s(2000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "SchedulingPodAffinity/5000Nodes_5000Pods",
@@ -138,6 +142,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::PodAffinity, s(5000))],
             measured: (T::PodAffinity, s(5000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "SchedulingPreferredPodAffinity/5000Nodes_5000Pods",
@@ -148,6 +153,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::PreferredPodAffinity, s(5000))],
             measured: (T::PreferredPodAffinity, s(5000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "SchedulingPreferredPodAntiAffinity/5000Nodes_5000Pods",
@@ -158,6 +164,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::PreferredPodAntiAffinity, s(5000))],
             measured: (T::PreferredPodAntiAffinity, s(5000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "SchedulingNodeAffinity/5000Nodes_10000Pods",
@@ -168,6 +175,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::NodeAffinity, s(5000))],
             measured: (T::NodeAffinity, s(10000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "MixedSchedulingBasePod/5000Nodes_5000Pods",
@@ -184,6 +192,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             ],
             measured: (T::Default, s(5000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "TopologySpreading/5000Nodes_5000Pods",
@@ -194,6 +203,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::Default, s(5000))],
             measured: (T::TopologySpreading, s(5000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "PreferredTopologySpreading/5000Nodes_5000Pods",
@@ -204,6 +214,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::Default, s(5000))],
             measured: (T::PreferredTopologySpreading, s(5000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             // Upstream's performance variant (no threshold); its 5000-node one is disabled.
@@ -215,6 +226,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
             init: vec![(T::LowPriority, s(4000))],
             measured: (T::HighPriority, s(1000)),
             churn: None,
+            dra: None,
         },
         SuiteWorkload {
             name: "Unschedulable/5kNodes/100Init/10kPods",
@@ -231,6 +243,7 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
                 vec![T::HighPriorityLargeCpu],
                 false,
             )),
+            dra: None,
         },
         SuiteWorkload {
             name: "SchedulingWithMixedChurn/5000Nodes_10000Pods",
@@ -247,6 +260,39 @@ pub fn workloads(quick: bool) -> Vec<SuiteWorkload> {
                 vec![T::HighPriorityLargeCpu],
                 true,
             )),
+            dra: None,
+        },
+        // DRA (see crate::suite_dra: one pre-created claim per pod instead of the template's
+        // generated claims). The template fields are unused: suite_dra builds the pods.
+        SuiteWorkload {
+            name: "SchedulingWithResourceClaimTemplate/5000pods_500nodes_QueueingHintsEnabled",
+            source: "dra/performance-config.yaml",
+            threshold: Some(56.0),
+            nodes: nodes(500),
+            zones: Zones::None,
+            init: vec![(T::Default, s(2500))],
+            measured: (T::Default, s(2500)),
+            churn: None,
+            dra: Some(crate::suite_dra::DraSetup {
+                devices_per_node: 10,
+                init_claims: 0,
+                steady_batch: None,
+            }),
+        },
+        SuiteWorkload {
+            name: "SteadyStateClusterResourceClaimTemplate/half_500nodes_QueueingHintsEnabled",
+            source: "dra/performance-config.yaml",
+            threshold: Some(60.0),
+            nodes: nodes(500),
+            zones: Zones::None,
+            init: vec![],
+            measured: (T::Default, s(2500)),
+            churn: None,
+            dra: Some(crate::suite_dra::DraSetup {
+                devices_per_node: 10,
+                init_claims: s(2500),
+                steady_batch: Some(10),
+            }),
         },
     ]
 }
@@ -257,7 +303,7 @@ fn q(s: &str) -> Quantity {
 }
 
 /// `node-default.yaml`: 4 cpu, 32Gi, 110 pods.
-fn node(name: String, zones: Zones, i: usize) -> Node {
+pub(crate) fn node(name: String, zones: Zones, i: usize) -> Node {
     let mut labels = Labels::from([(HOSTNAME.to_string(), name.clone())]);
     match zones {
         Zones::None => {}
@@ -485,6 +531,9 @@ impl SuiteResult {
 
 /// Runs one workload: nodes, init pods (untimed), measured pods with churn (timed).
 pub fn run_workload(w: &SuiteWorkload, opts: &Options) -> Result<SuiteResult, BenchError> {
+    if let Some(d) = &w.dra {
+        return crate::suite_dra::run_workload(w, d, opts);
+    }
     let nodes: Vec<Node> = (0..w.nodes)
         .map(|i| node(format!("node-{i:05}"), w.zones, i))
         .collect();
@@ -652,7 +701,7 @@ mod tests {
     #[test]
     fn quick_suite_places_pods_deterministically() {
         let ws = workloads(true);
-        assert_eq!(ws.len(), 12);
+        assert_eq!(ws.len(), 14);
         let opts = Options::default();
         for w in &ws {
             let a = run_workload(w, &opts).unwrap();
@@ -662,6 +711,10 @@ mod tests {
             if w.name.starts_with("SchedulingPodAntiAffinity") {
                 // One pod per host, and fewer pods than hosts: every measured pod fits.
                 assert_eq!(a.scheduled, a.measured_pods);
+            }
+            if w.dra.is_some() {
+                // The DRA workloads fit: every measured pod gets a device.
+                assert_eq!(a.scheduled, a.measured_pods, "{}", w.name);
             }
         }
     }

@@ -21,7 +21,7 @@ fn quick_suite_writes_csv_and_markdown() {
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with("workload,nodes,init_pods,measured_pods,scheduled"));
     // One line per workload, each with upstream's threshold column and its source file.
-    assert_eq!(lines.len(), 13, "{csv}");
+    assert_eq!(lines.len(), 15, "{csv}");
     let anti = lines
         .iter()
         .find(|l| l.starts_with("SchedulingPodAntiAffinity/5000Nodes_2000Pods,"))
@@ -34,6 +34,16 @@ fn quick_suite_writes_csv_and_markdown() {
     assert!(md.starts_with("| upstream workload |"));
     assert!(md.contains("| SchedulingWithMixedChurn/5000Nodes_10000Pods |"));
     assert!(stdout.contains("upstream CI threshold: 680 pods/s"));
+    // The DRA workloads place every measured pod (50 at the quick size).
+    for name in [
+        "SchedulingWithResourceClaimTemplate/5000pods_500nodes_QueueingHintsEnabled,",
+        "SteadyStateClusterResourceClaimTemplate/half_500nodes_QueueingHintsEnabled,",
+    ] {
+        let row = lines.iter().find(|l| l.starts_with(name)).unwrap();
+        let cols: Vec<&str> = row.split(',').collect();
+        assert_eq!((cols[3], cols[4]), ("50", "50"), "{row}");
+        assert!(cols[9].ends_with("scheduler_perf/dra/performance-config.yaml"));
+    }
 
     // Unknown suite: an error, exit 2.
     let bad = Command::new(env!("CARGO_BIN_EXE_ksim"))

@@ -1,6 +1,7 @@
 //! A kubectl-style dump of the cluster as the API server would hold it at the current virtual
 //! time: `kubectl get nodes,pods,pdb,namespaces,services,pv,pvc,storageclass,csinode,csidriver,csistoragecapacity,
-//! volumeattachment,priorityclass,deploy,rs,sts,ds,job -A -o json`. Bound pods carry
+//! volumeattachment,priorityclass,deploy,rs,sts,ds,job,deviceclass,resourceslice,
+//! resourceclaim,resourceclaimtemplate -A -o json`. Bound pods carry
 //! `spec.nodeName`, pending pods do not (a nominated pod keeps `status.nominatedNodeName`);
 //! controllers' pods keep their `ownerReferences`, and the controllers are written with their
 //! status (a Deployment with its ReplicaSets; see the engine's `sim/controllers/dump.rs`), so
@@ -111,6 +112,22 @@ pub fn cluster_dump(sim: &Simulation) -> Value {
             "VolumeAttachment",
             o.as_ref(),
         );
+    }
+    // DRA objects as they stand (claims with their allocation and reservedFor), each
+    // collection in name order.
+    let dra = &snapshot.objects.dra;
+    let api = ksim_api::resource::API_VERSION;
+    for o in dra.device_classes.values() {
+        push(&mut items, api, "DeviceClass", o.as_ref());
+    }
+    for o in dra.resource_slices.values() {
+        push(&mut items, api, "ResourceSlice", o.as_ref());
+    }
+    for o in dra.resource_claim_templates.values() {
+        push(&mut items, api, "ResourceClaimTemplate", o.as_ref());
+    }
+    for o in dra.resource_claims.values() {
+        push(&mut items, api, "ResourceClaim", o.as_ref());
     }
     json!({"apiVersion": "v1", "kind": "List", "items": items})
 }

@@ -72,6 +72,16 @@ impl AttemptResult {
     }
 }
 
+/// One ResourceClaim of a pod ([`Record::PodClaims`]): its name (in the pod's namespace; ""
+/// when a template's claim was not generated) and the devices of its allocation as
+/// `driver/pool/device`, in the allocation's order (empty when it is not allocated).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodClaim {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum Record {
@@ -214,6 +224,27 @@ pub enum Record {
         node: String,
         cause: String,
     },
+    /// The device allocation of one DRA pool (`driver`, `pool`) changed: `allocated` devices
+    /// of the pool are in some claim's `status.allocation` (admin-access results not counted),
+    /// `total` devices are published by the pool's newest-generation ResourceSlices. Written at
+    /// t=0 for every pool and then at each change; runs without ResourceSlices or allocated
+    /// claims have none (`devices.csv`).
+    Devices {
+        at: SimTime,
+        driver: String,
+        pool: String,
+        allocated: u64,
+        total: u64,
+    },
+    /// The DRA claims of a pod as it binds (recorded just before its `PodBound`; pods without
+    /// `spec.resourceClaims` have none): each claim the pod uses, with the devices its
+    /// allocation holds (`pods.csv`'s `claims` column).
+    PodClaims {
+        at: SimTime,
+        namespace: String,
+        name: String,
+        claims: Vec<PodClaim>,
+    },
     /// The run ended at the horizon (or when nothing was left to do).
     RunEnded {
         at: SimTime,
@@ -242,6 +273,8 @@ impl Record {
             | Record::Controller { at, .. }
             | Record::NodeEvent { at, .. }
             | Record::PodEvicted { at, .. }
+            | Record::Devices { at, .. }
+            | Record::PodClaims { at, .. }
             | Record::RunEnded { at, .. } => *at,
         }
     }

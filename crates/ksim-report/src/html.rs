@@ -284,15 +284,16 @@ pub(crate) fn render(
         ("plot-running", &plots.running, ""),
         ("plot-latency", &plots.latency_cdf, latency_caption),
     ] {
-        if caption.is_empty() {
-            let _ = write!(h, "<figure id=\"{id}\">{svg}</figure>");
-        } else {
-            let _ = write!(
-                h,
-                "<figure id=\"{id}\">{svg}<figcaption class=\"note\">{}</figcaption></figure>",
-                escape(caption)
-            );
-        }
+        figure(&mut h, id, svg, caption);
+    }
+    if let Some(svg) = &plots.devices {
+        figure(
+            &mut h,
+            "plot-devices",
+            svg,
+            "Devices held by allocated ResourceClaims, as a share of the devices each pool's \
+             ResourceSlices publish (devices.csv has the counts per driver and pool).",
+        );
     }
     h.push_str("</section>\n");
 
@@ -599,6 +600,19 @@ fn amount(res: &str, v: i64) -> String {
         "cpu" => format!("{:.1}", v as f64 / 1000.0),
         "memory" => format!("{:.0} GiB", v as f64 / (1024.0 * 1024.0 * 1024.0)),
         _ => v.to_string(),
+    }
+}
+
+/// A plot's `<figure>`, with its caption under it when there is one.
+fn figure(h: &mut String, id: &str, svg: &str, caption: &str) {
+    if caption.is_empty() {
+        let _ = write!(h, "<figure id=\"{id}\">{svg}</figure>");
+    } else {
+        let _ = write!(
+            h,
+            "<figure id=\"{id}\">{svg}<figcaption class=\"note\">{}</figcaption></figure>",
+            escape(caption)
+        );
     }
 }
 

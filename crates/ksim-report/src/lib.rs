@@ -29,6 +29,7 @@
 //! as decimal seconds, floats are rounded to 6 decimals, and every map is ordered.
 
 pub mod compare;
+mod devices;
 mod error;
 pub mod eventlog;
 pub mod explain_view;

@@ -47,6 +47,13 @@ pub const PODS_HEADER: [&str; 15] = [
 /// not. Runs without such an eviction keep the 15 columns, byte for byte.
 pub const EVICTION_CAUSE_COLUMN: &str = "eviction_cause";
 
+/// The column appended to [`PODS_HEADER`] (after `eviction_cause` when present) in runs with
+/// DRA (a ResourceSlice, an allocated ResourceClaim or a pod with `spec.resourceClaims`
+/// that bound): the pod's claims as it bound, `claim=driver/pool/device,...` separated by
+/// `;` (a claim without an allocation: its name alone). Runs without DRA keep their columns,
+/// byte for byte.
+pub const CLAIMS_COLUMN: &str = "claims";
+
 /// Header of `controllers.csv`: one row per workload controller, as it stands at the end of the
 /// run. `desired` is replicas (a DaemonSet: its eligible nodes; a Job: its completions);
 /// `created` the pods it created, `live` those it has now, `running` those bound and started;
@@ -109,6 +116,10 @@ impl Recorder {
         if !self.node_health.is_empty() {
             crate::node_health::write_csv(&self.node_health, &dir.join("node_events.csv"))?;
         }
+        let device_keys = crate::devices::keys(self);
+        if !device_keys.is_empty() {
+            crate::devices::write_csv(self, &device_keys, &dir.join("devices.csv"))?;
+        }
 
         let path = dir.join("utilization.csv");
         let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
@@ -123,7 +134,7 @@ impl Recorder {
         fs::write(&path, summary.to_json()).map_err(|e| ReportError::io(&path, e))?;
 
         let slo = crate::SloFile::read_dir(dir)?;
-        let plots = plots::render_all(self, &sweep, dir, slo.as_ref())?;
+        let plots = plots::render_all(self, &sweep, &device_keys, dir, slo.as_ref())?;
         let path = dir.join("report.html");
         let explorer = crate::explorer::data(self, dir)?;
         fs::write(
@@ -155,13 +166,15 @@ impl Recorder {
         let mut w = csv::Writer::from_writer(BufWriter::new(file));
         let err = |e| ReportError::csv(path, e);
         let with_cause = self.evictions > 0;
+        let with_claims = self.has_dra();
+        let mut header = PODS_HEADER.to_vec();
         if with_cause {
-            let mut header = PODS_HEADER.to_vec();
             header.push(EVICTION_CAUSE_COLUMN);
-            w.write_record(header).map_err(err)?;
-        } else {
-            w.write_record(PODS_HEADER).map_err(err)?;
         }
+        if with_claims {
+            header.push(CLAIMS_COLUMN);
+        }
+        w.write_record(header).map_err(err)?;
         for p in &self.pods {
             let node = p
                 .node
@@ -203,6 +216,9 @@ impl Recorder {
             ];
             if with_cause {
                 row.push(p.eviction_cause());
+            }
+            if with_claims {
+                row.push(p.claims.as_deref().unwrap_or(""));
             }
             w.write_record(row).map_err(err)?;
         }

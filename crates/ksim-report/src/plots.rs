@@ -39,6 +39,8 @@ pub(crate) struct PlotSet {
     pub running: String,
     pub pool_utilization: String,
     pub nodes_in_use: String,
+    /// Device allocation per DRA driver and pool; only in runs with `Devices` records.
+    pub devices: Option<String>,
 }
 
 /// The embedded plot font could not be registered (it ships inside the binary, so this means a
@@ -367,6 +369,7 @@ pub(crate) const MAX_POOLS_ONE_CHART: usize = 4;
 pub(crate) fn render_all(
     rec: &Recorder,
     sweep: &Sweep,
+    device_keys: &[(String, String)],
     dir: &Path,
     slo: Option<&SloFile>,
 ) -> Result<PlotSet, ReportError> {
@@ -534,7 +537,53 @@ pub(crate) fn render_all(
 
     let latency_cdf = latency_cdf(rec, slo);
 
+    // Device allocation: allocated / total in percent per pool (per driver beyond
+    // `MAX_PLOT_SERIES` pools); only when the run has DRA pools.
+    let devices = if device_keys.is_empty() {
+        None
+    } else {
+        let lines = crate::devices::plot_lines(rec, device_keys)?;
+        let per_pool = device_keys.len() <= crate::devices::MAX_PLOT_SERIES;
+        let mut c = LineChart::over_time(
+            "devices",
+            if per_pool {
+                "DRA devices allocated, per driver and pool (allocated / total)".into()
+            } else {
+                "DRA devices allocated, per driver (its pools summed)".into()
+            },
+            unit_name,
+            x_max,
+        );
+        c.y_desc = "% of devices".into();
+        c.y_max = 110.0;
+        c.series = lines
+            .iter()
+            .enumerate()
+            .map(|(i, (label, pts))| {
+                let last = pts.last().map(|p| (p.1, p.2)).unwrap_or((0, 0));
+                let pts: Vec<(f64, f64)> = pts
+                    .iter()
+                    .map(|(at, a, t)| {
+                        let pct = if *t == 0 {
+                            0.0
+                        } else {
+                            *a as f64 * 100.0 / *t as f64
+                        };
+                        (at.as_secs_f64() / unit, pct)
+                    })
+                    .collect();
+                (
+                    format!("{label}: {}/{} at the end", last.0, last.1),
+                    PALETTE[i % PALETTE.len()],
+                    steps(&pts),
+                )
+            })
+            .collect();
+        Some(render(&c, dir)?)
+    };
+
     Ok(PlotSet {
+        devices,
         utilization: render(&utilization, dir)?,
         pool_utilization,
         pending: render(&pending, dir)?,

@@ -128,6 +128,8 @@ pub(crate) struct PodRow {
     pub last_reason: Option<String>,
     /// The cause of its `PodEvicted`, if it was evicted (taint).
     pub evicted_by: Option<Box<str>>,
+    /// Its DRA claims as it bound (`PodClaims`), as pods.csv writes them.
+    pub claims: Option<Box<str>>,
 }
 
 impl PodRow {
@@ -201,6 +203,11 @@ pub struct Recorder {
     pub(crate) node_health: Vec<crate::node_health::NodeHealthRow>,
     /// `PodEvicted` records seen: with any, pods.csv gets its `eviction_cause` column.
     pub(crate) evictions: u64,
+    /// `Devices` records, in record order (`devices.csv`, the report's device plot).
+    pub(crate) devices: Vec<crate::devices::DeviceRow>,
+    /// `PodClaims` records seen: with any (or any `Devices`), pods.csv gets its `claims`
+    /// column.
+    pub(crate) pod_claims: u64,
     /// First error met while streaming placements; reported by `write_outputs`.
     stream_error: Option<ReportError>,
     pub(crate) options: ReportOptions,
@@ -274,6 +281,8 @@ impl Recorder {
             kubernetes_version: None,
             node_health: Vec::new(),
             evictions: 0,
+            devices: Vec::new(),
+            pod_claims: 0,
             options: ReportOptions::default(),
         }
     }
@@ -559,6 +568,7 @@ impl Observer for Recorder {
                     owner,
                     last_reason: None,
                     evicted_by: None,
+                    claims: None,
                 });
                 // A re-created pod (same name after the first ended) is a new row; later
                 // records under that name belong to it.
@@ -738,6 +748,32 @@ impl Observer for Recorder {
                 if let Some(pod) = self.pod_mut(namespace, name) {
                     pod.last_reason = Some(message.clone());
                 }
+            }
+            Record::Devices {
+                at,
+                driver,
+                pool,
+                allocated,
+                total,
+            } => self.devices.push(crate::devices::DeviceRow {
+                at: *at,
+                driver: driver.clone(),
+                pool: pool.clone(),
+                allocated: *allocated,
+                total: *total,
+            }),
+            Record::PodClaims {
+                namespace,
+                name,
+                claims,
+                ..
+            } => {
+                let Some(i) = self.pod_row(namespace, name) else {
+                    self.unmatched += 1;
+                    return;
+                };
+                self.pods[i].claims = Some(crate::devices::claims_cell(claims).into());
+                self.pod_claims += 1;
             }
             Record::PodRefused { message, .. } => {
                 let reason = message

@@ -65,7 +65,8 @@ pub struct BenchArgs {
     /// Suite: small sizes (1/50 of upstream's), to check that it runs.
     #[arg(long)]
     pub quick: bool,
-    /// Suite: only the workloads whose name contains this text.
+    /// Suite: only the workloads whose name contains this text (several texts separated by
+    /// commas: any of them, e.g. `SchedulingBasic,ResourceClaim`).
     #[arg(long)]
     pub only: Option<String>,
     /// Suite: write each workload as a `ksim bench` workload file into this directory instead
@@ -191,7 +192,11 @@ fn run_suite(a: &BenchArgs, suite: &str) -> anyhow::Result<ExitCode> {
     }
     let workloads: Vec<_> = ksim_bench::suite::workloads(a.quick)
         .into_iter()
-        .filter(|w| a.only.as_deref().is_none_or(|o| w.name.contains(o)))
+        .filter(|w| {
+            a.only
+                .as_deref()
+                .is_none_or(|o| o.split(',').any(|t| w.name.contains(t)))
+        })
         .collect();
     if workloads.is_empty() {
         bail!(
@@ -202,6 +207,14 @@ fn run_suite(a: &BenchArgs, suite: &str) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.write_workloads {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         for w in &workloads {
+            if w.dra.is_some() {
+                // A workload file holds nodes and pods only: no slices, classes or claims.
+                eprintln!(
+                    "{}: not written (its ResourceSlices, DeviceClass and claims have no place in a workload file)",
+                    w.name
+                );
+                continue;
+            }
             let file = dir.join(format!("{}.json", w.name.replace('/', "_")));
             ksim_bench::save(&ksim_bench::suite::as_workload(w), &file)?;
             println!("{}", file.display());

@@ -49,6 +49,9 @@ impl Simulation {
         self.pods[pod as usize].phase = PodPhase::Bound;
         self.set_started(pod);
         let info = self.pods[pod as usize].info.clone();
+        if let Some(r) = self.pod_claims_record(pod) {
+            obs.record(&r);
+        }
         obs.record(&Record::PodBound {
             at: self.now,
             namespace: info.namespace().to_string(),

@@ -185,6 +185,8 @@ impl Simulation {
             node_order: self.node_order.clone(),
             ghosts: self.ghosts.clone(),
             volume_waits: self.volume_waits.clone(),
+            devices_stale: self.devices_stale,
+            device_counts: self.device_counts.clone(),
             pods: self.pods.clone(),
             free_slots: self.free_slots.clone(),
             freed_in_cycle: self.freed_in_cycle.clone(),

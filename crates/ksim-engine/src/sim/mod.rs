@@ -54,6 +54,7 @@ mod autoscaler;
 mod binding;
 mod controllers;
 mod cycle;
+mod devices;
 mod disruption;
 mod fork;
 mod hints;
@@ -251,6 +252,11 @@ pub struct Simulation {
     ghosts: BTreeMap<String, NodeInfo>,
     /// Pods whose PreBind waits for dynamically provisioned claims (see `volumes`).
     volume_waits: BTreeMap<PodId, volumes::VolumeWait>,
+    /// A ResourceClaim or ResourceSlice changed since the device counts were last recorded
+    /// (see `devices`).
+    devices_stale: bool,
+    /// The device counts last recorded, per (driver, pool).
+    device_counts: devices::DeviceCounts,
     pods: Vec<PodSlot>,
     /// Slots of ended pods ready for new pods (when ended pods are not retained), so memory
     /// follows the live pods, not the pods ever replayed.
@@ -389,6 +395,8 @@ impl Simulation {
             node_order: Vec::new(),
             ghosts: BTreeMap::new(),
             volume_waits: BTreeMap::new(),
+            devices_stale: false,
+            device_counts: BTreeMap::new(),
             pods: Vec::new(),
             free_slots: Vec::new(),
             freed_in_cycle: Vec::new(),
@@ -616,6 +624,8 @@ impl Simulation {
             });
         }
         self.flushes_started = true;
+        self.devices_stale = !self.snapshot.objects.dra.is_empty();
+        self.flush_device_counts(obs);
         self.lifecycle_begin(obs);
         self.start_autoscaler();
         self.disruption_start();
@@ -646,6 +656,7 @@ impl Simulation {
                     break;
                 }
                 self.start_cycle(obs);
+                self.flush_device_counts(obs);
                 continue;
             }
             if pause.is_some_and(|p| next.is_none_or(|t| t > p)) {
@@ -689,6 +700,7 @@ impl Simulation {
             self.now = at;
             self.events_applied += 1;
             self.apply(ev, obs)?;
+            self.flush_device_counts(obs);
             if let Some(e) = self.guard_error.take() {
                 return Err(e);
             }

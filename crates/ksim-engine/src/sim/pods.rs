@@ -273,6 +273,9 @@ impl Simulation {
                     g.add_pod(info.clone());
                 }
             }
+            if let Some(r) = self.pod_claims_record(id) {
+                obs.record(&r);
+            }
             obs.record(&Record::PodBound {
                 at: self.now,
                 namespace: info.namespace().to_string(),

@@ -412,6 +412,12 @@ impl Simulation {
             .map(|(k, ns, name)| self.snapshot.objects.get_object(*k, ns, name))
             .collect();
         let r = f(Arc::make_mut(&mut self.snapshot.objects));
+        if watch
+            .iter()
+            .any(|w| matches!(w.0, ObjectKind::ResourceClaim | ObjectKind::ResourceSlice))
+        {
+            self.devices_stale = true;
+        }
         for ((k, ns, name), old) in watch.iter().zip(before) {
             let new = self.snapshot.objects.get_object(*k, ns, name);
             self.object_event(*k, old, new);

@@ -19,6 +19,7 @@
 //! | the same update, patch | UpdateObject when `spec` (or a PriorityClass's value, globalDefault, preemptionPolicy) changed; patches need `responseObject` (level RequestResponse: at level Request the logged object is the patch, not the object) |
 //! | deployments/replicasets/statefulsets `scale` update or patch | UpdateObject of the last object seen, with the Scale's `spec.replicas` |
 //! | the same delete | DeleteObject (the engine deletes the controller's pods with it) |
+//! | deviceclasses, resourceslices, resourceclaims, resourceclaimtemplates (`resource.k8s.io`) | see `audit_dra`: Create/Update/DeleteObject; claim status writes and claims generated for pods are skipped |
 //!
 //! Controllers and their pods: ksim's controllers create, replace and delete their own pods
 //! (and a Deployment its own ReplicaSets), so replaying the pods the real controllers created
@@ -221,6 +222,7 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
     let mut bindings = 0u64;
     // Controllers imported from the log (key: kind/namespace/name), with their last object.
     let mut controllers: HashMap<String, Value> = HashMap::new();
+    let mut dra = super::audit_dra::DraState::default();
     // ReplicaSets and Jobs the log shows created by an imported Deployment or CronJob
     // (kind/namespace/name).
     let mut managed: std::collections::HashSet<String> = Default::default();
@@ -528,6 +530,25 @@ pub fn import(cx: &mut ImportContext<'_>, inputs: &[PathBuf]) -> Result<(), Trac
                         managed: &mut managed,
                     };
                     if let Some(e) = controller_event(&cev, state, cx, &err)? {
+                        cx.sink.push(t, e)?;
+                    }
+                }
+                (r, _, _) if super::audit_dra::dra_kind(group, r).is_some() => {
+                    let Some(kind) = super::audit_dra::dra_kind(group, r) else {
+                        continue;
+                    };
+                    let rec = super::audit_dra::DraRecord {
+                        kind,
+                        resource: r,
+                        ns,
+                        name: oname,
+                        sub,
+                        verb,
+                        object,
+                        obj_field,
+                        has_response: ev.get("responseObject").is_some(),
+                    };
+                    if let Some(e) = super::audit_dra::dra_event(&rec, &mut dra, cx, &err)? {
                         cx.sink.push(t, e)?;
                     }
                 }

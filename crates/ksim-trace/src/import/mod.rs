@@ -22,6 +22,7 @@
 
 pub mod alibaba;
 pub mod audit;
+mod audit_dra;
 pub mod borg;
 pub mod kube_dump;
 pub mod openb;

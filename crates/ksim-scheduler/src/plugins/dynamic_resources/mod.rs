@@ -189,7 +189,16 @@ impl DynamicResources {
     /// Every device allocated in the cluster or in flight (admin access excepted).
     fn allocated(&self, objects: &ClusterObjects) -> BTreeSet<DeviceId> {
         let mut set = BTreeSet::new();
-        let inf = lock(&self.in_flight);
+        let mut inf = lock(&self.in_flight);
+        // An assumed copy yields to the cluster's as in `claim` (upstream's assume cache drops
+        // it on the informer's update or delete): a claim PreBind wrote and that was deleted
+        // since frees its devices even when no pod looks the claim up again.
+        inf.retain(|key, (assumed, c)| {
+            !*assumed
+                || objects.dra.resource_claims.get(key).is_some_and(|api| {
+                    api.status.allocation.is_none() && api.metadata.uid == c.metadata.uid
+                })
+        });
         for (key, c) in &objects.dra.resource_claims {
             if inf.contains_key(key) {
                 continue;
