@@ -108,6 +108,9 @@ impl Recorder {
         if !self.node_health.is_empty() {
             crate::node_health::write_csv(&self.node_health, &dir.join("node_events.csv"))?;
         }
+        if !self.refused.is_empty() {
+            crate::refused::write_csv(&self.refused, &dir.join("refused.csv"))?;
+        }
 
         let path = dir.join("utilization.csv");
         let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;

@@ -306,6 +306,13 @@ impl Simulation {
             let rest: Vec<String> = c.pods.keys().cloned().collect();
             let cronjob = cronjob_of(&c.obj);
             for p in rest {
+                // Past activeDeadlineSeconds the active pods are deleted because of it: their
+                // eviction cause is `deadline`.
+                if reason == "DeadlineExceeded" {
+                    if let Some(&id) = self.live_get(&p) {
+                        self.record_eviction(id, "deadline", obs);
+                    }
+                }
                 self.delete_owned_pod(&p, obs);
             }
             // The CronJob that created it sees it finish (Forbid, its history limits).
