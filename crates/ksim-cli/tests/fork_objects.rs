@@ -144,6 +144,24 @@ fn on_the_incident_a_shorter_toleration_brings_evictions_forward_and_a_pdb_chang
     let base = evicted_web(&base_csv);
     assert_eq!(base.len(), 4, "{base:?}");
     assert!(base.iter().all(|t| (990.0..=1020.0).contains(t)), "{base:?}");
+    // The README's timeline: Unknown and NoSchedule at 655 s, NoExecute one node per 10 s
+    // from 660 s; checkout's pods (30 s) evicted at 700 and 710 s, gone after their grace.
+    let events = read(&out.join("node_events.csv"));
+    for row in [
+        "655,zone-b-0,b,NodeNotReady,Unknown",
+        "655,zone-b-0,b,TaintAdded,node.kubernetes.io/unreachable:NoSchedule",
+        "660,zone-b-0,b,TaintAdded,node.kubernetes.io/unreachable:NoExecute",
+        "690,zone-b-3,b,TaintAdded,node.kubernetes.io/unreachable:NoExecute",
+    ] {
+        assert!(events.lines().any(|l| l == row), "{row}\n{events}");
+    }
+    let mut checkout: Vec<f64> = pods(&base_csv)
+        .into_iter()
+        .filter(|p| p.0.starts_with("checkout-") && p.3 == "taint")
+        .map(|p| p.1)
+        .collect();
+    checkout.sort_by(f64::total_cmp);
+    assert_eq!(checkout, [730.0, 740.0]);
     // Rolled out to 30 s before the failure: evicted 30 s after the taint instead.
     let short = evicted_web(&read(&out.join("branches/web-toleration-30s/pods.csv")));
     assert!(!short.is_empty(), "no web pod evicted");

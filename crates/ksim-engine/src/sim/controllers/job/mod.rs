@@ -28,8 +28,9 @@
 //! - `ttlSecondsAfterFinished`: the TTL-after-finished controller deletes the finished Job
 //!   (and its pods) that long after it finished.
 //!
-//! Simplified: a pod the controller deletes goes at once (no graceful termination); ksim pods
-//! have one exit code for all their containers and none when killed.
+//! Simplified: ksim pods have one exit code for all their containers and none when killed.
+//! The pods the controller deletes terminate gracefully (the deletion path's); past
+//! `activeDeadlineSeconds` their eviction cause is `deadline`.
 
 mod policy;
 
