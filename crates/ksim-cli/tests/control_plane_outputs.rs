@@ -82,7 +82,9 @@ fn refused_creations_are_counted_and_listed_with_owner_time_and_message() {
     let lonely: Vec<&&str> = rows.iter().filter(|l| l.contains(",lonely,")).collect();
     assert_eq!(
         lonely,
-        [&r#"5,default,lonely,,"pods ""lonely"" is forbidden: no PriorityClass with name nope was found""#]
+        [
+            &r#"5,default,lonely,,"pods ""lonely"" is forbidden: no PriorityClass with name nope was found""#
+        ]
     );
     let bad: Vec<&&str> = rows
         .iter()
@@ -91,7 +93,8 @@ fn refused_creations_are_counted_and_listed_with_owner_time_and_message() {
     // The ReplicaSet retries with its work queue's backoff: several refusals in a minute.
     assert!(bad.len() >= 5, "{csv}");
     assert!(
-        bad[0].contains(",default,bad-") && bad[0].ends_with("no PriorityClass with name missing was found\""),
+        bad[0].contains(",default,bad-")
+            && bad[0].ends_with("no PriorityClass with name missing was found\""),
         "{}",
         bad[0]
     );
@@ -102,7 +105,10 @@ fn refused_creations_are_counted_and_listed_with_owner_time_and_message() {
         Some(rows.len() as u64)
     );
     let html = read(&out.join("report.html"));
-    assert!(html.contains("<h2>Refused pod creations</h2>"), "no section");
+    assert!(
+        html.contains("<h2>Refused pod creations</h2>"),
+        "no section"
+    );
     assert!(html.contains("no PriorityClass with name missing was found"));
     // No refused pod appears in pods.csv: it was never created.
     assert!(!read(&out.join("pods.csv")).contains("lonely"));
@@ -150,11 +156,23 @@ fn pods_ended_by_a_deadline_have_eviction_cause_deadline() {
         &[("apps.yaml", apps), ("t.jsonl", trace)],
     );
     let pods = read(&out.join("pods.csv"));
-    assert_eq!(pod_column(&pods, "dl-", "eviction_cause"), ["deadline", "deadline"], "{pods}");
-    assert_eq!(pod_column(&pods, "own", "eviction_cause"), ["deadline"], "{pods}");
+    assert_eq!(
+        pod_column(&pods, "dl-", "eviction_cause"),
+        ["deadline", "deadline"],
+        "{pods}"
+    );
+    assert_eq!(
+        pod_column(&pods, "own", "eviction_cause"),
+        ["deadline"],
+        "{pods}"
+    );
     assert_eq!(pod_column(&pods, "own", "outcome"), ["failed"], "{pods}");
     assert_eq!(pod_column(&pods, "quick", "eviction_cause"), [""], "{pods}");
-    assert_eq!(pod_column(&pods, "quick", "outcome"), ["succeeded"], "{pods}");
+    assert_eq!(
+        pod_column(&pods, "quick", "outcome"),
+        ["succeeded"],
+        "{pods}"
+    );
     // The pod's deadline counts from its start on the node (bound at once here).
     let fin: f64 = pod_column(&pods, "own", "finished_s")[0].parse().unwrap();
     assert!((20.0..21.0).contains(&fin), "{fin}");

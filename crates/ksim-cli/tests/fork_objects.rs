@@ -49,10 +49,7 @@ fn incident_with(dir: &Path, name: &str, extra: &[String]) -> PathBuf {
     if !extra.is_empty() {
         let t = dir.join(format!("{name}.jsonl"));
         std::fs::write(&t, extra.join("\n") + "\n").unwrap();
-        text = text.replace(
-            "events.jsonl]",
-            &format!("events.jsonl, {}]", t.display()),
-        );
+        text = text.replace("events.jsonl]", &format!("events.jsonl, {}]", t.display()));
         assert!(text.contains(&t.display().to_string()), "{text}");
     }
     let p = dir.join(format!("{name}.yaml"));
@@ -102,13 +99,23 @@ fn objects_variants_act_as_a_traces_update_and_create_object() {
     }
     // Between the monitor passes (every 5 s), as a trace's event at that instant would be.
     let at = "302.5s";
-    run(&incident_with(d, "base", &[]), &d.join("forked"), Some((at, &files)));
+    run(
+        &incident_with(d, "base", &[]),
+        &d.join("forked"),
+        Some((at, &files)),
+    );
     for ((name, obj), kind) in variants.iter().zip(["UpdateObject", "CreateObject"]) {
         let line = format!("{{\"at\": \"{at}\", \"kind\": \"{kind}\", \"object\": {obj}}}");
         let traced = d.join(format!("traced-{name}"));
         run(&incident_with(d, name, &[line]), &traced, None);
         let branch = d.join("forked/branches").join(name);
-        for f in ["pods.csv", "placements.csv", "utilization.csv", "node_events.csv", "controllers.csv"] {
+        for f in [
+            "pods.csv",
+            "placements.csv",
+            "utilization.csv",
+            "node_events.csv",
+            "controllers.csv",
+        ] {
             assert!(
                 read(&branch.join(f)) == read(&traced.join(f)),
                 "{name}: {f}: the variant's objects differ from the trace's {kind}"
@@ -143,7 +150,10 @@ fn on_the_incident_a_shorter_toleration_brings_evictions_forward_and_a_pdb_chang
     let base_csv = read(&out.join("pods.csv"));
     let base = evicted_web(&base_csv);
     assert_eq!(base.len(), 4, "{base:?}");
-    assert!(base.iter().all(|t| (990.0..=1020.0).contains(t)), "{base:?}");
+    assert!(
+        base.iter().all(|t| (990.0..=1020.0).contains(t)),
+        "{base:?}"
+    );
     // The README's timeline: Unknown and NoSchedule at 655 s, NoExecute one node per 10 s
     // from 660 s; checkout's pods (30 s) evicted at 700 and 710 s, gone after their grace.
     let events = read(&out.join("node_events.csv"));
@@ -165,7 +175,10 @@ fn on_the_incident_a_shorter_toleration_brings_evictions_forward_and_a_pdb_chang
     // Rolled out to 30 s before the failure: evicted 30 s after the taint instead.
     let short = evicted_web(&read(&out.join("branches/web-toleration-30s/pods.csv")));
     assert!(!short.is_empty(), "no web pod evicted");
-    assert!(short.iter().all(|t| (720.0..=750.0).contains(t)), "{short:?}");
+    assert!(
+        short.iter().all(|t| (720.0..=750.0).contains(t)),
+        "{short:?}"
+    );
     // The budget allows no disruption, yet the taint evicts exactly as without it.
     assert_eq!(read(&out.join("branches/web-pdb/pods.csv")), base_csv);
 }

@@ -117,14 +117,20 @@ mod tests {
             row(3, "ReplicaSet/web-1", m),
             row(2, "", "pods \"p\" is forbidden: exceeded quota: q"),
         ];
-        assert_eq!(rows[0].reason(), "no PriorityClass with name gold was found");
+        assert_eq!(
+            rows[0].reason(),
+            "no PriorityClass with name gold was found"
+        );
         let mut h = String::new();
         html_section(&mut h, &rows);
         assert!(h.contains("3 pod creation(s) refused"), "{h}");
         let web = h.find("ReplicaSet/web-1").expect(&h);
         let trace = h.find("(trace)").expect(&h);
         assert!(web < trace, "first refusal first: {h}");
-        assert!(h.contains("<td class=\"n\">2</td><td class=\"n\">1</td><td class=\"n\">3</td>"), "{h}");
+        assert!(
+            h.contains("<td class=\"n\">2</td><td class=\"n\">1</td><td class=\"n\">3</td>"),
+            "{h}"
+        );
         let mut none = String::new();
         html_section(&mut none, &[]);
         assert!(none.is_empty());

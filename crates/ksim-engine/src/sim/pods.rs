@@ -374,7 +374,12 @@ impl Simulation {
 
     /// Records why a pod is being evicted (`PodEvicted`, just before it ends or starts
     /// terminating); `false` (nothing recorded) for a pod already ended or terminating.
-    pub(super) fn record_eviction(&mut self, id: PodId, cause: &str, obs: &mut dyn Observer) -> bool {
+    pub(super) fn record_eviction(
+        &mut self,
+        id: PodId,
+        cause: &str,
+        obs: &mut dyn Observer,
+    ) -> bool {
         let slot = &self.pods[id as usize];
         if matches!(slot.phase, PodPhase::Ended(_)) || slot.terminating {
             return false;

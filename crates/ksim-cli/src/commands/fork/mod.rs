@@ -45,7 +45,6 @@
 //! TIME; a node named twice, an object given twice (or also scaled), or a name, selector or
 //! controller that matches nothing at TIME, is an error naming the file, line and field.
 
-
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context};
@@ -58,8 +57,8 @@ use crate::progress::VirtualTimeProgress;
 
 mod variant;
 
-pub use variant::{load_variant, Variant};
 use variant::apply_variant;
+pub use variant::{load_variant, Variant};
 
 /// What a forked run needs besides the plan.
 pub struct ForkRun<'a> {

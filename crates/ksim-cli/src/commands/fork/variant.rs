@@ -248,8 +248,8 @@ pub fn load_variant(path: &Path) -> anyhow::Result<Variant> {
                 };
                 for (i, item) in items.iter().enumerate() {
                     let f = format!("objects[{i}]");
-                    let o = ksim_trace::native::decode_object(item, &f)
-                        .map_err(|(p, m)| err(&p, m))?;
+                    let o =
+                        ksim_trace::native::decode_object(item, &f).map_err(|(p, m)| err(&p, m))?;
                     v.objects.push((f, o));
                 }
             }
@@ -543,4 +543,3 @@ pub(super) fn apply_variant(v: &Variant, sim: &mut Simulation, t: SimTime) -> an
         .map_err(|e| anyhow!("{}: {e}", v.source))?;
     Ok(())
 }
-
