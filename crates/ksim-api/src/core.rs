@@ -83,6 +83,10 @@ pub struct PodSpec {
     pub volumes: Vec<Volume>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
+    /// `spec.activeDeadlineSeconds`: the kubelet fails the pod (reason `DeadlineExceeded`)
+    /// that long after it started on its node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_deadline_seconds: Option<i64>,
     #[serde(skip_serializing_if = "String::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub restart_policy: String,

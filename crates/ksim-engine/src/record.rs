@@ -214,9 +214,10 @@ pub enum Record {
         event: String,
         detail: String,
     },
-    /// A pod is evicted: recorded just before its `PodEnded`. `cause` is `taint` (the
-    /// taint-eviction controller: a NoExecute taint it does not tolerate, or its
-    /// `tolerationSeconds` ran out).
+    /// A pod is evicted: recorded just before its `PodEnded` (or the start of its graceful
+    /// termination). `cause` is `taint` (the taint-eviction controller: a NoExecute taint it
+    /// does not tolerate, or its `tolerationSeconds` ran out) or `deadline` (its Job's
+    /// `activeDeadlineSeconds` passed, or its own `spec.activeDeadlineSeconds`).
     PodEvicted {
         at: SimTime,
         namespace: String,

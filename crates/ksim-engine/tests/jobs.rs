@@ -277,6 +277,20 @@ fn active_deadline_seconds_ends_the_pods_and_fails_the_job() {
         assert!(secs(*t) >= 60.0 && secs(*t) <= 60.0 + 30.0 + 0.1, "{t:?}");
     }
     assert_eq!(row(&r, "dl"), Some((0, 0, None)));
+    // Each was deleted because of the deadline: its eviction cause (pods.csv) is `deadline`,
+    // recorded when its deletion starts.
+    let evicted: Vec<(f64, String)> = r
+        .iter()
+        .filter_map(|x| match x {
+            Record::PodEvicted { at, cause, .. } => Some((secs(*at), cause.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(evicted.len(), 2, "{evicted:?}");
+    for (t, cause) in &evicted {
+        assert_eq!(cause, "deadline");
+        assert!(*t >= 60.0 && *t <= 61.0, "{t}");
+    }
     // Nothing after the failure.
     assert!(c.iter().all(|(t, _)| secs(*t) < 1.0));
 }

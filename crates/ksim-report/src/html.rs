@@ -357,6 +357,7 @@ pub(crate) fn render(
         &rec.node_health,
         rec.run_ended.unwrap_or(rec.last_at),
     );
+    crate::refused::html_section(&mut h, &rec.refused);
     crate::explorer::section(&mut h, explorer);
     h.push_str("<p class=\"note\">Latency percentiles use the nearest-rank method. Utilization is requested ÷ allocatable over bound pods, time-weighted. Files: pods.csv, placements.csv, utilization.csv, summary.json.</p>");
     h.push_str("</body></html>\n");

@@ -43,6 +43,7 @@ mod outputs;
 pub mod packing;
 mod plots;
 mod recorder;
+mod refused;
 pub mod slo;
 pub mod staging;
 pub mod summary;

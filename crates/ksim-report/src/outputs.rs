@@ -120,6 +120,9 @@ impl Recorder {
         if !device_keys.is_empty() {
             crate::devices::write_csv(self, &device_keys, &dir.join("devices.csv"))?;
         }
+        if !self.refused.is_empty() {
+            crate::refused::write_csv(&self.refused, &dir.join("refused.csv"))?;
+        }
 
         let path = dir.join("utilization.csv");
         let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;

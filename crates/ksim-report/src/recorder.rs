@@ -126,14 +126,14 @@ pub(crate) struct PodRow {
     pub owner: Option<u32>,
     /// Message of the last failed attempt (FitError, or the error of an `Error` attempt).
     pub last_reason: Option<String>,
-    /// The cause of its `PodEvicted`, if it was evicted (taint).
+    /// The cause of its `PodEvicted`, if it was evicted (taint, deadline).
     pub evicted_by: Option<Box<str>>,
     /// Its DRA claims as it bound (`PodClaims`), as pods.csv writes them.
     pub claims: Option<Box<str>>,
 }
 
 impl PodRow {
-    /// Why the pod was evicted: its `PodEvicted` cause (`taint`), else `preemption` for a
+    /// Why the pod was evicted: its `PodEvicted` cause (`taint`, `deadline`), else `preemption` for a
     /// preempted pod and `node-lost` for one that failed with its removed node; "" otherwise.
     pub fn eviction_cause(&self) -> &str {
         match (&self.evicted_by, self.ended) {
@@ -191,9 +191,8 @@ pub struct Recorder {
     pub(crate) stalled: Option<String>,
     /// `RunEnded.unserved`: schedulerNames no profile serves.
     pub(crate) unserved: Vec<String>,
-    /// `PodRefused`: the reason of each pod creation the API server's admission refused (the
-    /// message after `is forbidden: `; the pod is named in the record only).
-    pub(crate) refused: Vec<String>,
+    /// `PodRefused`: each pod creation the API server's admission refused (`refused.csv`).
+    pub(crate) refused: Vec<crate::refused::RefusedRow>,
     pub(crate) last_at: SimTime,
     /// Unschedulable attempts with a FitError ("0/N nodes are available: ...").
     pub(crate) fit_failures: u64,
@@ -775,11 +774,26 @@ impl Observer for Recorder {
                 self.pods[i].claims = Some(crate::devices::claims_cell(claims).into());
                 self.pod_claims += 1;
             }
-            Record::PodRefused { message, .. } => {
-                let reason = message
-                    .split_once(" is forbidden: ")
-                    .map_or(message.as_str(), |(_, r)| r);
-                self.refused.push(reason.to_string());
+            Record::PodRefused {
+                at,
+                namespace,
+                name,
+                owner_kind,
+                owner_name,
+                message,
+            } => {
+                let owner = if owner_kind.is_empty() {
+                    String::new()
+                } else {
+                    format!("{owner_kind}/{owner_name}")
+                };
+                self.refused.push(crate::refused::RefusedRow {
+                    at: *at,
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                    owner,
+                    message: message.clone(),
+                });
             }
             Record::RunEnded {
                 at,

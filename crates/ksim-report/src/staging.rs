@@ -20,9 +20,10 @@ pub const COMPLETE_MARKER: &str = "ksim-complete.json";
 
 /// Files besides [`OUTPUT_FILES`] that a run directory may hold (`run.json`: a sweep run's
 /// configuration).
-const OTHER_RUN_FILES: [&str; 9] = [
+const OTHER_RUN_FILES: [&str; 10] = [
     "events.jsonl",
     "node_events.csv",
+    "refused.csv",
     "cluster-dump.json",
     "run.json",
     "explain.jsonl",

@@ -516,7 +516,7 @@ pub(crate) fn compute(rec: &Recorder, sweep: &Sweep) -> Summary {
         stalled: rec.stalled.clone(),
         unserved_schedulers: rec.unserved.clone(),
         refused_creations: rec.refused.len() as u64,
-        refused_reasons: histogram(rec.refused.iter().map(String::as_str)),
+        refused_reasons: histogram(rec.refused.iter().map(|r| r.reason())),
         packing: Some(crate::packing::compute(rec)),
         already_bound: 0,
         needed_scheduling: 0,

@@ -74,6 +74,15 @@ pub fn check_pod(pod: &Pod) -> Result<(), FieldProblem> {
         }
     }
     check_list("spec.overhead", &pod.spec.overhead)?;
+    // Upstream ValidatePodSpec.
+    if let Some(d) = pod.spec.active_deadline_seconds {
+        if !(1..=i64::from(i32::MAX)).contains(&d) {
+            return Err((
+                "spec.activeDeadlineSeconds".into(),
+                format!("Invalid value: {d}: must be between 1 and 2147483647, inclusive"),
+            ));
+        }
+    }
     if let Err(e) = ksim_api::resource::validate_pod_claims(pod) {
         let field = e.0.first().map(|f| f.field.clone()).unwrap_or_default();
         return Err((field, e.to_string()));

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use ksim_api::config::KubeSchedulerConfiguration;
-use ksim_api::object::ObjectKind;
+use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::workloads::Workload;
 use ksim_scheduler::framework::{build_frameworks, Framework};
 use ksim_scheduler::plugins::volume_binding::VolumeBinding;
@@ -343,6 +343,38 @@ impl Simulation {
     /// observer, to print them as they come).
     pub fn extender_warnings(&self) -> Arc<crate::extender::ExtenderWarnings> {
         self.extender_warnings.clone()
+    }
+
+    /// Whether `obj` (by kind, namespace and name; an empty namespace is `default`) exists now,
+    /// as a `CreateObject` of it would find it: a workload's controller, a PriorityClass, a
+    /// LimitRange or ResourceQuota, or another cluster object. What-if variants apply objects
+    /// as `kubectl apply` does: an `UpdateObject` when it exists, a `CreateObject` otherwise.
+    pub fn object_exists(&self, obj: &ApiObject) -> bool {
+        let kind = obj.kind();
+        let ns = match (kind.namespaced(), obj.namespace()) {
+            (false, _) => "",
+            (true, "") => "default",
+            (true, ns) => ns,
+        };
+        let name = obj.name();
+        match obj {
+            ApiObject::Deployment(_)
+            | ApiObject::ReplicaSet(_)
+            | ApiObject::StatefulSet(_)
+            | ApiObject::DaemonSet(_)
+            | ApiObject::Job(_)
+            | ApiObject::CronJob(_) => self
+                .controllers
+                .ctls
+                .contains_key(&format!("{kind}/{ns}/{name}")),
+            ApiObject::PriorityClass(_) => self.controllers.classes.contains_key(name),
+            ApiObject::LimitRange(_) => self
+                .admission
+                .limit_ranges
+                .contains_key(&kind.key(ns, name)),
+            ApiObject::ResourceQuota(_) => self.admission.quotas.contains_key(&kind.key(ns, name)),
+            _ => self.snapshot.objects.get_object(kind, ns, name).is_some(),
+        }
     }
 
     /// The object of a workload controller (`Deployment`, `ReplicaSet`, ...) as the

@@ -112,6 +112,11 @@ enum Ev {
         pod: PodId,
         generation: u32,
     },
+    /// A bound pod's `spec.activeDeadlineSeconds` ran out (`sim/pods.rs`).
+    PodDeadline {
+        pod: PodId,
+        generation: u32,
+    },
     /// A terminating pod's grace period is over (`sim/pods.rs`, `terminate_pod`).
     TerminationDone {
         pod: PodId,
@@ -763,6 +768,7 @@ impl Simulation {
             }
             Ev::BindDone { pod, generation } => self.bind_done(pod, generation, obs),
             Ev::PodFinish { pod, generation } => self.pod_finished(pod, generation, obs),
+            Ev::PodDeadline { pod, generation } => self.pod_deadline(pod, generation, obs),
             Ev::TerminationDone {
                 pod,
                 generation,

@@ -338,9 +338,10 @@ impl Simulation {
     pub(super) fn start_running(&mut self, id: PodId) {
         self.controller_pod_running(id);
         let slot = &self.pods[id as usize];
+        let generation = slot.generation;
+        let deadline = slot.info.pod.spec.active_deadline_seconds;
         if let Some(d) = slot.run_for {
             let at = self.now + self.cfg.costs.pod_startup + d;
-            let generation = slot.generation;
             self.schedule(
                 at,
                 0,
@@ -350,6 +351,53 @@ impl Simulation {
                 },
             );
         }
+        // The kubelet's activeDeadlineHandler counts from the pod's start on its node.
+        if let Some(secs) = deadline.filter(|s| *s > 0) {
+            let at = self.now + self.cfg.costs.pod_startup + SimDuration::from_secs(secs);
+            self.schedule(
+                at,
+                0,
+                Ev::PodDeadline {
+                    pod: id,
+                    generation,
+                },
+            );
+        }
+    }
+
+    /// `PodDeadline`: the kubelet's `activeDeadlineHandler` (`pkg/kubelet/active_deadline.go`)
+    /// fails a pod running longer than its `spec.activeDeadlineSeconds` (phase Failed, reason
+    /// `DeadlineExceeded`), recorded as an eviction with cause `deadline`. A stale timer, or a
+    /// pod already ended or terminating, does nothing.
+    pub(super) fn pod_deadline(&mut self, pod: PodId, generation: u32, obs: &mut dyn Observer) {
+        let slot = &self.pods[pod as usize];
+        if slot.generation != generation || slot.phase != PodPhase::Bound || slot.terminating {
+            return;
+        }
+        self.record_eviction(pod, "deadline", obs);
+        self.end_pod(pod, Outcome::Failed, "deadline", String::new(), obs);
+    }
+
+    /// Records why a pod is being evicted (`PodEvicted`, just before it ends or starts
+    /// terminating); `false` (nothing recorded) for a pod already ended or terminating.
+    pub(super) fn record_eviction(
+        &mut self,
+        id: PodId,
+        cause: &str,
+        obs: &mut dyn Observer,
+    ) -> bool {
+        let slot = &self.pods[id as usize];
+        if matches!(slot.phase, PodPhase::Ended(_)) || slot.terminating {
+            return false;
+        }
+        obs.record(&Record::PodEvicted {
+            at: self.now,
+            namespace: slot.info.namespace().to_string(),
+            name: slot.info.name().to_string(),
+            node: slot.node.clone(),
+            cause: cause.to_string(),
+        });
+        true
     }
 
     pub(super) fn delete_pod(

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use ksim_api::{Taint, Toleration};
 
 use super::{Ev, PodId, PodPhase, Simulation};
-use crate::record::{Observer, Outcome, Record};
+use crate::record::{Observer, Outcome};
 use crate::time::{SimDuration, SimTime};
 
 /// One scheduled eviction (upstream `TimedWorker`).
@@ -214,18 +214,10 @@ impl Simulation {
     /// (outcome `failed`; its controller replaces it). The one entry point of every eviction
     /// this room and the node lifecycle make; graceful termination belongs to the deletion path.
     pub(super) fn evict_pod(&mut self, id: PodId, cause: &str, obs: &mut dyn Observer) {
-        let slot = &self.pods[id as usize];
         // An ended pod, or one already terminating (deleting it again changes nothing).
-        if matches!(slot.phase, PodPhase::Ended(_)) || slot.terminating {
+        if !self.record_eviction(id, cause, obs) {
             return;
         }
-        obs.record(&Record::PodEvicted {
-            at: self.now,
-            namespace: slot.info.namespace().to_string(),
-            name: slot.info.name().to_string(),
-            node: slot.node.clone(),
-            cause: cause.to_string(),
-        });
         // Upstream's taint manager deletes the pod through the API (with the
         // DisruptionTarget condition, reason DeletionByTaintManager): a graceful deletion.
         let grace = self

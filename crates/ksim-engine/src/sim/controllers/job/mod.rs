@@ -28,8 +28,9 @@
 //! - `ttlSecondsAfterFinished`: the TTL-after-finished controller deletes the finished Job
 //!   (and its pods) that long after it finished.
 //!
-//! Simplified: a pod the controller deletes goes at once (no graceful termination); ksim pods
-//! have one exit code for all their containers and none when killed.
+//! Simplified: ksim pods have one exit code for all their containers and none when killed.
+//! The pods the controller deletes terminate gracefully (the deletion path's); past
+//! `activeDeadlineSeconds` their eviction cause is `deadline`.
 
 mod policy;
 
@@ -306,6 +307,13 @@ impl Simulation {
             let rest: Vec<String> = c.pods.keys().cloned().collect();
             let cronjob = cronjob_of(&c.obj);
             for p in rest {
+                // Past activeDeadlineSeconds the active pods are deleted because of it: their
+                // eviction cause is `deadline`.
+                if reason == "DeadlineExceeded" {
+                    if let Some(&id) = self.live_get(&p) {
+                        self.record_eviction(id, "deadline", obs);
+                    }
+                }
                 self.delete_owned_pod(&p, obs);
             }
             // The CronJob that created it sees it finish (Forbid, its history limits).

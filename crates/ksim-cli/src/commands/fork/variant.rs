@@ -1,60 +1,17 @@
-//! `ksim run SCENARIO --fork-at TIME --variant FILE...`: what-if forks.
-//!
-//! The scenario runs once up to TIME (every event and cycle of the instants up to TIME, as
-//! `--dump-at` sees the cluster); the simulation is then copied in memory
-//! ([`ksim_engine::Simulation::fork`]: clock, heap, cluster, queue, controllers, RNG states,
-//! remaining input), once for the base branch and once per variant. Each copy continues to the
-//! end on its own; a variant first changes its copy at TIME. The records of the shared prefix
-//! were kept, and are replayed into every branch's recorder before its own, so each branch's
-//! outputs are those of a whole run: the base branch's are byte for byte those of the run
-//! without `--fork-at`, and so are an empty variant's.
-//!
-//! Layout: `OUT/` holds the base branch (a complete run, as without `--fork-at`),
-//! `OUT/branches/<variant>/` each variant's run (with its `variant.yaml`), and `OUT/compare/`
-//! the `ksim compare` of the base and the branches (`compare.csv`, `compare.txt`, plots). The
-//! whole folder is written beside its target and swapped in when complete.
-//!
-//! # Variant files (YAML or JSON, one document)
-//!
-//! ```yaml
-//! name: one-more-node        # the branch's folder name (default: the file name's stem)
-//! schedulerConfig: most-allocated-config.yaml   # a KubeSchedulerConfiguration file (relative
-//!                            # to this file), or the configuration inline as a mapping
-//! addNodes:                  # Node objects, added at TIME
-//!   - metadata: {name: extra-1, labels: {topology.kubernetes.io/zone: a}}
-//!     status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
-//! addPools:                  # as the scenario's cluster.pools: nodes <name>-0 .. <name>-(count-1)
-//!   - {name: burst, count: 2, template: {status: {allocatable: {cpu: "4", memory: 16Gi}}}}
-//! removeNodes:               # removed at TIME, as a trace's RemoveNode
-//!   names: [zone-b-0]
-//!   selector: topology.kubernetes.io/zone=b     # or a LabelSelector mapping
-//! scale:                     # KIND/NAME or KIND/NAMESPACE/NAME: replicas, or a factor
-//!   deployment/web: 6        # (Deployment, ReplicaSet, StatefulSet); a later count from
-//!                            # the trace replaces it
-//!   statefulset/db: x1.5     # factor: replicas × 1.5, rounded up, and every later count
-//!                            # the trace gives it × 1.5 too
-//! ```
-//!
-//! Every key is optional; an empty file is the empty variant. Removals come first, then
-//! additions, then scaling, all at TIME after what the trunk already applied at TIME; a
-//! node named twice, or a name, selector or controller that matches nothing at TIME, is an
-//! error naming the file, line and field.
+//! Variant files: reading and checking them ([`load_variant`]) and applying one to a branch at
+//! the fork instant ([`apply_variant`]). The format is in the parent module's doc.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail};
 use ksim_api::config::KubeSchedulerConfiguration;
 use ksim_api::meta::{LabelSelector, Selector};
 use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::Node;
-use ksim_engine::explain::ExplainSelector;
-use ksim_engine::{InputEvent, Observer, Record, SimTime, Simulation};
+use ksim_engine::{InputEvent, SimTime, Simulation};
 use ksim_trace::scenario::{pool_nodes, NodePool};
-use ksim_trace::{ScenarioPlan, TraceError};
-use rayon::prelude::*;
+use ksim_trace::TraceError;
 use serde_json::Value;
-
-use crate::progress::VirtualTimeProgress;
 
 /// A variant file, read and checked.
 #[derive(Debug, Clone)]
@@ -69,6 +26,9 @@ pub struct Variant {
     pub remove_names: Vec<(String, String)>,
     pub remove_selector: Option<(String, Selector)>,
     pub scale: Vec<Scale>,
+    /// `objects:` (field path, object): applied at the fork instant as a trace's
+    /// `UpdateObject` when the object exists then, as its `CreateObject` otherwise.
+    pub objects: Vec<(String, ApiObject)>,
 }
 
 /// One `scale:` entry.
@@ -174,7 +134,7 @@ pub fn load_variant(path: &Path) -> anyhow::Result<Variant> {
             "",
             format!(
                 "a variant is a mapping (name, schedulerConfig, addNodes, addPools, \
-                 removeNodes, scale), got {}",
+                 removeNodes, scale, objects), got {}",
                 ksim_api::json::value_kind(&doc)
             )
         ));
@@ -198,6 +158,7 @@ pub fn load_variant(path: &Path) -> anyhow::Result<Variant> {
         remove_names: Vec::new(),
         remove_selector: None,
         scale: Vec::new(),
+        objects: Vec::new(),
     };
     let base = path.parent().unwrap_or(Path::new("."));
     for (key, val) in &map {
@@ -276,6 +237,22 @@ pub fn load_variant(path: &Path) -> anyhow::Result<Variant> {
                 }
             }
             "removeNodes" => parse_remove(val, &mut v, &err)?,
+            "objects" => {
+                let Some(items) = val.as_array() else {
+                    return Err(err(
+                        "objects",
+                        "expected a list of Kubernetes objects (as a trace's CreateObject \
+                         carries)"
+                            .into(),
+                    ));
+                };
+                for (i, item) in items.iter().enumerate() {
+                    let f = format!("objects[{i}]");
+                    let o =
+                        ksim_trace::native::decode_object(item, &f).map_err(|(p, m)| err(&p, m))?;
+                    v.objects.push((f, o));
+                }
+            }
             "scale" => {
                 let Some(m) = val.as_object() else {
                     return Err(err(
@@ -295,7 +272,7 @@ pub fn load_variant(path: &Path) -> anyhow::Result<Variant> {
                 return Err(err(
                     other,
                     "unknown field (expected name, schedulerConfig, addNodes, addPools, \
-                     removeNodes or scale)"
+                     removeNodes, scale or objects)"
                         .into(),
                 ))
             }
@@ -305,6 +282,30 @@ pub fn load_variant(path: &Path) -> anyhow::Result<Variant> {
     for (f, n) in &v.add_nodes {
         if !seen.insert(n.metadata.name.clone()) {
             return Err(err(f, format!("node {:?} is added twice", n.metadata.name)));
+        }
+    }
+    let ns = |o: &ApiObject| match (o.kind().namespaced(), o.namespace()) {
+        (true, "") => "default".to_string(),
+        (_, n) => n.to_string(),
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for (f, o) in &v.objects {
+        let id = (o.kind(), ns(o), o.name().to_string());
+        if !seen.insert(id.clone()) {
+            return Err(err(f, format!("{} {}/{} is given twice", id.0, id.1, id.2)));
+        }
+        if let Some(s) = v
+            .scale
+            .iter()
+            .find(|s| s.kind == id.0 && s.namespace == id.1 && s.name == id.2)
+        {
+            return Err(err(
+                f,
+                format!(
+                    "{} {}/{} is also scaled by {}: give its replicas in the object instead",
+                    id.0, id.1, id.2, s.field
+                ),
+            ));
         }
     }
     Ok(v)
@@ -444,7 +445,7 @@ fn parse_scale(key: &str, to: &Value) -> Result<Scale, String> {
 }
 
 /// Changes a branch at the fork instant `t` as its variant says.
-fn apply_variant(v: &Variant, sim: &mut Simulation, t: SimTime) -> anyhow::Result<()> {
+pub(super) fn apply_variant(v: &Variant, sim: &mut Simulation, t: SimTime) -> anyhow::Result<()> {
     let err = |field: &str, m: String| at(&v.source, &v.text, field, m);
     if let Some(c) = &v.scheduler {
         sim.set_scheduler_config(c)
@@ -492,6 +493,15 @@ fn apply_variant(v: &Variant, sim: &mut Simulation, t: SimTime) -> anyhow::Resul
             node: Box::new(n.clone()),
         });
     }
+    // Objects as `kubectl apply` gives them: replaced when they exist, created otherwise.
+    for (_, o) in &v.objects {
+        let object = Box::new(o.clone());
+        events.push(if sim.object_exists(o) {
+            InputEvent::UpdateObject { object }
+        } else {
+            InputEvent::CreateObject { object }
+        });
+    }
     for s in &v.scale {
         let Some(mut w) = sim.controller_object(s.kind, &s.namespace, &s.name) else {
             return Err(err(
@@ -532,226 +542,4 @@ fn apply_variant(v: &Variant, sim: &mut Simulation, t: SimTime) -> anyhow::Resul
     sim.inject(t, events)
         .map_err(|e| anyhow!("{}: {e}", v.source))?;
     Ok(())
-}
-
-/// What a forked run needs besides the plan.
-pub struct ForkRun<'a> {
-    pub at: SimTime,
-    pub variants: &'a [Variant],
-    pub event_log: bool,
-    pub explain: Option<ExplainSelector>,
-    pub dump_at: Option<SimTime>,
-    /// Files written into every branch's folder (the recorded scenario and configuration).
-    pub extra: &'a [(&'a str, &'a str)],
-    /// Do not print the comparison table.
-    pub quiet: bool,
-    /// The Kubernetes version the run behaves as (recorded in every branch's summary).
-    pub version: ksim_api::version::KubernetesVersion,
-}
-
-/// The outputs of one branch: the shared prefix's records, then the branch's own.
-struct BranchOut {
-    recorder: ksim_report::Recorder,
-    log: Option<ksim_report::EventLogWriter<std::io::BufWriter<std::fs::File>>>,
-}
-
-impl BranchOut {
-    fn create(
-        dir: &Path,
-        event_log: bool,
-        extra: &[(&str, &str)],
-        version: ksim_api::version::KubernetesVersion,
-    ) -> anyhow::Result<BranchOut> {
-        for (name, text) in extra {
-            let path = dir.join(name);
-            std::fs::write(&path, text).with_context(|| path.display().to_string())?;
-        }
-        let mut recorder = ksim_report::Recorder::to_dir(dir)?;
-        recorder.set_kubernetes_version(version.as_str());
-        let log = if event_log {
-            Some(ksim_report::EventLogWriter::create(
-                &dir.join("events.jsonl"),
-            )?)
-        } else {
-            None
-        };
-        Ok(BranchOut { recorder, log })
-    }
-
-    fn record(&mut self, r: &Record) {
-        Observer::record(&mut self.recorder, r);
-        if let Some(l) = self.log.as_mut() {
-            Observer::record(l, r);
-        }
-    }
-}
-
-/// Runs `plan` to the fork instant, then the base branch into `out` and each variant into
-/// `out/branches/<name>`, and compares them in `out/compare`. Returns the base's summary
-/// and the branches' (name, summary).
-pub fn run_forked(
-    plan: ScenarioPlan,
-    out: &Path,
-    f: &ForkRun<'_>,
-) -> anyhow::Result<(ksim_report::Summary, Vec<(String, ksim_report::Summary)>)> {
-    let mut names = std::collections::BTreeSet::new();
-    for v in f.variants {
-        if v.name == "base" || !names.insert(v.name.clone()) {
-            bail!(
-                "{}: the branch name {:?} is taken (by the base branch or another variant): \
-                 give the variant another `name:`",
-                v.source,
-                v.name
-            );
-        }
-    }
-    let staged = ksim_report::StagedDir::begin(out)?;
-    let label = plan.name.clone();
-    let horizon = plan.engine.horizon;
-    let source = plan.source.clone();
-    let mut sim = ksim_sweep::run::simulation_of(plan, f.explain.clone(), f.dump_at)
-        .map_err(|e| anyhow!("{source}: {e}"))?;
-    // The trunk: every record up to the fork instant is kept for the branches.
-    let mut prefix: Vec<Record> = Vec::new();
-    let mut progress = VirtualTimeProgress::new(&label, horizon);
-    // An extender that cannot be reached is reported once per run: the trunk's here, each
-    // branch's (a run of its own from the fork on) in `run_branch`.
-    let warnings = sim.extender_warnings();
-    let running = {
-        let mut obs = |r: &Record| {
-            for w in warnings.take() {
-                eprintln!("warning: {source}: {w}");
-            }
-            progress.update(r.at());
-            prefix.push(r.clone());
-        };
-        sim.run_to(f.at, &mut obs)
-            .map_err(|e| anyhow!("{source}: {e}"))?
-    };
-    for w in warnings.take() {
-        eprintln!("warning: {source}: {w}");
-    }
-    progress.finish();
-    if !running {
-        bail!(
-            "--fork-at {}: the run ended at {} before that instant (nothing left could change); \
-             fork earlier or give a horizon (--until)",
-            f.at,
-            sim.now()
-        );
-    }
-    let branches = sim
-        .fork(1 + f.variants.len())
-        .map_err(|e| anyhow!("{source}: {e}"))?;
-    // Every variant is applied (and checked) before any branch runs.
-    let mut todo = Vec::with_capacity(branches.len());
-    for (i, mut b) in branches.into_iter().enumerate() {
-        let (dir, name) = if i == 0 {
-            (staged.path().to_path_buf(), "base".to_string())
-        } else {
-            let v = &f.variants[i - 1];
-            let d = staged.path().join("branches").join(&v.name);
-            std::fs::create_dir_all(&d).with_context(|| d.display().to_string())?;
-            apply_variant(v, &mut b, f.at)?;
-            let p = d.join("variant.yaml");
-            std::fs::write(&p, &v.text).with_context(|| p.display().to_string())?;
-            if let Some(c) = &v.scheduler {
-                // What the branch ran from the fork on (scheduler-config.yaml: before it).
-                let p = d.join("variant-scheduler-config.yaml");
-                let text = format!(
-                    "# The effective KubeSchedulerConfiguration of this branch from the fork \
-                     instant on, upstream's defaults applied.\n{}",
-                    serde_saphyr::to_string(&super::run::effective_scheduler_config(c))?
-                );
-                std::fs::write(&p, text).with_context(|| p.display().to_string())?;
-            }
-            (d, v.name.clone())
-        };
-        todo.push((dir, name, b));
-    }
-    // The branches run in parallel (one simulation per thread, each writing its own folder:
-    // nothing in any output depends on it); one bar counts the finished branches.
-    let bar = crate::progress::RunsProgress::new(&format!("{label} branches"), todo.len() as u64);
-    let results: Vec<anyhow::Result<ksim_report::Summary>> = todo
-        .into_par_iter()
-        .map(|(dir, name, b)| {
-            let s = run_branch(b, &dir, &name, &prefix, f)
-                .map_err(|e| anyhow!("{source} (branch {name}): {e:#}"));
-            ksim_sweep::SweepProgress::run_done(&bar, &name);
-            s
-        })
-        .collect();
-    bar.finish();
-    let mut results = results.into_iter();
-    let base_summary = results.next().ok_or_else(|| anyhow!("no base branch"))??;
-    let mut summaries = Vec::new();
-    let mut dirs = vec![staged.path().to_path_buf()];
-    for (v, r) in f.variants.iter().zip(results) {
-        summaries.push((v.name.clone(), r?));
-        dirs.push(staged.path().join("branches").join(&v.name));
-    }
-    // The comparison of the branches, base first, as `ksim compare` makes it.
-    let mut table = ksim_sweep::RunTable::from_dirs(&dirs)?;
-    for (row, name) in table
-        .rows
-        .iter_mut()
-        .zip(std::iter::once("base".to_string()).chain(f.variants.iter().map(|v| v.name.clone())))
-    {
-        row.id = name;
-    }
-    let cmp = staged.path().join("compare");
-    std::fs::create_dir_all(&cmp).with_context(|| cmp.display().to_string())?;
-    table.write_csv(&cmp.join("compare.csv"))?;
-    let txt = cmp.join("compare.txt");
-    std::fs::write(&txt, table.terminal(true) + "\n").with_context(|| txt.display().to_string())?;
-    ksim_sweep::plots::write_table_plots(&table, &cmp)?;
-    if !f.quiet {
-        println!("{}", table.terminal(true));
-    }
-    staged.commit()?;
-    Ok((base_summary, summaries))
-}
-
-/// Continues one branch to its end and writes its outputs into `dir`: the shared prefix's
-/// records first, then its own.
-fn run_branch(
-    mut b: Simulation,
-    dir: &Path,
-    name: &str,
-    prefix: &[Record],
-    f: &ForkRun<'_>,
-) -> anyhow::Result<ksim_report::Summary> {
-    let mut o = BranchOut::create(dir, f.event_log, f.extra, f.version)?;
-    for r in prefix {
-        o.record(r);
-    }
-    let warnings = b.extender_warnings();
-    let warn = || {
-        for w in warnings.take() {
-            eprintln!("warning: branch {name}: {w}");
-        }
-    };
-    b.run(&mut |r: &Record| {
-        warn();
-        o.record(r)
-    })?;
-    warn();
-    if let Some(l) = o.log.take() {
-        l.finish()?;
-    }
-    if f.explain.is_some() {
-        let path = dir.join("explain.jsonl");
-        let mut text = String::new();
-        for line in b.take_explain() {
-            text.push_str(&line);
-            text.push('\n');
-        }
-        std::fs::write(&path, text).with_context(|| path.display().to_string())?;
-    }
-    if let Some(dump) = b.take_dump() {
-        let path = dir.join("cluster-dump.json");
-        let text = serde_json::to_string_pretty(&dump).unwrap_or_default() + "\n";
-        std::fs::write(&path, text).with_context(|| path.display().to_string())?;
-    }
-    Ok(o.recorder.write_outputs(dir)?)
 }
