@@ -182,3 +182,52 @@ fn on_the_incident_a_shorter_toleration_brings_evictions_forward_and_a_pdb_chang
     // The budget allows no disruption, yet the taint evicts exactly as without it.
     assert_eq!(read(&out.join("branches/web-pdb/pods.csv")), base_csv);
 }
+
+#[test]
+fn bad_objects_variants_exit_2_naming_file_line_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let pdb = "  - {apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {name: p}, spec: {maxUnavailable: 0}}\n";
+    let cases: [(&str, String, &[&str]); 4] = [
+        (
+            "map.yaml",
+            "objects: {kind: PodDisruptionBudget}\n".into(),
+            &["map.yaml:1", "objects", "expected a list"],
+        ),
+        (
+            "typo.yaml",
+            "name: t\nobjects:\n  - {apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {name: p}, spec: {maxUnavailabel: 0}}\n".into(),
+            &["typo.yaml", "objects[0]", "maxUnavailabel"],
+        ),
+        (
+            "twice.yaml",
+            format!("objects:\n{pdb}{pdb}"),
+            &["twice.yaml:3", "objects[1]", "PodDisruptionBudget default/p is given twice"],
+        ),
+        (
+            "scaled.yaml",
+            "scale: {deployment/web: 3}\nobjects:\n  - {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c}]}}}}\n".into(),
+            &["scaled.yaml:3", "objects[0]", "also scaled by scale.deployment/web"],
+        ),
+    ];
+    let scenario = root().join("scenarios/incident-node-failure.yaml");
+    for (file, text, want) in cases {
+        let p = d.join(file);
+        std::fs::write(&p, text).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_ksim"))
+            .arg("run")
+            .arg(&scenario)
+            .args(["-q", "--fork-at", "5m", "--variant"])
+            .arg(&p)
+            .arg("--out")
+            .arg(d.join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{file}: {err}");
+        for w in want {
+            assert!(err.contains(w), "{file}: {w:?} not in {err}");
+        }
+        assert!(!d.join("out").exists(), "{file}: output left behind");
+    }
+}

@@ -225,6 +225,27 @@ mod tests {
     }
 
     #[test]
+    fn active_deadline_seconds_in_range_as_validate_pod_spec() {
+        let pod = |d: i64| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "p"},
+                "spec": {"activeDeadlineSeconds": d, "containers": [{"name": "c"}]}
+            }))
+            .unwrap()
+        };
+        assert!(check_pod(&pod(1)).is_ok());
+        assert!(check_pod(&pod(2_147_483_647)).is_ok());
+        for bad in [0, -5, 2_147_483_648] {
+            let (field, msg) = check_pod(&pod(bad)).unwrap_err();
+            assert_eq!(field, "spec.activeDeadlineSeconds");
+            assert_eq!(
+                msg,
+                format!("Invalid value: {bad}: must be between 1 and 2147483647, inclusive")
+            );
+        }
+    }
+
+    #[test]
     fn durations() {
         let v = |s: &str| serde_json::from_str::<Value>(s).unwrap();
         assert_eq!(parse_duration_value(&v("\"1.5s\"")).unwrap().0, 1_500_000);

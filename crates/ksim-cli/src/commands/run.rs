@@ -11,7 +11,7 @@
 //! DIR/scenario.yaml` re-runs it: same outputs, byte for byte.
 //!
 //! `--fork-at TIME --variant FILE...` runs to TIME, then continues the same in-memory state once
-//! unchanged and once per variant (`fork.rs`).
+//! unchanged and once per variant (`fork/`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
