@@ -158,9 +158,12 @@ fn attempts(records: &[Record], name: &str) -> Vec<(SimTime, AttemptResult, Stri
         .collect()
 }
 
-/// The claims in the cluster whose name starts with `prefix`: (name, allocated device(s),
-/// reservedFor pod names, finalizers).
-fn claims(sim: &Simulation, prefix: &str) -> Vec<(String, Vec<String>, Vec<String>, Vec<String>)> {
+/// A claim as the tests read it: (name, allocated device(s), reservedFor pod names,
+/// finalizers).
+type ClaimView = (String, Vec<String>, Vec<String>, Vec<String>);
+
+/// The claims in the cluster whose name starts with `prefix`.
+fn claims(sim: &Simulation, prefix: &str) -> Vec<ClaimView> {
     sim.snapshot()
         .objects
         .dra
