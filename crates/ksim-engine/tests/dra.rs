@@ -158,9 +158,12 @@ fn attempts(records: &[Record], name: &str) -> Vec<(SimTime, AttemptResult, Stri
         .collect()
 }
 
-/// The claims in the cluster whose name starts with `prefix`: (name, allocated device(s),
-/// reservedFor pod names, finalizers).
-fn claims(sim: &Simulation, prefix: &str) -> Vec<(String, Vec<String>, Vec<String>, Vec<String>)> {
+/// A claim as the tests read it: (name, allocated device(s), reservedFor pod names,
+/// finalizers).
+type ClaimView = (String, Vec<String>, Vec<String>, Vec<String>);
+
+/// The claims in the cluster whose name starts with `prefix`.
+fn claims(sim: &Simulation, prefix: &str) -> Vec<ClaimView> {
     sim.snapshot()
         .objects
         .dra
@@ -359,4 +362,48 @@ fn a_pod_waits_outside_the_queue_for_a_missing_template_and_goes_on_when_it_appe
         "{t}"
     );
     assert_eq!(attempts(&rec, "w").len(), 1);
+}
+
+#[test]
+fn postfilter_deallocates_a_claim_allocated_elsewhere_and_the_pod_follows_the_event() {
+    // `held` is allocated on n1's GPU with no consumer; the pod must run on n2 (node
+    // selector). DynamicResources rejects n2 ("resourceclaim not available on the node"), its
+    // PostFilter deallocates the claim, the claim's Update event requeues the pod, and the
+    // claim is allocated again, on n2.
+    let mut held = claim("held");
+    if let ApiObject::ResourceClaim(c) = &mut held {
+        c.status = serde_json::from_value(json!({
+            "allocation": {
+                "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com",
+                                         "pool": "n1", "device": "gpu-0"}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}
+        }))
+        .expect("status");
+    }
+    let mut p = pod("p", None, Some("held"));
+    p.spec.node_selector = [("kubernetes.io/hostname".to_string(), "n2".to_string())]
+        .into_iter()
+        .collect();
+    let mut s = sim(
+        120,
+        vec![class(), slice("n1", 1), slice("n2", 1), held],
+        vec![at(1.0, create(p, None))],
+    );
+    let mut rec = Vec::new();
+    run_to(&mut s, 120.0, &mut rec);
+    let a = attempts(&rec, "p");
+    assert_eq!(a.len(), 2, "{a:?}");
+    assert_eq!(a[0].1, AttemptResult::Unschedulable);
+    assert!(
+        a[0].2.contains("resourceclaim not available on the node")
+            && a[0].2.contains("deallocation of ResourceClaim completed"),
+        "{}",
+        a[0].2
+    );
+    assert_eq!(a[1].1, AttemptResult::Scheduled);
+    assert_eq!(bound(&rec, "p").map(|b| b.1).as_deref(), Some("n2"));
+    let c = &claims(&s, "held")[0];
+    assert_eq!(c.1, ["n2/gpu-0".to_string()]);
+    assert_eq!(c.2, ["p".to_string()]);
 }
