@@ -22,8 +22,9 @@
 //!
 //! Simplifications are listed in each controller's module and in the README. Common to all:
 //! every controller's pods carry an `ownerReference` with `controller: true`; a pod lost with its
-//! node is replaced by its controller, not by the engine's generic re-creation; a controller
-//! deletes pods at once (no graceful termination).
+//! node is replaced by its controller, not by the engine's generic re-creation; a controller's
+//! deletions are graceful (each pod keeps its node for its `terminationGracePeriodSeconds`)
+//! and take a token from its client, as its creations do.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
