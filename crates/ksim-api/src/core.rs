@@ -52,6 +52,10 @@ pub struct PodSpec {
     pub priority_class_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
+    /// Read by ResourceQuota's `Terminating` / `NotTerminating` scopes (the kubelet's deadline
+    /// itself is not modelled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_deadline_seconds: Option<i64>,
     #[serde(skip_serializing_if = "String::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_name: String,
