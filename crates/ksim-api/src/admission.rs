@@ -96,13 +96,36 @@ pub struct ResourceQuotaSpec {
     #[serde(skip_serializing_if = "ResourceList::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub hard: ResourceList,
-    /// `Terminating`, `NotTerminating`, `BestEffort`, `NotBestEffort` (others are refused).
+    /// `Terminating`, `NotTerminating`, `BestEffort`, `NotBestEffort`,
+    /// `CrossNamespacePodAffinity` (`PriorityClass` only in a `scopeSelector`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub scopes: Vec<String>,
-    /// Not modelled: a quota with a `scopeSelector` is refused when it is read.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope_selector: Option<serde_json::Value>,
+    pub scope_selector: Option<ScopeSelector>,
+}
+
+/// A quota's `scopeSelector`: every requirement must match the pod.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScopeSelector {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub match_expressions: Vec<ScopedResourceSelectorRequirement>,
+}
+
+/// One `scopeSelector` requirement: a scope name, an operator (`In`, `NotIn`, `Exists`,
+/// `DoesNotExist`) and values.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScopedResourceSelectorRequirement {
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub scope_name: String,
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub operator: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub values: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -442,38 +465,146 @@ fn best_effort(pod: &Pod) -> bool {
         })
 }
 
-/// Whether the quota's scopes match the pod (`podMatchesScopeFunc`, for the scopes ksim
-/// models: [`QUOTA_SCOPES`]).
-pub fn quota_matches(q: &ResourceQuota, pod: &Pod) -> bool {
-    q.spec.scopes.iter().all(|s| match s.as_str() {
-        "BestEffort" => best_effort(pod),
-        "NotBestEffort" => !best_effort(pod),
-        _ => false,
-    })
+/// upstream `isTerminating`: the pod has `activeDeadlineSeconds` >= 0.
+fn terminating(pod: &Pod) -> bool {
+    pod.spec.active_deadline_seconds.is_some_and(|d| d >= 0)
 }
 
-/// The scopes ksim models. `Terminating`/`NotTerminating` (which read
-/// `activeDeadlineSeconds`), `PriorityClass` and `scopeSelector` are refused when a quota is
-/// read, naming the field.
-pub const QUOTA_SCOPES: [&str; 2] = ["BestEffort", "NotBestEffort"];
+/// upstream `usesCrossNamespacePodAffinity`: an affinity or anti-affinity term, required or
+/// preferred, naming `namespaces` or a `namespaceSelector`.
+fn uses_cross_namespace_pod_affinity(pod: &Pod) -> bool {
+    let Some(a) = &pod.spec.affinity else {
+        return false;
+    };
+    let cross = |t: &crate::core::PodAffinityTerm| {
+        !t.namespaces.is_empty() || t.namespace_selector.is_some()
+    };
+    [&a.pod_affinity, &a.pod_anti_affinity]
+        .into_iter()
+        .flatten()
+        .any(|p| {
+            p.required.iter().any(cross) || p.preferred.iter().any(|w| cross(&w.pod_affinity_term))
+        })
+}
 
-/// What ksim refuses in a ResourceQuota it reads: `(field, message)`.
-pub fn check_quota(q: &ResourceQuota) -> Result<(), (String, String)> {
-    if q.spec.scope_selector.is_some() {
-        return Err((
-            "spec.scopeSelector".into(),
-            "scopeSelector is not modelled by ksim; use spec.scopes (BestEffort, NotBestEffort)"
-                .into(),
-        ));
+/// upstream `podMatchesScopeFunc`: whether one scope requirement matches the pod. A
+/// `PriorityClass` requirement is a label selector on the key `PriorityClass` over the pod's
+/// class (no label when it has none); the other scopes ignore operator and values.
+pub fn pod_matches_scope(req: &ScopedResourceSelectorRequirement, pod: &Pod) -> bool {
+    let class = pod.spec.priority_class_name.as_str();
+    match req.scope_name.as_str() {
+        "Terminating" => terminating(pod),
+        "NotTerminating" => !terminating(pod),
+        "BestEffort" => best_effort(pod),
+        "NotBestEffort" => !best_effort(pod),
+        "CrossNamespacePodAffinity" => uses_cross_namespace_pod_affinity(pod),
+        "PriorityClass" => match req.operator.as_str() {
+            "In" => !class.is_empty() && req.values.iter().any(|v| v == class),
+            "NotIn" => class.is_empty() || !req.values.iter().any(|v| v == class),
+            "DoesNotExist" => class.is_empty(),
+            // `Exists`, and an empty operator (upstream checks existence first).
+            _ => !class.is_empty(),
+        },
+        _ => false,
     }
+}
+
+/// upstream `getScopeSelectorsFromQuota`: `spec.scopes` as `Exists` requirements, then the
+/// `scopeSelector`'s.
+fn quota_selectors(q: &ResourceQuota) -> Vec<ScopedResourceSelectorRequirement> {
+    let mut out: Vec<ScopedResourceSelectorRequirement> = q
+        .spec
+        .scopes
+        .iter()
+        .map(|s| ScopedResourceSelectorRequirement {
+            scope_name: s.clone(),
+            operator: "Exists".into(),
+            values: Vec::new(),
+        })
+        .collect();
+    if let Some(sel) = &q.spec.scope_selector {
+        out.extend(sel.match_expressions.iter().cloned());
+    }
+    out
+}
+
+/// Whether the quota applies to the pod: every scope requirement matches (upstream
+/// `MatchesScope` over `getScopeSelectorsFromQuota`).
+pub fn quota_matches(q: &ResourceQuota, pod: &Pod) -> bool {
+    quota_selectors(q).iter().all(|r| pod_matches_scope(r, pod))
+}
+
+/// upstream's standard ResourceQuota scopes (`IsStandardResourceQuotaScope`).
+pub const QUOTA_SCOPES: [&str; 6] = [
+    "Terminating",
+    "NotTerminating",
+    "BestEffort",
+    "NotBestEffort",
+    "PriorityClass",
+    "CrossNamespacePodAffinity",
+];
+
+/// The API server's checks of a quota's scopes (`ValidateResourceQuotaSpec`'s scope and
+/// scope selector checks, reduced to what reaches pods): `(field, message)`.
+pub fn check_quota(q: &ResourceQuota) -> Result<(), (String, String)> {
     for (i, s) in q.spec.scopes.iter().enumerate() {
         if !QUOTA_SCOPES.contains(&s.as_str()) {
             return Err((
                 format!("spec.scopes[{i}]"),
                 format!(
-                    "scope {s:?} is not modelled by ksim (supported: BestEffort, NotBestEffort)"
+                    "unsupported scope {s:?} (supported: {})",
+                    QUOTA_SCOPES.join(", ")
                 ),
             ));
+        }
+    }
+    let Some(sel) = &q.spec.scope_selector else {
+        return Ok(());
+    };
+    for (i, r) in sel.match_expressions.iter().enumerate() {
+        let path = format!("spec.scopeSelector.matchExpressions[{i}]");
+        if !QUOTA_SCOPES.contains(&r.scope_name.as_str()) {
+            return Err((
+                format!("{path}.scopeName"),
+                format!("unsupported scope {:?}", r.scope_name),
+            ));
+        }
+        if r.scope_name != "PriorityClass" && r.operator != "Exists" {
+            return Err((
+                format!("{path}.operator"),
+                "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, \
+                 ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, \
+                 ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity"
+                    .into(),
+            ));
+        }
+        match r.operator.as_str() {
+            "In" | "NotIn" if r.values.is_empty() => {
+                return Err((
+                    format!("{path}.values"),
+                    "must be at least one value when `operator` is 'In' or 'NotIn' for scope \
+                     selector"
+                        .into(),
+                ))
+            }
+            "Exists" | "DoesNotExist" if !r.values.is_empty() => {
+                return Err((
+                    format!("{path}.values"),
+                    "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope \
+                     selector"
+                        .into(),
+                ))
+            }
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => {
+                return Err((
+                    format!("{path}.operator"),
+                    format!(
+                        "Unsupported value: {other:?}: supported values: \"DoesNotExist\", \
+                         \"Exists\", \"In\", \"NotIn\""
+                    ),
+                ))
+            }
         }
     }
     Ok(())

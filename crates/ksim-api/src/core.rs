@@ -84,7 +84,8 @@ pub struct PodSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
     /// `spec.activeDeadlineSeconds`: the kubelet fails the pod (reason `DeadlineExceeded`)
-    /// that long after it started on its node.
+    /// that long after it started on its node; ResourceQuota's `Terminating` /
+    /// `NotTerminating` scopes read it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active_deadline_seconds: Option<i64>,
     #[serde(skip_serializing_if = "String::is_empty")]

@@ -24,6 +24,6 @@ pub mod time;
 
 pub use config::{CostModels, EngineConfig};
 pub use input::{EventSource, InputEvent, Prefetch, SourceError, SourcePos, TimedEvent, VecSource};
-pub use record::{AttemptResult, Observer, Outcome, Record};
+pub use record::{AttemptResult, JobCondition, Observer, Outcome, Record};
 pub use sim::{PodId, PodPhase, SimError, Simulation};
 pub use time::{SimDuration, SimTime};

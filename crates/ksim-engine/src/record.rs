@@ -10,6 +10,20 @@ use crate::time::{SimDuration, SimTime};
 /// pods as a count, extended resources in their units. Sorted by name.
 pub type Amounts = Vec<(String, i64)>;
 
+/// A Job's terminal condition as upstream's Job controller writes it: `Complete` (reason
+/// `CompletionsReached` or `SuccessPolicy`) or `Failed` (`BackoffLimitExceeded`,
+/// `DeadlineExceeded`, `PodFailurePolicy`, `MaxFailedIndexesExceeded`, `FailedIndexes`), set
+/// once none of its pods is terminating (`enactJobFinished`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobCondition {
+    /// `Complete` or `Failed`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub reason: String,
+    /// Its `lastTransitionTime`.
+    pub at: SimTime,
+}
+
 /// How a pod's life ended (or where it stands at the horizon).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -200,6 +214,9 @@ pub enum Record {
         succeeded: u64,
         failed: u64,
         completed_at: Option<SimTime>,
+        /// Job: its terminal condition, once set (none while it runs, and for other kinds).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        condition: Option<JobCondition>,
     },
     /// A node-health change made or seen by the node lifecycle controller (`node_events.csv`):
     /// `event` is one of `KubeletStopped` (`FailNode`), `KubeletStarted` (`RecoverNode`),

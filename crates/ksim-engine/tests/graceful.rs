@@ -258,17 +258,18 @@ fn ordered_ready_scale_down_waits_for_each_termination() {
     assert_eq!(
         deleted,
         vec![
-            // Each one informer delay (10 ms) after the previous is gone, plus its 30 s grace.
+            // Each one informer delay (10 ms) after the previous is gone, plus its 30 s grace
+            // (the controller does not poll while it waits: the pod's end wakes it).
             (
                 (SimTime::ZERO + ksim_engine::SimDuration::from_micros(130_010_000)),
                 "db-2".to_string()
             ),
             (
-                (SimTime::ZERO + ksim_engine::SimDuration::from_micros(160_010_000)),
+                (SimTime::ZERO + ksim_engine::SimDuration::from_micros(160_020_000)),
                 "db-1".to_string()
             ),
             (
-                (SimTime::ZERO + ksim_engine::SimDuration::from_micros(190_010_000)),
+                (SimTime::ZERO + ksim_engine::SimDuration::from_micros(190_030_000)),
                 "db-0".to_string()
             ),
         ]

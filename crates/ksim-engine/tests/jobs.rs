@@ -135,6 +135,26 @@ fn secs(t: SimTime) -> f64 {
     t.as_secs_f64()
 }
 
+/// The Job `name`'s terminal condition in its Record::Controller: (type, reason, seconds).
+fn condition(records: &[Record], name: &str) -> Option<(String, String, f64)> {
+    records.iter().find_map(|r| match r {
+        Record::Controller {
+            name: n,
+            condition: Some(c),
+            ..
+        } if n == name => Some((c.type_.clone(), c.reason.clone(), secs(c.at))),
+        _ => None,
+    })
+}
+
+/// When pod `name` was bound.
+fn bound_at(records: &[Record], name: &str) -> Option<SimTime> {
+    records.iter().find_map(|r| match r {
+        Record::PodBound { at, name: n, .. } if n == name => Some(*at),
+        _ => None,
+    })
+}
+
 #[test]
 fn a_suspended_job_creates_no_pod() {
     let r = run(
@@ -184,6 +204,16 @@ fn an_indexed_jobs_pods_are_named_job_index_suffix() {
     }
     let (succeeded, failed, done) = row(&r, "idx").expect("row");
     assert_eq!((succeeded, failed), (5, 0));
+    let (kind, reason, at) = condition(&r, "idx").expect("condition");
+    assert_eq!(
+        (kind.as_str(), reason.as_str()),
+        ("Complete", "CompletionsReached")
+    );
+    assert_eq!(
+        Some(at),
+        done.map(secs),
+        "completed_s is the Complete condition's time"
+    );
     // Two at a time, 10 s each: three rounds.
     assert!(
         done.is_some_and(|t| secs(t) > 30.0 && secs(t) < 31.0),
@@ -249,34 +279,70 @@ fn a_backoff_limit_0_job_whose_pod_is_preempted_fails_with_no_replacement() {
         (0, 1, None),
         "failed, not completed"
     );
+    let (kind, reason, at) = condition(&r, "b0").expect("condition");
+    assert_eq!(
+        (kind.as_str(), reason.as_str()),
+        ("Failed", "BackoffLimitExceeded")
+    );
+    // Set once the preempted pod, counted failed as soon as it started terminating, is gone.
+    let victim_end = e
+        .iter()
+        .find(|(_, n, _)| n == &jobs[0].1)
+        .map(|x| secs(x.0));
+    assert!(
+        victim_end.is_some_and(|v| at > v && at < v + 0.1),
+        "{at} {victim_end:?}"
+    );
 }
 
+/// activeDeadlineSeconds: 60. The deadline counts from the Job's start (its first sync, one
+/// informer delay in: 0.01 s); at 60.01 s the Job reaches its FailureTarget, counts its two
+/// running pods as failed and deletes them; each keeps its node for its 30 s grace period (a
+/// 2-cpu pod created at 61 s binds only when they are gone, at 90.01 s); the `Failed`
+/// condition (`DeadlineExceeded`) is set one informer delay after the last is gone.
 #[test]
 fn active_deadline_seconds_ends_the_pods_and_fails_the_job() {
     let r = run(
         cfg(600),
-        vec![node("n0", "8")],
-        vec![at(
-            0.0,
-            create(job(
-                "dl",
-                "1",
-                None,
-                json!({"parallelism": 2, "activeDeadlineSeconds": 60}),
-            )),
-        )],
+        vec![node("n0", "2")],
+        vec![
+            at(
+                0.0,
+                create(job(
+                    "dl",
+                    "1",
+                    None,
+                    json!({"parallelism": 2, "activeDeadlineSeconds": 60}),
+                )),
+            ),
+            at(61.0, pod("next", "2", "")),
+        ],
     );
     let c = created(&r);
-    assert_eq!(c.len(), 2);
+    assert_eq!(c.iter().filter(|(_, n)| n.starts_with("dl-")).count(), 2);
     let e = ended(&r);
     assert_eq!(e.len(), 2, "{e:?}");
     for (t, _, o) in &e {
         assert_eq!(*o, Outcome::Deleted);
-        // The deadline counts from the Job's start (its first sync, one informer delay in);
-        // the pods then end after their 30 s grace period.
-        assert!(secs(*t) >= 60.0 && secs(*t) <= 60.0 + 30.0 + 0.1, "{t:?}");
+        assert!(
+            (secs(*t) - 90.01).abs() < 1e-6,
+            "60.01 s + 30 s grace: {t:?}"
+        );
     }
-    assert_eq!(row(&r, "dl"), Some((0, 0, None)));
+    let next = bound_at(&r, "next").expect("next binds");
+    assert!(
+        (90.01..90.1).contains(&secs(next)),
+        "the deleted pods hold the node until their grace ends: {next:?}"
+    );
+    assert_eq!(
+        row(&r, "dl"),
+        Some((0, 2, None)),
+        "both killed pods count as failed"
+    );
+    assert_eq!(
+        condition(&r, "dl"),
+        Some(("Failed".into(), "DeadlineExceeded".into(), 90.02))
+    );
     // Each was deleted because of the deadline: its eviction cause (pods.csv) is `deadline`,
     // recorded when its deletion starts.
     let evicted: Vec<(f64, String)> = r
@@ -292,7 +358,10 @@ fn active_deadline_seconds_ends_the_pods_and_fails_the_job() {
         assert!(*t >= 60.0 && *t <= 61.0, "{t}");
     }
     // Nothing after the failure.
-    assert!(c.iter().all(|(t, _)| secs(*t) < 1.0));
+    assert!(c
+        .iter()
+        .filter(|(_, n)| n.starts_with("dl-"))
+        .all(|(t, _)| secs(*t) < 1.0));
 }
 
 #[test]
@@ -392,6 +461,11 @@ fn pod_failure_policy_fail_job_and_ignore() {
     let c = created(&r);
     assert_eq!(c.iter().filter(|(_, n)| n.starts_with("fj-")).count(), 1);
     assert_eq!(row(&r, "fj"), Some((0, 1, None)));
+    assert_eq!(
+        condition(&r, "fj").map(|c| c.1),
+        Some("PodFailurePolicy".to_string())
+    );
+    assert_eq!(condition(&r, "ig"), None, "still running");
     // Ignored failures are not counted and wait for no backoff: a pod every ~5 s.
     let ig = c.iter().filter(|(_, n)| n.starts_with("ig-")).count();
     assert!(ig >= 20, "{ig}");

@@ -422,13 +422,20 @@ fn controllers_section(h: &mut String, records: &[ksim_engine::Record]) {
             replaced,
             succeeded,
             completed_at,
+            condition,
             ..
         } = r
         {
             let state = if kind == "Job" {
-                match completed_at {
-                    Some(t) => format!("completed at {} s", t.secs_string()),
-                    None => format!("not completed ({succeeded} of {desired} succeeded)"),
+                match (completed_at, condition) {
+                    (Some(t), _) => format!("completed at {} s", t.secs_string()),
+                    (None, Some(c)) => format!(
+                        "{} ({}) at {} s, {succeeded} of {desired} succeeded",
+                        c.type_.to_lowercase(),
+                        c.reason,
+                        c.at.secs_string()
+                    ),
+                    (None, None) => format!("not completed ({succeeded} of {desired} succeeded)"),
                 }
             } else if time_to_all_running.is_some() {
                 "fully available".to_string()
@@ -642,6 +649,7 @@ mod tests {
             succeeded: if completed.is_some() { 4 } else { 1 },
             failed: 0,
             completed_at: completed.map(ksim_engine::SimTime::from_secs),
+            condition: None,
         }
     }
 

@@ -60,8 +60,12 @@ pub const CLAIMS_COLUMN: &str = "claims";
 /// `time_to_all_running_s` from its last create or spec change to the first instant all desired
 /// pods ran (empty if never; Jobs: empty); `max_unavailable` the most desired pods not running
 /// at once after that; `replaced` its pods that ended other than by its own hand (deleted,
-/// preempted, failed with their node); Jobs: `succeeded`, `failed`, `completed_s`.
-pub const CONTROLLERS_HEADER: [&str; 13] = [
+/// preempted, failed with their node); Jobs: `succeeded`, `failed`, `completed_s`, and once the
+/// Job's terminal condition is set, `condition` (`Complete` or `Failed`), its `reason`
+/// (`CompletionsReached`, `SuccessPolicy`, `BackoffLimitExceeded`, `DeadlineExceeded`,
+/// `PodFailurePolicy`, `MaxFailedIndexesExceeded`, `FailedIndexes`) and, for `Failed`,
+/// `failed_s`, when it was set.
+pub const CONTROLLERS_HEADER: [&str; 16] = [
     "kind",
     "namespace",
     "name",
@@ -75,6 +79,9 @@ pub const CONTROLLERS_HEADER: [&str; 13] = [
     "succeeded",
     "failed",
     "completed_s",
+    "condition",
+    "reason",
+    "failed_s",
 ];
 
 /// The files [`Recorder::write_outputs`] writes, in the order it writes them; the completion
@@ -248,11 +255,16 @@ impl Recorder {
                 succeeded,
                 failed,
                 completed_at,
+                condition,
                 ..
             } = r
             else {
                 continue;
             };
+            let failed_at = condition
+                .as_ref()
+                .filter(|c| c.type_ == "Failed")
+                .map(|c| c.at);
             let job = kind == "Job";
             let n = |v: &u64| if job { String::new() } else { v.to_string() };
             let jn = |v: &u64| if job { v.to_string() } else { String::new() };
@@ -272,6 +284,9 @@ impl Recorder {
                 &jn(succeeded),
                 &jn(failed),
                 &secs(*completed_at),
+                condition.as_ref().map_or("", |c| c.type_.as_str()),
+                condition.as_ref().map_or("", |c| c.reason.as_str()),
+                &secs(failed_at),
             ])
             .map_err(err)?;
         }

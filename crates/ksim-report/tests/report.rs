@@ -277,6 +277,7 @@ fn fixture() -> Vec<Record> {
             succeeded: 0,
             failed: 0,
             completed_at: None,
+            condition: None,
         },
         Record::Controller {
             at: t(100.0),
@@ -293,6 +294,11 @@ fn fixture() -> Vec<Record> {
             succeeded: 0,
             failed: 1,
             completed_at: None,
+            condition: Some(ksim_engine::JobCondition {
+                type_: "Failed".into(),
+                reason: "BackoffLimitExceeded".into(),
+                at: t(90.0),
+            }),
         },
         Record::RunEnded {
             at: t(100.0),

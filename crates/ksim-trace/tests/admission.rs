@@ -436,3 +436,64 @@ fn a_resource_typo_is_refused_with_its_path_and_a_suggestion() {
         "{err}"
     );
 }
+
+/// Scoped quotas through a scenario: a `Terminating` quota of one pod and a quota of one pod
+/// for priority class `high` (scopeSelector `PriorityClass In [high]`). Pods with an
+/// `activeDeadlineSeconds`, or of class `high`, are counted by their quota only; the second of
+/// each kind is refused, every other pod is created.
+#[test]
+fn scoped_quotas_count_only_the_pods_their_scopes_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str, extra: &str| {
+        format!(
+            r#"{{"at": 0, "kind": "CreatePod", "pod": {{"metadata": {{"name": "{name}", "namespace": "team"}}, "spec": {{{extra}"containers": [{{"name": "c", "resources": {{"requests": {{"cpu": "100m"}}}}}}]}}}}}}"#
+        )
+    };
+    let trace = [
+        p("deadline-1", r#""activeDeadlineSeconds": 600, "#),
+        p("deadline-2", r#""activeDeadlineSeconds": 600, "#),
+        p("plain-1", ""),
+        p("plain-2", ""),
+        p("high-1", r#""priorityClassName": "high", "#),
+        p("high-2", r#""priorityClassName": "high", "#),
+    ]
+    .join("\n");
+    let objects = "apiVersion: v1\nkind: List\nitems:\n\
+- {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 1000}\n\
+- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: batch, namespace: team}\n  spec:\n    hard: {pods: '1'}\n    scopes: [Terminating]\n\
+- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: urgent, namespace: team}\n  spec:\n    hard: {pods: '1'}\n    scopeSelector:\n      matchExpressions: [{scopeName: PriorityClass, operator: In, values: [high]}]\n";
+    let scenario = "name: s\nhorizon: 1m\ncluster:\n  pools: [{name: w, count: 1, template: {status: {capacity: {cpu: '4', memory: 16Gi, pods: '110'}}}}]\n  objectsFiles: [objects.yaml]\nworkload:\n  traces: [t.jsonl]\n";
+    let (run, sim) = run_in(
+        dir.path(),
+        scenario,
+        &[("t.jsonl", &trace), ("objects.yaml", objects)],
+    );
+    let refused: Vec<&str> = run.refused.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(refused, vec!["deadline-2", "high-2"], "{run:?}");
+    assert!(
+        run.refused[0].1.contains("exceeded quota: batch"),
+        "{:?}",
+        run.refused
+    );
+    for p in ["deadline-1", "plain-1", "plain-2", "high-1"] {
+        assert!(
+            run.node.get(p).is_some_and(|n| !n.is_empty()),
+            "{p}: {run:?}"
+        );
+    }
+    assert_eq!(sim.quota_used("team/batch").unwrap()["pods"], 1000);
+    assert_eq!(sim.quota_used("team/urgent").unwrap()["pods"], 1000);
+}
+
+/// A scopeSelector the API server refuses is refused with its field path.
+#[test]
+fn a_scope_selector_the_api_server_refuses_names_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: team}\nspec:\n  hard: {pods: '1'}\n  scopeSelector:\n    matchExpressions: [{scopeName: BestEffort, operator: In, values: [x]}]\n";
+    let scenario = "name: s\nhorizon: 1m\ncluster:\n  pools: [{name: w, count: 1, template: {status: {capacity: {cpu: '4', memory: 16Gi, pods: '110'}}}}]\n  objectsFiles: [objects.yaml]\n";
+    let err = run_err(dir.path(), scenario, &[("objects.yaml", objects)]);
+    assert!(
+        err.contains("spec.scopeSelector.matchExpressions[0].operator"),
+        "{err}"
+    );
+}

@@ -482,8 +482,175 @@ fn quota_scopes() {
         &rq,
         &valid_pod(1, res("1", ""), ResourceList::new())
     ));
-    rq.spec.scopes = vec!["Terminating".into()];
+    rq.spec.scopes = vec!["Unknown".into()];
     assert_eq!(check_quota(&rq).unwrap_err().0, "spec.scopes[0]");
+    rq.spec.scopes = vec!["Terminating".into()];
+    assert!(check_quota(&rq).is_ok());
+}
+
+fn req(scope: &str, op: &str, values: &[&str]) -> ScopedResourceSelectorRequirement {
+    ScopedResourceSelectorRequirement {
+        scope_name: scope.into(),
+        operator: op.into(),
+        values: values.iter().map(|v| v.to_string()).collect(),
+    }
+}
+
+/// upstream `TestPodEvaluatorMatchingScopes` (`pkg/quota/v1/evaluator/core/pods_test.go`):
+/// which of the six selectors (Terminating, NotTerminating, BestEffort, NotBestEffort,
+/// PriorityClass In [class1], CrossNamespacePodAffinity) match each pod.
+#[test]
+fn pod_evaluator_matching_scopes_table() {
+    let all = [
+        req("Terminating", "", &[]),
+        req("NotTerminating", "", &[]),
+        req("BestEffort", "", &[]),
+        req("NotBestEffort", "", &[]),
+        req("PriorityClass", "In", &["class1"]),
+        req("CrossNamespacePodAffinity", "", &[]),
+    ];
+    let pod = |v: serde_json::Value| -> Pod { serde_json::from_value(v).expect("pod") };
+    let deadline = serde_json::json!(30);
+    let term = |ns: bool, sel: bool| {
+        let mut t = serde_json::json!({"labelSelector": {}, "topologyKey": "zone"});
+        if ns {
+            t["namespaces"] = serde_json::json!(["ns1"]);
+        }
+        if sel {
+            t["namespaceSelector"] = serde_json::json!({});
+        }
+        t
+    };
+    let affinity = |kind: &str, required: bool, t: serde_json::Value| {
+        let terms = if required {
+            serde_json::json!({"requiredDuringSchedulingIgnoredDuringExecution": [t]})
+        } else {
+            serde_json::json!({"preferredDuringSchedulingIgnoredDuringExecution":
+                [{"weight": 1, "podAffinityTerm": t}]})
+        };
+        pod(
+            serde_json::json!({"spec": {"activeDeadlineSeconds": deadline,
+            "affinity": {kind: terms}}}),
+        )
+    };
+    let cases: Vec<(&str, Pod, Vec<&str>)> = vec![
+        (
+            "EmptyPod",
+            Pod::default(),
+            vec!["NotTerminating", "BestEffort"],
+        ),
+        (
+            "PriorityClass",
+            pod(serde_json::json!({"spec": {"priorityClassName": "class1"}})),
+            vec!["NotTerminating", "BestEffort", "PriorityClass"],
+        ),
+        (
+            "NotBestEffort",
+            pod(
+                serde_json::json!({"spec": {"containers": [{"name": "c", "resources": {
+                "requests": {"cpu": "1", "memory": "50M", "example.com/dongle": "1"},
+                "limits": {"cpu": "2", "memory": "100M", "example.com/dongle": "1"}}}]}}),
+            ),
+            vec!["NotTerminating", "NotBestEffort"],
+        ),
+        (
+            "Terminating",
+            pod(serde_json::json!({"spec": {"activeDeadlineSeconds": deadline}})),
+            vec!["Terminating", "BestEffort"],
+        ),
+        (
+            "CrossNamespaceRequiredAffinity",
+            affinity("podAffinity", true, term(true, true)),
+            vec!["Terminating", "BestEffort", "CrossNamespacePodAffinity"],
+        ),
+        (
+            "CrossNamespaceRequiredAffinityWithSlice",
+            affinity("podAffinity", true, term(true, false)),
+            vec!["Terminating", "BestEffort", "CrossNamespacePodAffinity"],
+        ),
+        (
+            "CrossNamespacePreferredAffinity",
+            affinity("podAffinity", false, term(true, true)),
+            vec!["Terminating", "BestEffort", "CrossNamespacePodAffinity"],
+        ),
+        (
+            "CrossNamespacePreferredAffinityWithSelector",
+            affinity("podAffinity", false, term(false, true)),
+            vec!["Terminating", "BestEffort", "CrossNamespacePodAffinity"],
+        ),
+        (
+            "CrossNamespacePreferredAntiAffinity",
+            affinity("podAntiAffinity", false, term(false, true)),
+            vec!["Terminating", "BestEffort", "CrossNamespacePodAffinity"],
+        ),
+        (
+            "CrossNamespaceRequiredAntiAffinity",
+            affinity("podAntiAffinity", true, term(true, false)),
+            vec!["Terminating", "BestEffort", "CrossNamespacePodAffinity"],
+        ),
+        (
+            "SameNamespaceAffinity",
+            affinity("podAffinity", true, term(false, false)),
+            vec!["Terminating", "BestEffort"],
+        ),
+    ];
+    for (name, p, want) in cases {
+        let got: Vec<&str> = all
+            .iter()
+            .filter(|r| pod_matches_scope(r, &p))
+            .map(|r| r.scope_name.as_str())
+            .collect();
+        assert_eq!(got, want, "{name}");
+    }
+    // "OnlyTerminating": the Terminating selector alone.
+    let p = pod(serde_json::json!({"spec": {"activeDeadlineSeconds": deadline}}));
+    assert!(pod_matches_scope(&req("Terminating", "", &[]), &p));
+}
+
+/// A quota's `scopeSelector` on PriorityClass, as the label selector upstream builds
+/// (`ScopedResourceSelectorRequirementsAsSelector`): In, NotIn, Exists, DoesNotExist, with and
+/// without a class on the pod; spec.scopes and the selector must all match.
+#[test]
+fn priority_class_scope_selector() {
+    let high: Pod =
+        serde_json::from_value(serde_json::json!({"spec": {"priorityClassName": "high"}}))
+            .expect("pod");
+    let none = Pod::default();
+    let cases = [
+        (req("PriorityClass", "In", &["high", "low"]), true, false),
+        (req("PriorityClass", "In", &["low"]), false, false),
+        (req("PriorityClass", "NotIn", &["low"]), true, true),
+        (req("PriorityClass", "NotIn", &["high"]), false, true),
+        (req("PriorityClass", "Exists", &[]), true, false),
+        (req("PriorityClass", "DoesNotExist", &[]), false, true),
+    ];
+    for (r, on_high, on_none) in cases {
+        assert_eq!(pod_matches_scope(&r, &high), on_high, "{r:?} high");
+        assert_eq!(pod_matches_scope(&r, &none), on_none, "{r:?} none");
+    }
+    let mut rq = quota("quota", &[("pods", "5")]);
+    rq.spec.scopes = vec!["BestEffort".into()];
+    rq.spec.scope_selector = Some(ScopeSelector {
+        match_expressions: vec![req("PriorityClass", "In", &["high"])],
+    });
+    assert!(check_quota(&rq).is_ok());
+    assert!(quota_matches(&rq, &high));
+    assert!(!quota_matches(&rq, &none));
+    // Refused as the API server refuses them, naming the field.
+    rq.spec.scope_selector = Some(ScopeSelector {
+        match_expressions: vec![req("PriorityClass", "In", &[])],
+    });
+    assert_eq!(
+        check_quota(&rq).unwrap_err().0,
+        "spec.scopeSelector.matchExpressions[0].values"
+    );
+    rq.spec.scope_selector = Some(ScopeSelector {
+        match_expressions: vec![req("BestEffort", "In", &["x"])],
+    });
+    assert_eq!(
+        check_quota(&rq).unwrap_err().0,
+        "spec.scopeSelector.matchExpressions[0].operator"
+    );
 }
 
 #[test]

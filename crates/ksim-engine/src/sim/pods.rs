@@ -697,7 +697,8 @@ impl Simulation {
         }
         if slot.terminating {
             // It was being deleted: nothing re-creates it (its controller, if any, already
-            // replaced it when it started terminating).
+            // replaced it when it started terminating). A Job waiting for it sees it gone.
+            self.controller_pod_gone(&slot.info, Outcome::Failed, "node-removed");
             return;
         }
         let owned = slot

@@ -138,6 +138,11 @@ impl Simulation {
                 delete.extend(pods.iter().filter(|p| !p.scheduled).map(|p| p.key.clone()));
             }
         }
+        // A sync resumed after the rate limiter paused it in its deletions makes no more
+        // creations (`syncNodes` creates first, then deletes).
+        if self.sync_deleted(key) {
+            create.clear();
+        }
         // rollingUpdate, once manage has nothing left to do (upstream: its expectations are
         // satisfied). A pod becoming available wakes the controller (`controller_pod_running`).
         if rolling && delete.is_empty() && create.is_empty() {
@@ -154,9 +159,8 @@ impl Simulation {
                 delete.extend(unavailable_update(&nodes, max_unavailable));
             }
         }
-        for p in &delete {
-            self.delete_owned_pod(p, obs);
-        }
+        // syncNodes: the creations (slow start), then the deletions, every call through the
+        // controller's rate-limited client; a call that must wait pauses the sync.
         for n in create {
             let edit = |p: &mut Pod| pin_to_node(p, &n);
             let new = NewPod {
@@ -170,6 +174,12 @@ impl Simulation {
                 edit: &edit,
             };
             self.create_owned_pod(key, new, obs);
+        }
+        for p in &delete {
+            if !self.client_call(key, ObjectKind::DaemonSet, false) {
+                return;
+            }
+            self.delete_owned_pod(p, obs);
         }
         if !delete.is_empty() {
             // The deletions' events wake the controller again.

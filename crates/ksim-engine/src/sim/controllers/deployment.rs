@@ -29,8 +29,8 @@
 //!
 //! Simplified: the ReplicaSet controller's own reaction is folded into the Deployment's (a
 //! ReplicaSet scaled by a sync creates or deletes its pods in that sync, one reaction delay
-//! after the event, not two); pods are deleted at once (no graceful termination); no
-//! `progressDeadlineSeconds`, rollback or revision history limit.
+//! after the event, not two); no `progressDeadlineSeconds`, rollback or revision history
+//! limit.
 
 use ksim_api::object::ObjectKind;
 

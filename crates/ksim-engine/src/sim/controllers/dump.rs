@@ -54,7 +54,18 @@ impl Simulation {
                 ObjectKind::Job => {
                     let mut status =
                         json!({"active": live, "succeeded": c.succeeded, "failed": c.failed});
-                    if c.finished {
+                    let key =
+                        super::ctl_key(c.kind, &c.obj.metadata.namespace, &c.obj.metadata.name);
+                    if let Some(cond) = self
+                        .controllers
+                        .jobs
+                        .get(&key)
+                        .and_then(super::job::JobState::condition)
+                    {
+                        status["conditions"] = json!([{"type": cond.type_, "status": "True",
+                            "reason": cond.reason,
+                            "lastTransitionTime": crate::time::rfc3339(cond.at)}]);
+                    } else if c.finished {
                         let t = if c.finished_at.is_some() {
                             "Complete"
                         } else {

@@ -22,8 +22,9 @@
 //!
 //! Simplifications are listed in each controller's module and in the README. Common to all:
 //! every controller's pods carry an `ownerReference` with `controller: true`; a pod lost with its
-//! node is replaced by its controller, not by the engine's generic re-creation; a controller
-//! deletes pods at once (no graceful termination).
+//! node is replaced by its controller, not by the engine's generic re-creation; a controller's
+//! deletions are graceful (each pod keeps its node for its `terminationGracePeriodSeconds`)
+//! and take a token from its client, as its creations do.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -158,6 +159,8 @@ pub(crate) struct State {
     pub cron: BTreeMap<String, cronjob::CronState>,
     /// Jobs' state beyond the counts (backoff, indexes, conditions), by controller key.
     pub jobs: BTreeMap<String, job::JobState>,
+    /// Terminating pods a Job waits for before its terminal condition: pod key to Job key.
+    pub job_terminating: BTreeMap<String, String>,
     /// The timing model's syncs and client buckets.
     pub timing: timing::Timing,
     /// Draws of `controllerRunTimes`.
@@ -175,6 +178,7 @@ impl State {
             classes: BTreeMap::new(),
             cron: BTreeMap::new(),
             jobs: BTreeMap::new(),
+            job_terminating: BTreeMap::new(),
             timing: timing::Timing::default(),
             run_rng: super::rng_stream(seed, 11),
         }
@@ -526,6 +530,10 @@ impl Simulation {
         outcome: Outcome,
         by: &str,
     ) {
+        if !self.controllers.job_terminating.is_empty() && self.job_terminating_pod_gone(&info.key)
+        {
+            return;
+        }
         if self.controllers.owner_of.is_empty() {
             return;
         }
@@ -871,6 +879,15 @@ impl Simulation {
                 succeeded: u64::try_from(c.succeeded).unwrap_or(0),
                 failed: u64::try_from(c.failed).unwrap_or(0),
                 completed_at: c.finished_at,
+                condition: self
+                    .controllers
+                    .jobs
+                    .get(&ctl_key(
+                        c.kind,
+                        &c.obj.metadata.namespace,
+                        &c.obj.metadata.name,
+                    ))
+                    .and_then(job::JobState::condition),
             });
         }
     }

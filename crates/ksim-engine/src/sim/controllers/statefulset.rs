@@ -31,7 +31,9 @@
 //! by the claim; claims carry the selector's labels and are kept when their pod goes
 //! (`persistentVolumeClaimRetentionPolicy` Retain), so a recreated pod finds its claim.
 //! Simplified: pods carry no `controller-revision-hash` label; no `ordinals.start`, no
-//! retention policy other than Retain; pods are deleted at once (no graceful termination).
+//! retention policy other than Retain. Deleted pods terminate gracefully (their
+//! `terminationGracePeriodSeconds`); each deletion, as each creation, takes a token from the
+//! controller's client (`statefulset-controller`, `--kube-api-qps` / `--kube-api-burst`).
 
 use std::collections::BTreeMap;
 
@@ -51,6 +53,8 @@ struct Sts {
     rev: String,
     /// Running and ready for `minReadySeconds` (upstream `isHealthy` / `isRunningAndAvailable`).
     healthy: bool,
+    /// Being deleted (upstream `isTerminating`).
+    terminating: bool,
 }
 
 impl Simulation {
@@ -91,6 +95,7 @@ impl Simulation {
                             key: p.clone(),
                             rev: o.hash.clone(),
                             healthy: o.available(now, min_ready),
+                            terminating: o.terminating,
                         },
                     )
                 })
@@ -136,11 +141,25 @@ impl Simulation {
             .rev()
             .map(|(i, p)| (*i, p.clone()))
             .collect();
+        // `processCondemned`: a terminating pod is not deleted again; OrderedReady waits for
+        // it to be gone (its end wakes the controller). Every deletion goes through the
+        // controller's rate-limited client; a call that must wait pauses the sync.
+        let mut deleted = false;
         for (i, p) in &condemned {
+            if p.terminating {
+                if !parallel {
+                    return;
+                }
+                continue;
+            }
             if !parallel && !p.healthy && first_unhealthy != Some(*i) {
                 return;
             }
+            if !self.client_call(key, ObjectKind::StatefulSet, false) {
+                return;
+            }
             self.delete_owned_pod(&p.key, obs);
+            deleted = true;
             if !parallel {
                 // The deletion's event wakes the controller for the next ordinal.
                 self.queue_reconcile(key);
@@ -148,7 +167,9 @@ impl Simulation {
             }
         }
         if !condemned.is_empty() {
-            self.queue_reconcile(key);
+            if deleted {
+                self.queue_reconcile(key);
+            }
             return;
         }
         let replicas: Vec<(i32, Sts)> = by_ordinal
@@ -180,11 +201,14 @@ impl Simulation {
         let victims: Vec<String> = replicas
             .iter()
             .rev()
-            .filter(|(i, p)| *i >= partition && p.rev != update_rev)
+            .filter(|(i, p)| *i >= partition && p.rev != update_rev && !p.terminating)
             .take((max_unavailable - unavailable) as usize)
             .map(|(_, p)| p.key.clone())
             .collect();
         for v in &victims {
+            if !self.client_call(key, ObjectKind::StatefulSet, false) {
+                return;
+            }
             self.delete_owned_pod(v, obs);
         }
         if !victims.is_empty() {

@@ -173,7 +173,14 @@ impl Simulation {
         if create && s.stop_after.is_some_and(|n| s.creates >= n) {
             return false;
         }
-        if cap.is_some_and(|c| s.calls >= c) {
+        // The cap counts creations and deletions apart (the DaemonSet controller's
+        // `syncNodes` caps each at `burstReplicas`; the others make one kind per sync).
+        let made = if create {
+            s.creates
+        } else {
+            s.calls - s.creates
+        };
+        if cap.is_some_and(|c| made >= c) {
             // Expectations: the next sync once the informer has seen this one's calls.
             let at = now + self.cfg.controller_delay();
             self.queue_reconcile_at(key, at);
@@ -199,6 +206,16 @@ impl Simulation {
             }
         }
         true
+    }
+
+    /// Whether the current sync of `key` has deleted a pod (the DaemonSet controller's
+    /// `syncNodes` makes its creations first: a sync resumed in its deletions makes none).
+    pub(super) fn sync_deleted(&self, key: &str) -> bool {
+        self.controllers
+            .timing
+            .syncs
+            .get(key)
+            .is_some_and(|s| s.calls > s.creates)
     }
 
     /// A creation of the current sync of `key` failed: its slow-start batch ends the sync.

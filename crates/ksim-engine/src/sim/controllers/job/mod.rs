@@ -28,9 +28,15 @@
 //! - `ttlSecondsAfterFinished`: the TTL-after-finished controller deletes the finished Job
 //!   (and its pods) that long after it finished.
 //!
+//! - v1.35's two-step finish (`delayTerminalCondition`, with `JobManagedBy` and
+//!   `JobPodReplacementPolicy` GA): at its target the Job deletes its active pods (through its
+//!   rate-limited client; graceful, each within its `terminationGracePeriodSeconds`), a failing
+//!   Job counts them as failed, and the `Complete` / `Failed` condition is set once none of
+//!   its pods is terminating (`enactJobFinished`). The condition is reported in
+//!   controllers.csv.
+//!
 //! Simplified: ksim pods have one exit code for all their containers and none when killed.
-//! The pods the controller deletes terminate gracefully (the deletion path's); past
-//! `activeDeadlineSeconds` their eviction cause is `deadline`.
+//! Past `activeDeadlineSeconds` the deleted pods' eviction cause is `deadline`.
 
 mod policy;
 
@@ -66,9 +72,34 @@ pub(crate) struct JobState {
     pod_index: BTreeMap<String, i32>,
     /// A `FailJob` rule matched: the message.
     fail_job: Option<String>,
-    /// Why it finished (`Complete` / `Failed` condition reason) and when.
+    /// The interim condition it reached (upstream's `SuccessCriteriaMet` when `true`,
+    /// `FailureTarget` when `false`): no new pod, its active pods are deleted, and the terminal
+    /// condition waits until none of its pods is terminating.
+    target: Option<bool>,
+    /// Its pods still terminating (deleted by it, or preempted and already replaced):
+    /// upstream's `status.terminating`.
+    terminating: BTreeSet<String>,
+    /// The reason of its (interim, then terminal) condition, and when the terminal condition
+    /// (`Complete` / `Failed`) was set.
     pub reason: Option<&'static str>,
     pub finished_at: Option<SimTime>,
+}
+
+impl JobState {
+    /// The terminal condition, once set.
+    pub fn condition(&self) -> Option<crate::record::JobCondition> {
+        let at = self.finished_at?;
+        Some(crate::record::JobCondition {
+            type_: if self.target == Some(true) {
+                "Complete"
+            } else {
+                "Failed"
+            }
+            .into(),
+            reason: self.reason.unwrap_or_default().into(),
+            at,
+        })
+    }
 }
 
 /// The name of the CronJob a Job names as its controller, if any.
@@ -207,6 +238,40 @@ impl Simulation {
         }
         self.controllers.owner_of.remove(&info.key);
         self.job_pod_gone(&owner, info, Outcome::Preempted, "preemption");
+        self.note_job_terminating(&owner, &info.key);
+    }
+
+    /// A pod of Job `key` is terminating, no longer counted active: the Job waits for it to
+    /// be gone before its terminal condition (`status.terminating`).
+    fn note_job_terminating(&mut self, key: &str, pod: &str) {
+        if !self.live_contains(pod) {
+            return;
+        }
+        if let Some(st) = self.controllers.jobs.get_mut(key) {
+            st.terminating.insert(pod.to_string());
+            self.controllers
+                .job_terminating
+                .insert(pod.to_string(), key.to_string());
+        }
+    }
+
+    /// A terminating pod of a Job is gone (`true` when it was one): a Job winding down syncs
+    /// (its terminal condition may now be set).
+    pub(super) fn job_terminating_pod_gone(&mut self, pod: &str) -> bool {
+        // Still live: it is only starting to terminate.
+        if self.live_contains(pod) {
+            return false;
+        }
+        let Some(key) = self.controllers.job_terminating.remove(pod) else {
+            return false;
+        };
+        if let Some(st) = self.controllers.jobs.get_mut(&key) {
+            st.terminating.remove(pod);
+            if st.target.is_some() && self.controllers.ctls.contains_key(&key) {
+                self.queue_reconcile(&key);
+            }
+        }
+        true
     }
 
     pub(super) fn reconcile_job(&mut self, key: &str, obs: &mut dyn Observer) {
@@ -228,6 +293,10 @@ impl Simulation {
                     self.controllers.jobs.remove(key);
                 }
             }
+            return;
+        }
+        if st.target.is_some() {
+            self.wind_down_job(key, obs);
             return;
         }
         let completions = spec.completions;
@@ -296,40 +365,83 @@ impl Simulation {
             None
         };
         if let Some(reason) = failure.or(success) {
-            // Finished: the remaining pods are deleted.
-            c.finished = true;
-            if success.is_some() {
-                c.finished_at = Some(now);
-            }
+            // The interim condition (FailureTarget / SuccessCriteriaMet): on failure every pod
+            // not yet terminated counts as failed (`trackJobStatusAndRemoveFinalizers`); the
+            // active pods are then deleted.
+            st.target = Some(success.is_some());
             st.reason = Some(reason);
-            st.finished_at = Some(now);
-            st.pod_index.clear();
-            let rest: Vec<String> = c.pods.keys().cloned().collect();
-            let cronjob = cronjob_of(&c.obj);
-            for p in rest {
-                // Past activeDeadlineSeconds the active pods are deleted because of it: their
-                // eviction cause is `deadline`.
-                if reason == "DeadlineExceeded" {
-                    if let Some(&id) = self.live_get(&p) {
-                        self.record_eviction(id, "deadline", obs);
-                    }
-                }
-                self.delete_owned_pod(&p, obs);
+            if failure.is_some() {
+                c.failed += c.pods.len() as i32;
             }
-            // The CronJob that created it sees it finish (Forbid, its history limits).
-            if let Some(cj) = cronjob {
-                self.queue_reconcile(&cj);
-            }
-            if let Some(ttl) = spec.ttl_seconds_after_finished {
-                let at = now + SimDuration::from_secs(i64::from(ttl)) + self.cfg.controller_delay();
-                self.queue_reconcile_at(key, at);
-            }
+            self.wind_down_job(key, obs);
             return;
         }
         if let Some(d) = deadline {
             self.queue_reconcile_at(key, d);
         }
         self.manage_job(key, parallelism, obs);
+    }
+
+    /// A Job past its interim condition: its active pods are deleted through its client
+    /// (`deleteActivePods`, graceful: each keeps its node for its
+    /// `terminationGracePeriodSeconds`); once none is terminating, the terminal condition
+    /// (`Complete` / `Failed`) is set (`enactJobFinished`), which the CronJob controller and
+    /// the TTL-after-finished controller wait for.
+    fn wind_down_job(&mut self, key: &str, obs: &mut dyn Observer) {
+        let active: Vec<String> = self
+            .controllers
+            .ctls
+            .get(key)
+            .map(|c| c.pods.keys().cloned().collect())
+            .unwrap_or_default();
+        for p in active {
+            if !self.client_call(key, ObjectKind::Job, false) {
+                // Resumed when the next token is due.
+                return;
+            }
+            let past_deadline = match self.controllers.jobs.get_mut(key) {
+                Some(st) => {
+                    st.pod_index.remove(&p);
+                    st.reason == Some("DeadlineExceeded")
+                }
+                None => false,
+            };
+            // Past activeDeadlineSeconds the active pods are deleted because of it: their
+            // eviction cause is `deadline`.
+            if past_deadline {
+                if let Some(&id) = self.live_get(&p) {
+                    self.record_eviction(id, "deadline", obs);
+                }
+            }
+            self.delete_owned_pod(&p, obs);
+            self.note_job_terminating(key, &p);
+        }
+        let now = self.now;
+        let (Some(c), Some(st)) = (
+            self.controllers.ctls.get_mut(key),
+            self.controllers.jobs.get_mut(key),
+        ) else {
+            return;
+        };
+        if !st.terminating.is_empty() {
+            return;
+        }
+        c.finished = true;
+        if st.target == Some(true) {
+            c.finished_at = Some(now);
+        }
+        st.finished_at = Some(now);
+        st.pod_index.clear();
+        let cronjob = cronjob_of(&c.obj);
+        let ttl = c.obj.spec.ttl_seconds_after_finished;
+        // The CronJob that created it sees it finish (Forbid, its history limits).
+        if let Some(cj) = cronjob {
+            self.queue_reconcile(&cj);
+        }
+        if let Some(ttl) = ttl {
+            let at = now + SimDuration::from_secs(i64::from(ttl)) + self.cfg.controller_delay();
+            self.queue_reconcile_at(key, at);
+        }
     }
 
     /// `manageJob`: deletes surplus active pods or creates missing ones (after the backoff).
