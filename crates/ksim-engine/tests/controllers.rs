@@ -12,16 +12,15 @@ use ksim_engine::{
 use ksim_scheduler::framework::Registry;
 use serde_json::{json, Value};
 
+mod common;
+use common::{at, create, created, nodes, object, run, running, update};
+
 fn node(name: &str) -> Node {
     serde_json::from_value(json!({
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
         "status": {"capacity": {"cpu": "32", "memory": "64Gi", "pods": "110"}}
     }))
     .expect("node")
-}
-
-fn object(v: Value) -> ApiObject {
-    ApiObject::from_value("test", &v).expect("object")
 }
 
 fn workload(kind: &str, name: &str, spec: Value) -> ApiObject {
@@ -42,25 +41,6 @@ fn workload(kind: &str, name: &str, spec: Value) -> ApiObject {
     object(json!({"kind": kind, "metadata": {"name": name}, "spec": spec}))
 }
 
-fn at(s: f64, event: InputEvent) -> TimedEvent {
-    TimedEvent {
-        at: SimTime((s * 1e6).round() as i64),
-        event,
-    }
-}
-
-fn create(o: ApiObject) -> InputEvent {
-    InputEvent::CreateObject {
-        object: Box::new(o),
-    }
-}
-
-fn update(o: ApiObject) -> InputEvent {
-    InputEvent::UpdateObject {
-        object: Box::new(o),
-    }
-}
-
 /// These tests pin the controllers' own logic in the old flat 1 s reaction delay (the
 /// timing model's own tests are in `jobs.rs`), with pods deleted at once
 /// (`costs.terminationGrace: 0s`); graceful termination under the controllers is pinned in
@@ -76,54 +56,6 @@ fn cfg(horizon: i64) -> EngineConfig {
         },
         ..Default::default()
     }
-}
-
-fn run(cfg: EngineConfig, nodes: Vec<Node>, events: Vec<TimedEvent>) -> Vec<Record> {
-    let mut sim = Simulation::new(
-        cfg,
-        &Default::default(),
-        &Registry::in_tree(),
-        nodes,
-        Default::default(),
-    )
-    .expect("simulation");
-    sim.add_source(Box::new(VecSource::new(events)))
-        .expect("source");
-    let mut records = Vec::new();
-    sim.run(&mut |r: &Record| records.push(r.clone()))
-        .expect("run");
-    records
-}
-
-/// Pods alive (created and not ended) and bound (bound and not ended) at the end, by name.
-fn running(records: &[Record]) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for r in records {
-        match r {
-            Record::PodBound { name, node, .. } => {
-                out.insert(name.clone(), node.clone());
-            }
-            Record::PodEnded { name, .. } => {
-                out.remove(name);
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn created(records: &[Record]) -> Vec<(SimTime, String)> {
-    records
-        .iter()
-        .filter_map(|r| match r {
-            Record::PodCreated { at, name, .. } => Some((*at, name.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn nodes(n: usize) -> Vec<Node> {
-    (0..n).map(|i| node(&format!("n{i}"))).collect()
 }
 
 #[test]

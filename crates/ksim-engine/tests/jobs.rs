@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 
 use ksim_api::object::ApiObject;
 use ksim_api::Node;
-use ksim_engine::config::{CostModels, CycleCost, EngineConfig, RunTimeDist};
-use ksim_engine::{
-    InputEvent, Outcome, Record, SimDuration, SimTime, Simulation, TimedEvent, VecSource,
-};
-use ksim_scheduler::framework::Registry;
+use ksim_engine::config::RunTimeDist;
+use ksim_engine::{InputEvent, Outcome, Record, SimDuration, SimTime};
 use serde_json::{json, Value};
+
+mod common;
+use common::{at, cfg, create, created, object, run};
 
 fn node(name: &str, cpu: &str) -> Node {
     serde_json::from_value(json!({
@@ -20,10 +20,6 @@ fn node(name: &str, cpu: &str) -> Node {
         "status": {"capacity": {"cpu": cpu, "memory": "64Gi", "pods": "110"}}
     }))
     .expect("node")
-}
-
-fn object(v: Value) -> ApiObject {
-    ApiObject::from_value("test", &v).expect("object")
 }
 
 /// A Job whose pods request `cpu`, run for `run_for` (if any), with extra `spec` fields.
@@ -52,57 +48,6 @@ fn job(name: &str, cpu: &str, run_for: Option<&str>, spec: Value) -> ApiObject {
     }
     s["template"] = json!({"metadata": {"annotations": ann}, "spec": pod});
     object(json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": s}))
-}
-
-fn at(s: f64, event: InputEvent) -> TimedEvent {
-    TimedEvent {
-        at: SimTime((s * 1e6).round() as i64),
-        event,
-    }
-}
-
-fn create(o: ApiObject) -> InputEvent {
-    InputEvent::CreateObject {
-        object: Box::new(o),
-    }
-}
-
-fn cfg(horizon: i64) -> EngineConfig {
-    EngineConfig {
-        horizon: Some(SimTime::from_secs(horizon)),
-        costs: CostModels {
-            scheduling_cycle: CycleCost::zero(),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
-
-fn run(cfg: EngineConfig, nodes: Vec<Node>, events: Vec<TimedEvent>) -> Vec<Record> {
-    let mut sim = Simulation::new(
-        cfg,
-        &Default::default(),
-        &Registry::in_tree(),
-        nodes,
-        Default::default(),
-    )
-    .expect("simulation");
-    sim.add_source(Box::new(VecSource::new(events)))
-        .expect("source");
-    let mut records = Vec::new();
-    sim.run(&mut |r: &Record| records.push(r.clone()))
-        .expect("run");
-    records
-}
-
-fn created(records: &[Record]) -> Vec<(SimTime, String)> {
-    records
-        .iter()
-        .filter_map(|r| match r {
-            Record::PodCreated { at, name, .. } => Some((*at, name.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 fn ended(records: &[Record]) -> Vec<(SimTime, String, Outcome)> {
