@@ -29,13 +29,21 @@ pub struct ClusterObjects {
 
 /// The `resource.k8s.io/v1` objects `DynamicResources` reads through its listers, ordered by
 /// name (`namespace/name` for claims and templates), behind `Arc` as the storage objects.
+///
+/// The maps are persistent (`imbl::OrdMap`): copying the cluster objects, which every claim
+/// write does while a cycle or the plugin still holds the previous copy, shares their nodes
+/// instead of copying thousands of entries, and `DynamicResources` diffs the claims it saw last
+/// against the current ones by visiting only the nodes that differ.
 #[derive(Debug, Clone, Default)]
 pub struct DraObjects {
-    pub device_classes: BTreeMap<String, Arc<ksim_api::resource::DeviceClass>>,
-    pub resource_slices: BTreeMap<String, Arc<ksim_api::resource::ResourceSlice>>,
-    pub resource_claims: BTreeMap<String, Arc<ksim_api::resource::ResourceClaim>>,
-    pub resource_claim_templates: BTreeMap<String, Arc<ksim_api::resource::ResourceClaimTemplate>>,
+    pub device_classes: DraMap<ksim_api::resource::DeviceClass>,
+    pub resource_slices: DraMap<ksim_api::resource::ResourceSlice>,
+    pub resource_claims: DraMap<ksim_api::resource::ResourceClaim>,
+    pub resource_claim_templates: DraMap<ksim_api::resource::ResourceClaimTemplate>,
 }
+
+/// A DRA object map: name (or `namespace/name`) to the object.
+pub type DraMap<T> = imbl::OrdMap<String, Arc<T>>;
 
 impl DraObjects {
     /// Whether the run has no DRA object at all.

@@ -27,9 +27,12 @@
 //!    selector's requirements; `allNodes` devices add nothing (no selector at all when every
 //!    device is such).
 //!
-//! Cost: gathering pools is linear in the cluster's slices; the search visits each device of
-//! the node's pools once per device still needed when nothing backtracks, and each CEL verdict
-//! is computed once per (request, device) per node.
+//! Cost: what does not depend on the node (classes, selectors, constraints, error texts) is
+//! prepared once per cycle ([`Prepared`]); pools per node, allocated devices and CEL verdicts
+//! come from the plugin's [`DraIndex`]. Per node, the search visits each device of the node's
+//! pools once per device still needed when nothing backtracks, each visit a few array reads;
+//! the allocation is kept as positions ([`Pick`]) and only the chosen node's is written out as
+//! an `AllocationResult` ([`Prepared::materialize`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -40,9 +43,10 @@ use ksim_api::resource::{
     ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL, MODE_EXACT_COUNT,
 };
 use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
-use rustc_hash::FxHashMap;
 
-use super::cel::{device_value, root_context, CelCache, DeviceValue};
+use super::cel::CelCache;
+use super::index::{DraIndex, NodePools, Verdict};
+use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
 
 /// The DRA feature gates the allocator reads (upstream `structured.Features`).
@@ -78,15 +82,6 @@ impl std::fmt::Display for DeviceId {
     }
 }
 
-/// A pool gathered for one node.
-pub struct Pool {
-    pub driver: String,
-    pub name: String,
-    pub incomplete: bool,
-    pub invalid: bool,
-    pub slices: Vec<Arc<ResourceSlice>>,
-}
-
 /// Whether a slice's devices are reachable from `node` (`NodeMatches`).
 pub fn slice_matches_node(slice: &ResourceSlice, node: &Node) -> bool {
     let spec = &slice.spec;
@@ -103,92 +98,487 @@ pub fn slice_matches_node(slice: &ResourceSlice, node: &Node) -> bool {
     }
 }
 
-/// `GatherPools`: `slices` are all the cluster's slices in name order.
-pub fn gather_pools(slices: &[Arc<ResourceSlice>], node: &Node) -> Vec<Pool> {
-    let mut pools: BTreeMap<(String, String), Pool> = BTreeMap::new();
-    for s in slices {
-        if !slice_matches_node(s, node) {
-            continue;
-        }
-        let key = (s.spec.driver.clone(), s.spec.pool.name.clone());
-        let pool = pools.entry(key).or_insert_with(|| Pool {
-            driver: s.spec.driver.clone(),
-            name: s.spec.pool.name.clone(),
-            incomplete: false,
-            invalid: false,
-            slices: Vec::new(),
-        });
-        match pool.slices.first().map(|f| f.spec.pool.generation) {
-            Some(g) if s.spec.pool.generation < g => continue,
-            Some(g) if s.spec.pool.generation > g => pool.slices.clear(),
-            _ => {}
-        }
-        pool.slices.push(s.clone());
+/// `klog.KObj`: `namespace/name`, or the name alone without a namespace.
+fn claim_ref(c: &ResourceClaim) -> String {
+    if c.metadata.namespace.is_empty() {
+        c.metadata.name.clone()
+    } else {
+        format!("{}/{}", c.metadata.namespace, c.metadata.name)
     }
-    let mut out = Vec::with_capacity(pools.len());
-    for (_, mut pool) in pools {
-        let Some(first) = pool.slices.first() else {
-            continue;
-        };
-        let generation = first.spec.pool.generation;
-        let want = first.spec.pool.resource_slice_count;
-        if pool.slices.len() as i64 != want {
-            // checkSlicesInPool: count the generation's slices over the whole cluster.
-            let mut n = 0i64;
-            let mut obsolete = false;
-            for s in slices {
-                if s.spec.driver != pool.driver || s.spec.pool.name != pool.name {
-                    continue;
-                }
-                if s.spec.pool.generation == generation {
-                    n += 1;
-                } else if s.spec.pool.generation > generation {
-                    obsolete = true;
-                    break;
-                }
-            }
-            if obsolete {
-                continue;
-            }
-            pool.incomplete = n != want;
-        }
-        let mut names = BTreeSet::new();
-        pool.invalid = pool
-            .slices
-            .iter()
-            .flat_map(|s| s.spec.devices.iter())
-            .any(|d| !names.insert(d.name.as_str()));
-        out.push(pool);
-    }
-    out
 }
 
-/// What every allocation on any node of one cycle shares.
-pub struct Allocator<'a> {
-    pub features: Features,
-    pub classes: &'a BTreeMap<String, Arc<DeviceClass>>,
-    /// Every slice of the cluster, by name.
-    pub slices: &'a [Arc<ResourceSlice>],
-    /// Devices allocated to some claim (in the API or in flight), admin-access results excepted.
-    pub allocated: &'a BTreeSet<DeviceId>,
-    pub cel: &'a CelCache,
-    /// The claims to allocate, in pod order.
-    pub claims: &'a [Arc<ResourceClaim>],
-}
-
-/// One request or subrequest as the search sees it.
-struct RequestData<'a> {
-    name: &'a str,
-    parent: Option<&'a str>,
-    class: Arc<DeviceClass>,
-    selectors: &'a [DeviceSelector],
+/// One request or subrequest, as far as it does not depend on the node.
+struct Request {
+    name: String,
+    parent: Option<String>,
+    /// `class <name>`: the owner in selector error texts.
+    class_owner: String,
+    class_slots: Vec<u32>,
+    slots: Vec<u32>,
     all: bool,
     admin_access: bool,
-    num_devices: usize,
-    all_devices: Vec<Loc>,
+    /// ExactCount's `count`.
+    count: usize,
 }
 
-/// A device by position: pool, slice, device.
+enum Entry {
+    /// `exactly`.
+    One(Result<Request, String>),
+    /// `firstAvailable`, in order.
+    Subs(Vec<Result<Request, String>>),
+    /// A request the allocator refuses whatever the node.
+    Err(String),
+}
+
+struct ConstraintSpec {
+    requests: BTreeSet<String>,
+    attribute: String,
+}
+
+struct ClaimPrep {
+    cref: String,
+    requests: Vec<Entry>,
+    constraints: Result<Vec<ConstraintSpec>, String>,
+}
+
+/// The node-independent part of allocating a pod's unallocated claims (upstream does it at
+/// the start of each `Allocate`): made once per cycle by PreFilter.
+pub struct Prepared {
+    claims: Vec<Arc<ResourceClaim>>,
+    prep: Vec<ClaimPrep>,
+    /// The search must begin with an ExactCount request without admin access for at least
+    /// one device, and nothing can fail before it on any node: then a node without a free
+    /// usable device fails as the search would, without one.
+    quick_reject: bool,
+    /// One claim with one ExactCount request, no admin access, no constraints: the search is
+    /// first fit without backtracking ([`Prepared::first_fit`]).
+    single: bool,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn request(
+    features: Features,
+    classes: &DraMap<DeviceClass>,
+    index: &mut DraIndex,
+    cel: &CelCache,
+    cref: &str,
+    name: &str,
+    parent: Option<&str>,
+    class_name: &str,
+    selectors: &[DeviceSelector],
+    mode: &str,
+    count: i64,
+    admin_access: bool,
+    has_admin_access: bool,
+) -> Result<Request, String> {
+    if let Some(i) = selectors.iter().position(|s| s.cel.is_none()) {
+        return Err(format!(
+            "claim {cref}, request {name}, selector #{i}: CEL expression empty (unsupported selector type?)"
+        ));
+    }
+    if !features.admin_access && has_admin_access {
+        return Err(format!(
+            "claim {cref}, request {name}: admin access is requested, but the feature is disabled"
+        ));
+    }
+    if class_name.is_empty() {
+        return Err(format!(
+            "claim {cref}, request {name}: missing device class name (unsupported request type?)"
+        ));
+    }
+    let Some(class) = classes.get(class_name) else {
+        return Err(format!(
+            "claim {cref}, request {name}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io \"{class_name}\" not found"
+        ));
+    };
+    let mut slots_of = |sels: &[DeviceSelector]| -> Vec<u32> {
+        sels.iter()
+            .map(|s| {
+                let expr = s.cel.as_ref().map(|c| c.expression.as_str()).unwrap_or("");
+                index.slot(cel, expr)
+            })
+            .collect()
+    };
+    let class_slots = slots_of(&class.spec.selectors);
+    let slots = slots_of(selectors);
+    let all = match mode {
+        MODE_EXACT_COUNT => false,
+        MODE_ALL => true,
+        other => {
+            return Err(format!(
+                "claim {cref}, request {name}: unsupported count mode {other}"
+            ))
+        }
+    };
+    Ok(Request {
+        name: name.to_string(),
+        parent: parent.map(str::to_string),
+        class_owner: format!("class {}", class.metadata.name),
+        class_slots,
+        slots,
+        all,
+        admin_access,
+        count: count.max(0) as usize,
+    })
+}
+
+impl Prepared {
+    /// Prepares `claims` (in pod order) against the classes, resolving each selector to its
+    /// slot in `index`.
+    pub fn new(
+        features: Features,
+        classes: &DraMap<DeviceClass>,
+        index: &mut DraIndex,
+        cel: &CelCache,
+        claims: Vec<Arc<ResourceClaim>>,
+    ) -> Prepared {
+        let mut prep = Vec::with_capacity(claims.len());
+        for claim in &claims {
+            let cref = claim_ref(claim);
+            let mut requests = Vec::new();
+            for r in &claim.spec.devices.requests {
+                let entry = if !r.first_available.is_empty() {
+                    if !features.prioritized_list {
+                        Entry::Err(format!(
+                            "claim {cref}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                            r.name
+                        ))
+                    } else {
+                        Entry::Subs(
+                            r.first_available
+                                .iter()
+                                .map(|sub| {
+                                    request(
+                                        features,
+                                        classes,
+                                        index,
+                                        cel,
+                                        &cref,
+                                        &sub.name,
+                                        Some(&r.name),
+                                        &sub.device_class_name,
+                                        &sub.selectors,
+                                        &sub.allocation_mode,
+                                        sub.count,
+                                        false,
+                                        false,
+                                    )
+                                })
+                                .collect(),
+                        )
+                    }
+                } else if let Some(e) = &r.exactly {
+                    Entry::One(request(
+                        features,
+                        classes,
+                        index,
+                        cel,
+                        &cref,
+                        &r.name,
+                        None,
+                        &e.device_class_name,
+                        &e.selectors,
+                        &e.allocation_mode,
+                        e.count,
+                        e.admin_access.unwrap_or(false),
+                        e.admin_access.is_some(),
+                    ))
+                } else {
+                    Entry::Err(format!(
+                        "claim {cref}, request {}: missing device class name (unsupported request type?)",
+                        r.name
+                    ))
+                };
+                requests.push(entry);
+            }
+            let mut constraints = Ok(Vec::new());
+            for (i, c) in claim.spec.devices.constraints.iter().enumerate() {
+                match (&c.match_attribute, &mut constraints) {
+                    (Some(a), Ok(cs)) => cs.push(ConstraintSpec {
+                        requests: c.requests.iter().cloned().collect(),
+                        attribute: a.clone(),
+                    }),
+                    (None, Ok(_)) => {
+                        constraints = Err(format!(
+                            "claim {cref}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                        ))
+                    }
+                    (_, Err(_)) => {}
+                }
+            }
+            prep.push(ClaimPrep {
+                cref,
+                requests,
+                constraints,
+            });
+        }
+        let quick_reject = quick_reject(&prep);
+        let single = quick_reject
+            && matches!(prep.as_slice(), [cp] if cp.requests.len() == 1
+                && cp.constraints.as_ref().is_ok_and(Vec::is_empty)
+                && matches!(cp.requests[0], Entry::One(Ok(_))));
+        Prepared {
+            claims,
+            prep,
+            quick_reject,
+            single,
+        }
+    }
+
+    /// The claims, in pod order.
+    pub fn claims(&self) -> &[Arc<ResourceClaim>] {
+        &self.claims
+    }
+
+    fn request(&self, ci: usize, ri: usize, si: usize) -> Option<&Request> {
+        match self.prep.get(ci)?.requests.get(ri)? {
+            Entry::One(Ok(r)) if si == 0 => Some(r),
+            Entry::Subs(subs) => subs.get(si)?.as_ref().ok(),
+            _ => None,
+        }
+    }
+
+    /// `Allocate` on `node`: `Ok(Some(picks))` (one list per claim, in order), `Ok(None)` when
+    /// the node cannot satisfy them, `Err` when the attempt must fail as a whole (upstream
+    /// returns an error, the Filter an Error status). `allocated` is per dense id of `index`.
+    pub fn allocate(
+        &self,
+        index: &mut DraIndex,
+        allocated: &[bool],
+        node: &Arc<Node>,
+    ) -> Result<Option<Vec<Vec<Pick>>>, String> {
+        let pools = index.pools_for(node);
+        if self.quick_reject
+            && !pools
+                .usable
+                .iter()
+                .any(|&id| !allocated.get(id as usize).copied().unwrap_or(false))
+        {
+            return if pools.any_invalid {
+                Err("invalid resource pools were encountered".into())
+            } else {
+                Ok(None)
+            };
+        }
+        if self.single {
+            return self.first_fit(index, allocated, &pools);
+        }
+        let mut s = Search {
+            p: self,
+            idx: index,
+            allocated,
+            pools,
+            all_devices: Vec::new(),
+            constraints: Vec::new(),
+            allocating: Vec::new(),
+            result: (0..self.claims.len()).map(|_| Vec::new()).collect(),
+        };
+        s.prepare()?;
+        match s.allocate_one((0, 0, 0, 0), false, Loc::default()) {
+            Ok(true) => Ok(Some(s.result)),
+            Ok(false) | Err(Fail::MaxSize) => {
+                if s.pools.any_invalid {
+                    return Err("invalid resource pools were encountered".into());
+                }
+                Ok(None)
+            }
+            Err(Fail::Fatal(e)) => Err(e),
+        }
+    }
+
+    /// The search for [`Prepared::single`]: with one request and no constraint, backtracking
+    /// never finds what the first pass missed (it revisits the same devices, whose verdicts,
+    /// errors included, it has already seen), so the first `count` free selectable devices in
+    /// pool, slice and device order are the answer, and a runtime error on a device reached
+    /// before them is the error.
+    fn first_fit(
+        &self,
+        index: &mut DraIndex,
+        allocated: &[bool],
+        pools: &NodePools,
+    ) -> Result<Option<Vec<Vec<Pick>>>, String> {
+        let Some(Entry::One(Ok(r))) = self.prep[0].requests.first() else {
+            return Err("internal error: no request data for claim #0 request #0".into());
+        };
+        let mut picks = Vec::with_capacity(r.count);
+        'pools: for (pi, pool) in pools.pools.iter().enumerate() {
+            if pool.incomplete || pool.invalid {
+                continue;
+            }
+            for (sj, &s) in pool.slices.iter().enumerate() {
+                for dj in 0..index.slices[s as usize].spec.devices.len() {
+                    let id = index.dense_id(s, dj);
+                    if allocated.get(id as usize).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    if !selectable(index, &self.prep[0].cref, r, s, dj)? {
+                        continue;
+                    }
+                    picks.push(Pick {
+                        ri: 0,
+                        si: None,
+                        id,
+                        slice: s,
+                        device: dj as u32,
+                        admin_access: false,
+                        loc: Loc {
+                            pool: pi,
+                            slice: sj,
+                            device: dj,
+                        },
+                    });
+                    if picks.len() == r.count {
+                        break 'pools;
+                    }
+                }
+            }
+        }
+        if picks.len() == r.count {
+            return Ok(Some(vec![picks]));
+        }
+        if pools.any_invalid {
+            return Err("invalid resource pools were encountered".into());
+        }
+        Ok(None)
+    }
+
+    /// The allocation results of `picks` on `node` (`createNodeSelector` for each claim).
+    pub fn materialize(
+        &self,
+        index: &DraIndex,
+        node: &str,
+        picks: &[Vec<Pick>],
+    ) -> Vec<AllocationResult> {
+        let mut out = Vec::with_capacity(picks.len());
+        for (ci, claim_picks) in picks.iter().enumerate() {
+            let results = claim_picks
+                .iter()
+                .map(|p| {
+                    let slice = &index.slices[p.slice as usize];
+                    let name = match self.request(ci, p.ri, p.si.unwrap_or(0)) {
+                        Some(r) => match &r.parent {
+                            Some(par) => format!("{par}/{}", r.name),
+                            None => r.name.clone(),
+                        },
+                        None => String::new(),
+                    };
+                    DeviceRequestAllocationResult {
+                        request: name,
+                        driver: slice.spec.driver.clone(),
+                        pool: slice.spec.pool.name.clone(),
+                        device: slice.spec.devices[p.device as usize].name.clone(),
+                        admin_access: p.admin_access.then_some(true),
+                        share_id: None,
+                    }
+                })
+                .collect();
+            out.push(AllocationResult {
+                devices: DeviceAllocationResult {
+                    results,
+                    config: Vec::new(),
+                },
+                node_selector: node_selector(index, node, claim_picks),
+                allocation_timestamp: None,
+            });
+        }
+        out
+    }
+}
+
+/// Whether [`Prepared::quick_reject`] holds: no request or constraint is refused, none is
+/// All mode (whose per-node checks can fail), no claim needs more devices than allowed, and
+/// the first request of the first claim needs at least one device without admin access.
+fn quick_reject(prep: &[ClaimPrep]) -> bool {
+    let mut first = true;
+    for cp in prep {
+        if cp.constraints.is_err() {
+            return false;
+        }
+        let mut min_devices = 0usize;
+        for entry in &cp.requests {
+            let reqs: Vec<&Result<Request, String>> = match entry {
+                Entry::Err(_) => return false,
+                Entry::One(r) => vec![r],
+                Entry::Subs(subs) => subs.iter().collect(),
+            };
+            let mut min = usize::MAX;
+            for r in reqs {
+                let Ok(r) = r else {
+                    return false;
+                };
+                if r.all {
+                    return false;
+                }
+                min = min.min(r.count);
+            }
+            min_devices = min_devices.saturating_add(min);
+            if first {
+                first = false;
+                match entry {
+                    Entry::One(Ok(r)) if !r.admin_access && r.count >= 1 => {}
+                    _ => return false,
+                }
+            }
+        }
+        if min_devices > ALLOCATION_RESULTS_MAX_SIZE {
+            return false;
+        }
+    }
+    !first
+}
+
+/// `computeScore` on picks: `8 − i` for each `firstAvailable` request of `claim` whose
+/// subrequest `i` was chosen.
+pub fn score_picks(claim: &ResourceClaim, picks: &[Pick]) -> i64 {
+    let mut score = 0;
+    for (ri, r) in claim.spec.devices.requests.iter().enumerate() {
+        if r.first_available.is_empty() {
+            continue;
+        }
+        if let Some(si) = picks.iter().find(|p| p.ri == ri).and_then(|p| p.si) {
+            score += ksim_api::resource::FIRST_AVAILABLE_MAX_SIZE as i64 - si as i64;
+        }
+    }
+    score
+}
+
+/// `isSelectable`: the class's selectors, then the request's, on device `d` of slice `s`.
+fn selectable(
+    index: &mut DraIndex,
+    cref: &str,
+    r: &Request,
+    s: u32,
+    d: usize,
+) -> Result<bool, String> {
+    for (slots, class) in [(&r.class_slots, true), (&r.slots, false)] {
+        for (i, &slot) in slots.iter().enumerate() {
+            let (err, runtime) = match index.verdict(slot, s, d) {
+                Verdict::Match => continue,
+                Verdict::NoMatch => return Ok(false),
+                Verdict::Compile(e) => (format!("CEL compile error: {e}"), false),
+                Verdict::Runtime(e) => (format!("CEL runtime error: {e}"), true),
+            };
+            let owner = if class {
+                r.class_owner.clone()
+            } else {
+                format!("claim {cref}")
+            };
+            if !runtime {
+                return Err(format!("{owner}: selector #{i}: {err}"));
+            }
+            let slice = &index.slices[s as usize];
+            let id = DeviceId {
+                driver: slice.spec.driver.clone(),
+                pool: slice.spec.pool.name.clone(),
+                device: slice.spec.devices[d].name.clone(),
+            };
+            return Err(format!("{owner}: selector #{i} on device {id}: {err}"));
+        }
+    }
+    Ok(true)
+}
+
+/// A device by position among the node's pools: pool, slice, device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 struct Loc {
     pool: usize,
@@ -196,63 +586,36 @@ struct Loc {
     device: usize,
 }
 
-struct MatchAttribute {
-    requests: BTreeSet<String>,
-    attribute: String,
+/// A device the search picked for a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pick {
+    /// The request (index in the claim) and, for `firstAvailable`, the subrequest.
+    pub ri: usize,
+    pub si: Option<usize>,
+    /// Dense id in the index.
+    pub id: u32,
+    /// Slice (index in the index) and device (index in the slice).
+    pub slice: u32,
+    pub device: u32,
+    pub admin_access: bool,
+    loc: Loc,
+}
+
+/// A `matchAttribute` constraint's state during one search.
+#[derive(Default)]
+struct MatchState {
     value: Option<DeviceAttribute>,
     count: usize,
 }
 
-impl MatchAttribute {
-    fn applies(&self, request: &str, sub: Option<&str>) -> bool {
-        if self.requests.is_empty() {
-            return true;
-        }
-        match sub {
-            None => self.requests.contains(request),
-            Some(s) => {
-                self.requests.contains(request) || self.requests.contains(&format!("{request}/{s}"))
-            }
-        }
+fn applies(spec: &ConstraintSpec, request: &str, sub: Option<&str>) -> bool {
+    if spec.requests.is_empty() {
+        return true;
     }
-
-    fn add(
-        &mut self,
-        request: &str,
-        sub: Option<&str>,
-        driver: &str,
-        d: &ksim_api::resource::Device,
-    ) -> bool {
-        if !self.applies(request, sub) {
-            return true;
-        }
-        let Some(attr) = lookup_attribute(d, driver, &self.attribute) else {
-            return false;
-        };
-        if self.count == 0 {
-            self.value = Some(attr.clone());
-            self.count = 1;
-            return true;
-        }
-        let Some(v) = &self.value else {
-            return false;
-        };
-        let same = match (&attr.string, &attr.int, &attr.bool, &attr.version) {
-            (Some(s), _, _, _) => v.string.as_ref() == Some(s),
-            (_, Some(i), _, _) => v.int.as_ref() == Some(i),
-            (_, _, Some(b), _) => v.bool.as_ref() == Some(b),
-            (_, _, _, Some(x)) => v.version.as_ref() == Some(x),
-            _ => false,
-        };
-        if same {
-            self.count += 1;
-        }
-        same
-    }
-
-    fn remove(&mut self, request: &str, sub: Option<&str>) {
-        if self.applies(request, sub) {
-            self.count = self.count.saturating_sub(1);
+    match sub {
+        None => spec.requests.contains(request),
+        Some(s) => {
+            spec.requests.contains(request) || spec.requests.contains(&format!("{request}/{s}"))
         }
     }
 }
@@ -273,12 +636,46 @@ fn lookup_attribute<'d>(
     d.attributes.get(id)
 }
 
-struct Picked {
-    request: String,
-    parent: Option<String>,
-    id: DeviceId,
-    loc: Loc,
-    admin_access: bool,
+/// `matchAttributeConstraint.add`.
+fn constraint_add(
+    spec: &ConstraintSpec,
+    st: &mut MatchState,
+    request: &str,
+    sub: Option<&str>,
+    driver: &str,
+    d: &ksim_api::resource::Device,
+) -> bool {
+    if !applies(spec, request, sub) {
+        return true;
+    }
+    let Some(attr) = lookup_attribute(d, driver, &spec.attribute) else {
+        return false;
+    };
+    if st.count == 0 {
+        st.value = Some(attr.clone());
+        st.count = 1;
+        return true;
+    }
+    let Some(v) = &st.value else {
+        return false;
+    };
+    let same = match (&attr.string, &attr.int, &attr.bool, &attr.version) {
+        (Some(s), _, _, _) => v.string.as_ref() == Some(s),
+        (_, Some(i), _, _) => v.int.as_ref() == Some(i),
+        (_, _, Some(b), _) => v.bool.as_ref() == Some(b),
+        (_, _, _, Some(x)) => v.version.as_ref() == Some(x),
+        _ => false,
+    };
+    if same {
+        st.count += 1;
+    }
+    same
+}
+
+fn constraint_remove(spec: &ConstraintSpec, st: &mut MatchState, request: &str, sub: Option<&str>) {
+    if applies(spec, request, sub) {
+        st.count = st.count.saturating_sub(1);
+    }
 }
 
 enum Fail {
@@ -287,229 +684,117 @@ enum Fail {
 }
 
 /// One allocation attempt for one node.
-struct Search<'a, 'b> {
-    a: &'b Allocator<'a>,
-    node: &'b Node,
-    pools: Vec<Pool>,
-    requests: BTreeMap<(usize, usize, usize), RequestData<'a>>,
-    selected_sub: BTreeMap<(usize, usize), usize>,
-    constraints: Vec<Vec<MatchAttribute>>,
-    allocating: FxHashMap<DeviceId, BTreeSet<usize>>,
-    result: Vec<Vec<Picked>>,
-    matches: FxHashMap<((usize, usize, usize), Loc), bool>,
-    values: FxHashMap<Loc, DeviceValue>,
-    root: cel::Context<'static, 'static>,
+struct Search<'p, 'i> {
+    p: &'p Prepared,
+    idx: &'i mut DraIndex,
+    allocated: &'p [bool],
+    pools: Arc<NodePools>,
+    /// All-mode requests' devices on this node, by (claim, request, subrequest).
+    all_devices: Vec<((usize, usize, usize), Vec<Loc>)>,
+    constraints: Vec<Vec<MatchState>>,
+    /// Devices picked in this attempt, with the claim that picked them.
+    allocating: Vec<(u32, usize)>,
+    result: Vec<Vec<Pick>>,
 }
 
-impl<'a> Allocator<'a> {
-    /// `Allocate`: `Ok(Some(results))` (one per claim, in order), `Ok(None)` when the node
-    /// cannot satisfy them, `Err` when the attempt must fail as a whole (upstream returns an
-    /// error, the Filter an Error status).
-    pub fn allocate(&self, node: &Node) -> Result<Option<Vec<AllocationResult>>, String> {
-        let pools = gather_pools(self.slices, node);
-        let mut s = Search {
-            a: self,
-            node,
-            pools,
-            requests: BTreeMap::new(),
-            selected_sub: BTreeMap::new(),
-            constraints: Vec::new(),
-            allocating: FxHashMap::default(),
-            result: (0..self.claims.len()).map(|_| Vec::new()).collect(),
-            matches: FxHashMap::default(),
-            values: FxHashMap::default(),
-            root: root_context(),
-        };
-        s.prepare()?;
-        match s.allocate_one((0, 0, 0, 0), false, Loc::default()) {
-            Ok(true) => {}
-            Ok(false) | Err(Fail::MaxSize) => {
-                if s.pools.iter().any(|p| p.invalid) {
-                    return Err("invalid resource pools were encountered".into());
-                }
-                return Ok(None);
-            }
-            Err(Fail::Fatal(e)) => return Err(e),
-        }
-        Ok(Some(s.results()))
-    }
-}
-
-/// `klog.KObj`: `namespace/name`, or the name alone without a namespace.
-fn claim_ref(c: &ResourceClaim) -> String {
-    if c.metadata.namespace.is_empty() {
-        c.metadata.name.clone()
-    } else {
-        format!("{}/{}", c.metadata.namespace, c.metadata.name)
-    }
-}
-
-impl<'a> Search<'a, '_> {
+impl Search<'_, '_> {
+    /// The per-node part of `Allocate`'s validation, in upstream's order.
     fn prepare(&mut self) -> Result<(), String> {
-        let claims = self.a.claims;
-        for (ci, claim) in claims.iter().enumerate() {
-            let cref = claim_ref(claim);
+        let p = self.p;
+        for (ci, cp) in p.prep.iter().enumerate() {
             let mut min_devices = 0usize;
-            for (ri, r) in claim.spec.devices.requests.iter().enumerate() {
-                if !r.first_available.is_empty() {
-                    if !self.a.features.prioritized_list {
-                        return Err(format!(
-                            "claim {cref}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
-                            r.name
-                        ));
+            for (ri, entry) in cp.requests.iter().enumerate() {
+                match entry {
+                    Entry::Err(e) => return Err(e.clone()),
+                    Entry::One(r) => {
+                        let r = r.as_ref().map_err(Clone::clone)?;
+                        min_devices += self.num_for(ci, (ri, 0), r)?;
                     }
-                    let mut min = usize::MAX;
-                    for (si, sub) in r.first_available.iter().enumerate() {
-                        let d = self.request_data(
-                            &cref,
-                            &sub.name,
-                            Some(&r.name),
-                            &sub.device_class_name,
-                            &sub.selectors,
-                            &sub.allocation_mode,
-                            sub.count,
-                            false,
-                            false,
-                            (ci, ri, si),
-                        )?;
-                        min = min.min(d.num_devices);
-                        self.requests.insert((ci, ri, si), d);
+                    Entry::Subs(subs) => {
+                        let mut min = usize::MAX;
+                        for (si, r) in subs.iter().enumerate() {
+                            let r = r.as_ref().map_err(Clone::clone)?;
+                            min = min.min(self.num_for(ci, (ri, si), r)?);
+                        }
+                        min_devices = min_devices.saturating_add(min);
                     }
-                    min_devices += min;
-                } else if let Some(e) = &r.exactly {
-                    let d = self.request_data(
-                        &cref,
-                        &r.name,
-                        None,
-                        &e.device_class_name,
-                        &e.selectors,
-                        &e.allocation_mode,
-                        e.count,
-                        e.admin_access.unwrap_or(false),
-                        e.admin_access.is_some(),
-                        (ci, ri, 0),
-                    )?;
-                    min_devices += d.num_devices;
-                    self.requests.insert((ci, ri, 0), d);
-                } else {
-                    return Err(format!(
-                        "claim {cref}, request {}: missing device class name (unsupported request type?)",
-                        r.name
-                    ));
                 }
             }
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE {
                 return Err(format!(
-                    "claim {cref}: number of requested devices {min_devices} exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
+                    "claim {}: number of requested devices {min_devices} exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}",
+                    cp.cref
                 ));
             }
-            let mut cs = Vec::new();
-            for (i, c) in claim.spec.devices.constraints.iter().enumerate() {
-                match &c.match_attribute {
-                    Some(a) => cs.push(MatchAttribute {
-                        requests: c.requests.iter().cloned().collect(),
-                        attribute: a.clone(),
-                        value: None,
-                        count: 0,
-                    }),
-                    None => {
-                        return Err(format!(
-                            "claim {cref}, constraint #{i}: empty constraint (unsupported constraint type?)"
-                        ))
+            match &cp.constraints {
+                Err(e) => return Err(e.clone()),
+                // Claims without constraints need no state (the first with some fills the
+                // states of those before it).
+                Ok(cs) if cs.is_empty() && self.constraints.is_empty() => {}
+                Ok(cs) => {
+                    while self.constraints.len() < ci {
+                        self.constraints.push(Vec::new());
                     }
+                    self.constraints
+                        .push(cs.iter().map(|_| MatchState::default()).collect());
                 }
             }
-            self.constraints.push(cs);
         }
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn request_data(
+    /// The number of devices a request needs on this node; for All mode, every selectable
+    /// device of the node's pools (an error when a pool is incomplete or invalid).
+    fn num_for(
         &mut self,
-        cref: &str,
-        name: &'a str,
-        parent: Option<&'a str>,
-        class_name: &str,
-        selectors: &'a [DeviceSelector],
-        mode: &str,
-        count: i64,
-        admin_access: bool,
-        has_admin_access: bool,
-        key: (usize, usize, usize),
-    ) -> Result<RequestData<'a>, String> {
-        if let Some(i) = selectors.iter().position(|s| s.cel.is_none()) {
-            return Err(format!(
-                "claim {cref}, request {name}, selector #{i}: CEL expression empty (unsupported selector type?)"
-            ));
+        ci: usize,
+        (ri, si): (usize, usize),
+        r: &Request,
+    ) -> Result<usize, String> {
+        if !r.all {
+            return Ok(r.count);
         }
-        if !self.a.features.admin_access && has_admin_access {
-            return Err(format!(
-                "claim {cref}, request {name}: admin access is requested, but the feature is disabled"
-            ));
-        }
-        if class_name.is_empty() {
-            return Err(format!(
-                "claim {cref}, request {name}: missing device class name (unsupported request type?)"
-            ));
-        }
-        let Some(class) = self.a.classes.get(class_name).cloned() else {
-            return Err(format!(
-                "claim {cref}, request {name}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io \"{class_name}\" not found"
-            ));
-        };
-        let mut d = RequestData {
-            name,
-            parent,
-            class,
-            selectors,
-            all: mode == MODE_ALL,
-            admin_access,
-            num_devices: 0,
-            all_devices: Vec::new(),
-        };
-        match mode {
-            MODE_EXACT_COUNT => d.num_devices = count.max(0) as usize,
-            MODE_ALL => {
-                for pi in 0..self.pools.len() {
-                    let pool = &self.pools[pi];
-                    let pid = format!("{}/{}", pool.driver, pool.name);
-                    if pool.incomplete {
-                        return Err(format!(
-                            "claim {cref}, request {name}: asks for all devices, but resource pool {pid} is currently being updated"
-                        ));
-                    }
-                    if pool.invalid {
-                        return Err(format!(
-                            "claim {cref}, request {name}: asks for all devices, but resource pool {pid} is currently invalid"
-                        ));
-                    }
-                    for si in 0..self.pools[pi].slices.len() {
-                        for di in 0..self.pools[pi].slices[si].spec.devices.len() {
-                            let loc = Loc {
-                                pool: pi,
-                                slice: si,
-                                device: di,
-                            };
-                            if self.selectable(key, &d, loc)? {
-                                d.all_devices.push(loc);
-                            }
-                        }
+        let cref = &self.p.prep[ci].cref;
+        let pools = self.pools.clone();
+        let mut list = Vec::new();
+        for (pi, pool) in pools.pools.iter().enumerate() {
+            let pid = format!("{}/{}", pool.driver, pool.name);
+            if pool.incomplete {
+                return Err(format!(
+                    "claim {cref}, request {}: asks for all devices, but resource pool {pid} is currently being updated",
+                    r.name
+                ));
+            }
+            if pool.invalid {
+                return Err(format!(
+                    "claim {cref}, request {}: asks for all devices, but resource pool {pid} is currently invalid",
+                    r.name
+                ));
+            }
+            for (sj, &s) in pool.slices.iter().enumerate() {
+                for dj in 0..self.idx.slices[s as usize].spec.devices.len() {
+                    let loc = Loc {
+                        pool: pi,
+                        slice: sj,
+                        device: dj,
+                    };
+                    if self.selectable(ci, r, loc)? {
+                        list.push(loc);
                     }
                 }
-                d.num_devices = d.all_devices.len();
-            }
-            other => {
-                return Err(format!(
-                    "claim {cref}, request {name}: unsupported count mode {other}"
-                ))
             }
         }
-        Ok(d)
+        let n = list.len();
+        self.all_devices.push(((ci, ri, si), list));
+        Ok(n)
+    }
+
+    fn slice_of(&self, loc: Loc) -> u32 {
+        self.pools.pools[loc.pool].slices[loc.slice]
     }
 
     fn device_id(&self, loc: Loc) -> DeviceId {
-        let s = &self.pools[loc.pool].slices[loc.slice];
+        let s = &self.idx.slices[self.slice_of(loc) as usize];
         DeviceId {
             driver: s.spec.driver.clone(),
             pool: s.spec.pool.name.clone(),
@@ -517,75 +802,19 @@ impl<'a> Search<'a, '_> {
         }
     }
 
-    /// `isSelectable`: the class's selectors, then the request's.
-    fn selectable(
-        &mut self,
-        key: (usize, usize, usize),
-        d: &RequestData<'_>,
-        loc: Loc,
-    ) -> Result<bool, String> {
-        if let Some(m) = self.matches.get(&(key, loc)) {
-            return Ok(*m);
-        }
-        let m = self.selectors_match(key, loc, Some(&d.class), &d.class.spec.selectors)?
-            && self.selectors_match(key, loc, None, d.selectors)?;
-        self.matches.insert((key, loc), m);
-        Ok(m)
+    /// `isSelectable` on the device at `loc`.
+    fn selectable(&mut self, ci: usize, r: &Request, loc: Loc) -> Result<bool, String> {
+        let s = self.slice_of(loc);
+        selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)
     }
 
-    fn selectors_match(
-        &mut self,
-        key: (usize, usize, usize),
-        loc: Loc,
-        class: Option<&DeviceClass>,
-        selectors: &[DeviceSelector],
-    ) -> Result<bool, String> {
-        if selectors.is_empty() {
-            return Ok(true);
-        }
-        let owner = match class {
-            Some(c) => format!("class {}", c.metadata.name),
-            None => format!("claim {}", claim_ref(&self.a.claims[key.0])),
-        };
-        if !self.values.contains_key(&loc) {
-            let s = &self.pools[loc.pool].slices[loc.slice];
-            let v = device_value(&s.spec.driver, &s.spec.devices[loc.device]);
-            self.values.insert(loc, v);
-        }
-        for (i, sel) in selectors.iter().enumerate() {
-            let expr = sel
-                .cel
-                .as_ref()
-                .map(|c| c.expression.as_str())
-                .unwrap_or("");
-            let compiled = self.a.cel.get_or_compile(expr);
-            let compiled = match &*compiled {
-                Ok(c) => c,
-                Err(e) => return Err(format!("{owner}: selector #{i}: CEL compile error: {e}")),
-            };
-            let Some(value) = self.values.get(&loc) else {
-                return Ok(false);
-            };
-            match compiled.matches(&self.root, value) {
-                Ok(true) => {}
-                Ok(false) => return Ok(false),
-                Err(e) => {
-                    return Err(format!(
-                        "{owner}: selector #{i} on device {}: CEL runtime error: {e}",
-                        self.device_id(loc)
-                    ))
-                }
-            }
-        }
-        Ok(true)
+    fn in_use(&self, id: u32) -> bool {
+        self.allocated.get(id as usize).copied().unwrap_or(false)
+            || self.allocating.iter().any(|&(d, _)| d == id)
     }
 
-    fn in_use(&self, id: &DeviceId) -> bool {
-        self.a.allocated.contains(id) || self.allocating.get(id).is_some_and(|s| !s.is_empty())
-    }
-
-    fn allocating_for_claim(&self, id: &DeviceId, claim: usize) -> bool {
-        self.allocating.get(id).is_some_and(|s| s.contains(&claim))
+    fn allocating_for_claim(&self, id: u32, claim: usize) -> bool {
+        self.allocating.contains(&(id, claim))
     }
 
     /// `allocateOne`; `r` is (claim, request, subrequest, device index).
@@ -595,54 +824,51 @@ impl<'a> Search<'a, '_> {
         in_sub: bool,
         start: Loc,
     ) -> Result<bool, Fail> {
+        let p = self.p;
         let (ci, ri, si, di) = r;
-        if ci >= self.a.claims.len() {
+        if ci >= p.claims.len() {
             return Ok(true);
         }
-        let claim = self.a.claims[ci].clone();
-        if ri >= claim.spec.devices.requests.len() {
+        if ri >= p.claims[ci].spec.devices.requests.len() {
             return match self.allocate_one((ci + 1, 0, 0, 0), false, Loc::default()) {
                 Err(Fail::MaxSize) => Ok(false),
                 other => other,
             };
         }
-        let key = (ci, ri, si);
-        let has_parent = self.requests.get(&key).is_some_and(|d| d.parent.is_some());
-        if !in_sub && has_parent {
+        if let (false, Some(Entry::Subs(subs))) = (in_sub, p.prep[ci].requests.get(ri)) {
             let mut all_exceeded = true;
-            let mut sub = 0;
-            loop {
-                if !self.requests.contains_key(&(ci, ri, sub)) {
-                    return if all_exceeded {
-                        Err(Fail::MaxSize)
-                    } else {
-                        Ok(false)
-                    };
-                }
+            for sub in 0..subs.len() {
                 match self.allocate_one((ci, ri, sub, 0), true, Loc::default()) {
-                    Err(Fail::MaxSize) => {
-                        sub += 1;
-                        continue;
-                    }
+                    Err(Fail::MaxSize) => continue,
                     Err(e) => return Err(e),
-                    Ok(true) => {
-                        self.selected_sub.insert((ci, ri), sub);
-                        return Ok(true);
-                    }
-                    Ok(false) => {
-                        all_exceeded = false;
-                        sub += 1;
-                    }
+                    Ok(true) => return Ok(true),
+                    Ok(false) => all_exceeded = false,
                 }
             }
+            return if all_exceeded {
+                Err(Fail::MaxSize)
+            } else {
+                Ok(false)
+            };
         }
-        let Some(d) = self.requests.get(&key) else {
+        let Some(d) = p.request(ci, ri, si) else {
             return Err(Fail::Fatal(format!(
                 "internal error: no request data for claim #{ci} request #{ri}"
             )));
         };
-        let (all, num, admin) = (d.all, d.num_devices, d.admin_access);
-        if all && d.all_devices.is_empty() {
+        let key = (ci, ri, si);
+        let all = if d.all {
+            let Some((_, list)) = self.all_devices.iter().find(|(k, _)| *k == key) else {
+                return Err(Fail::Fatal(format!(
+                    "internal error: no device list for claim #{ci} request #{ri}"
+                )));
+            };
+            Some(list.clone())
+        } else {
+            None
+        };
+        let num = all.as_ref().map_or(d.count, Vec::len);
+        if all.as_ref().is_some_and(Vec::is_empty) {
             return Ok(false);
         }
         if di >= num {
@@ -651,54 +877,48 @@ impl<'a> Search<'a, '_> {
         if self.result[ci].len() + num - di > ALLOCATION_RESULTS_MAX_SIZE {
             return Err(Fail::MaxSize);
         }
-        if all {
-            let loc = d.all_devices[di];
+        if let Some(list) = all {
+            let loc = list[di];
             if !self.allocate_device(key, loc, true)? {
                 return Ok(false);
             }
-            let done = self.allocate_one((ci, ri, si, di + 1), in_sub, Loc::default());
-            match done {
-                Ok(true) => return Ok(true),
+            return match self.allocate_one((ci, ri, si, di + 1), in_sub, Loc::default()) {
+                Ok(true) => Ok(true),
                 other => {
-                    self.deallocate(key, loc);
-                    return other;
+                    self.deallocate(key);
+                    other
                 }
-            }
+            };
         }
-        for pi in start.pool..self.pools.len() {
-            if self.pools[pi].incomplete || self.pools[pi].invalid {
+        let admin = d.admin_access;
+        let pools = self.pools.clone();
+        let pools = &pools.pools;
+        for pi in start.pool..pools.len() {
+            if pools[pi].incomplete || pools[pi].invalid {
                 continue;
             }
             let slice_start = if pi == start.pool { start.slice } else { 0 };
-            for sj in slice_start..self.pools[pi].slices.len() {
+            for sj in slice_start..pools[pi].slices.len() {
+                let s = pools[pi].slices[sj];
                 let dev_start = if pi == start.pool && sj == start.slice {
                     start.device
                 } else {
                     0
                 };
-                for dj in dev_start..self.pools[pi].slices[sj].spec.devices.len() {
+                for dj in dev_start..self.idx.slices[s as usize].spec.devices.len() {
                     let loc = Loc {
                         pool: pi,
                         slice: sj,
                         device: dj,
                     };
-                    let id = self.device_id(loc);
-                    if admin && self.allocating_for_claim(&id, ci) {
+                    let id = self.idx.dense_id(s, dj);
+                    if admin && self.allocating_for_claim(id, ci) {
                         continue;
                     }
-                    if !admin && self.in_use(&id) {
+                    if !admin && self.in_use(id) {
                         continue;
                     }
-                    // `selectable` borrows the search mutably: take the request data out.
-                    let ok = {
-                        let Some(data) = self.requests.remove(&key) else {
-                            return Err(Fail::Fatal("internal error: request data".into()));
-                        };
-                        let r = self.selectable(key, &data, loc);
-                        self.requests.insert(key, data);
-                        r.map_err(Fail::Fatal)?
-                    };
-                    if !ok {
+                    if !self.selectable(ci, d, loc).map_err(Fail::Fatal)? {
                         continue;
                     }
                     if !self.allocate_device(key, loc, false)? {
@@ -711,9 +931,9 @@ impl<'a> Search<'a, '_> {
                     };
                     match self.allocate_one((ci, ri, si, di + 1), in_sub, next) {
                         Ok(true) => return Ok(true),
-                        Ok(false) => self.deallocate(key, loc),
+                        Ok(false) => self.deallocate(key),
                         Err(e) => {
-                            self.deallocate(key, loc);
+                            self.deallocate(key);
                             return Err(e);
                         }
                     }
@@ -730,131 +950,116 @@ impl<'a> Search<'a, '_> {
         loc: Loc,
         must: bool,
     ) -> Result<bool, Fail> {
-        let (ci, _, _) = key;
-        let id = self.device_id(loc);
-        let (name, parent, admin) = {
-            let d = &self.requests[&key];
-            (
-                d.name.to_string(),
-                d.parent.map(str::to_string),
-                d.admin_access,
-            )
+        let p = self.p;
+        let (ci, ri, si) = key;
+        let Some(d) = p.request(ci, ri, si) else {
+            return Err(Fail::Fatal("internal error: request data".into()));
         };
-        if admin && self.allocating_for_claim(&id, ci) {
+        let s = self.slice_of(loc);
+        let id = self.idx.dense_id(s, loc.device);
+        let admin = d.admin_access;
+        if admin && self.allocating_for_claim(id, ci) {
             return Ok(false);
         }
-        if !admin && self.in_use(&id) {
+        if !admin && self.in_use(id) {
             return Ok(false);
         }
-        let (base, sub) = match &parent {
-            Some(p) => (p.clone(), Some(name.as_str())),
-            None => (name.clone(), None),
+        let (base, sub) = match &d.parent {
+            Some(par) => (par.as_str(), Some(d.name.as_str())),
+            None => (d.name.as_str(), None),
         };
-        let slice = self.pools[loc.pool].slices[loc.slice].clone();
-        let device = &slice.spec.devices[loc.device];
-        let n = self.constraints[ci].len();
-        for i in 0..n {
-            if !self.constraints[ci][i].add(&base, sub, &slice.spec.driver, device) {
-                if must {
-                    let c = &self.a.claims[ci];
-                    return Err(Fail::Fatal(format!(
-                        "claim {}, request {name}: cannot add device {id} because a claim constraint would not be satisfied",
-                        claim_ref(c)
-                    )));
+        let specs = match &p.prep[ci].constraints {
+            Ok(cs) => cs,
+            Err(e) => return Err(Fail::Fatal(e.clone())),
+        };
+        if !specs.is_empty() {
+            let slice = self.idx.slices[s as usize].clone();
+            let device = &slice.spec.devices[loc.device];
+            for i in 0..specs.len() {
+                let st = &mut self.constraints[ci][i];
+                if !constraint_add(&specs[i], st, base, sub, &slice.spec.driver, device) {
+                    if must {
+                        return Err(Fail::Fatal(format!(
+                            "claim {}, request {}: cannot add device {} because a claim constraint would not be satisfied",
+                            p.prep[ci].cref,
+                            d.name,
+                            self.device_id(loc)
+                        )));
+                    }
+                    for e in 0..i {
+                        constraint_remove(&specs[e], &mut self.constraints[ci][e], base, sub);
+                    }
+                    return Ok(false);
                 }
-                for e in 0..i {
-                    self.constraints[ci][e].remove(&base, sub);
-                }
-                return Ok(false);
             }
         }
-        self.allocating.entry(id.clone()).or_default().insert(ci);
-        self.result[ci].push(Picked {
-            request: name,
-            parent,
+        self.allocating.push((id, ci));
+        self.result[ci].push(Pick {
+            ri,
+            si: d.parent.as_ref().map(|_| si),
             id,
-            loc,
+            slice: s,
+            device: loc.device as u32,
             admin_access: admin,
+            loc,
         });
         Ok(true)
     }
 
-    fn deallocate(&mut self, key: (usize, usize, usize), loc: Loc) {
+    fn deallocate(&mut self, key: (usize, usize, usize)) {
+        let p = self.p;
         let (ci, _, _) = key;
-        let Some(p) = self.result[ci].pop() else {
+        let Some(pick) = self.result[ci].pop() else {
             return;
         };
-        debug_assert_eq!(p.loc, loc);
-        let sub = p.parent.as_ref().map(|_| p.request.as_str());
-        let base = p.parent.clone().unwrap_or_else(|| p.request.clone());
-        for c in &mut self.constraints[ci] {
-            c.remove(&base, sub);
+        if let (Some(d), Ok(specs)) = (
+            p.request(ci, pick.ri, pick.si.unwrap_or(0)),
+            &p.prep[ci].constraints,
+        ) {
+            let (base, sub) = match &d.parent {
+                Some(par) => (par.as_str(), Some(d.name.as_str())),
+                None => (d.name.as_str(), None),
+            };
+            for (i, spec) in specs.iter().enumerate() {
+                constraint_remove(spec, &mut self.constraints[ci][i], base, sub);
+            }
         }
-        if let Some(s) = self.allocating.get_mut(&p.id) {
-            s.remove(&ci);
+        if let Some(i) = self.allocating.iter().rposition(|&x| x == (pick.id, ci)) {
+            self.allocating.remove(i);
         }
     }
+}
 
-    fn results(&self) -> Vec<AllocationResult> {
-        let mut out = Vec::with_capacity(self.result.len());
-        for picks in &self.result {
-            let results = picks
-                .iter()
-                .map(|p| DeviceRequestAllocationResult {
-                    request: match &p.parent {
-                        Some(par) => format!("{par}/{}", p.request),
-                        None => p.request.clone(),
-                    },
-                    driver: p.id.driver.clone(),
-                    pool: p.id.pool.clone(),
-                    device: p.id.device.clone(),
-                    admin_access: p.admin_access.then_some(true),
-                    share_id: None,
-                })
-                .collect();
-            out.push(AllocationResult {
-                devices: DeviceAllocationResult {
-                    results,
-                    config: Vec::new(),
-                },
-                node_selector: self.node_selector(picks),
-                allocation_timestamp: None,
+/// `createNodeSelector`.
+fn node_selector(index: &DraIndex, node: &str, picks: &[Pick]) -> Option<NodeSelector> {
+    let mut term = NodeSelectorTerm::default();
+    for p in picks {
+        let s = &index.slices[p.slice as usize];
+        if s.spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
+            return Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_expressions: Vec::new(),
+                    match_fields: vec![NodeSelectorRequirement {
+                        key: "metadata.name".into(),
+                        operator: "In".into(),
+                        values: vec![node.to_string()],
+                    }],
+                }],
             });
         }
-        out
+        if let Some(ns) = &s.spec.node_selector {
+            if let [t] = ns.node_selector_terms.as_slice() {
+                add_requirements(&t.match_fields, &mut term.match_fields);
+                add_requirements(&t.match_expressions, &mut term.match_expressions);
+            }
+        }
     }
-
-    /// `createNodeSelector`.
-    fn node_selector(&self, picks: &[Picked]) -> Option<NodeSelector> {
-        let mut term = NodeSelectorTerm::default();
-        for p in picks {
-            let s = &self.pools[p.loc.pool].slices[p.loc.slice];
-            if s.spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
-                return Some(NodeSelector {
-                    node_selector_terms: vec![NodeSelectorTerm {
-                        match_expressions: Vec::new(),
-                        match_fields: vec![NodeSelectorRequirement {
-                            key: "metadata.name".into(),
-                            operator: "In".into(),
-                            values: vec![self.node.metadata.name.clone()],
-                        }],
-                    }],
-                });
-            }
-            if let Some(ns) = &s.spec.node_selector {
-                if let [t] = ns.node_selector_terms.as_slice() {
-                    add_requirements(&t.match_fields, &mut term.match_fields);
-                    add_requirements(&t.match_expressions, &mut term.match_expressions);
-                }
-            }
-        }
-        if term.match_fields.is_empty() && term.match_expressions.is_empty() {
-            None
-        } else {
-            Some(NodeSelector {
-                node_selector_terms: vec![term],
-            })
-        }
+    if term.match_fields.is_empty() && term.match_expressions.is_empty() {
+        None
+    } else {
+        Some(NodeSelector {
+            node_selector_terms: vec![term],
+        })
     }
 }
 
@@ -872,17 +1077,63 @@ fn add_requirements(from: &[NodeSelectorRequirement], to: &mut Vec<NodeSelectorR
     }
 }
 
-/// The devices a claim's allocation uses, admin-access results excepted (upstream
-/// `ListAllAllocatedDevices` / `GatherAllocatedState`).
-pub fn allocated_devices(alloc: &AllocationResult, into: &mut BTreeSet<DeviceId>) {
-    for r in &alloc.devices.results {
-        if r.admin_access == Some(true) {
-            continue;
-        }
-        into.insert(DeviceId {
-            driver: r.driver.clone(),
-            pool: r.pool.clone(),
-            device: r.device.clone(),
-        });
+/// One allocation from scratch, outside the plugin (the allocator's tests): the cluster's
+/// `slices`, the devices `allocated` to other claims, and `claims` to allocate on `node`.
+pub fn allocate_once(
+    features: Features,
+    classes: &BTreeMap<String, Arc<DeviceClass>>,
+    slices: &[Arc<ResourceSlice>],
+    allocated: &BTreeSet<DeviceId>,
+    claims: &[Arc<ResourceClaim>],
+    node: &Node,
+) -> Result<Option<Vec<AllocationResult>>, String> {
+    allocate_once_with(features, classes, slices, allocated, claims, node, true)
+}
+
+/// [`allocate_once`], with or without the shortcuts of [`Prepared`] (`quick_reject`,
+/// `first_fit`), which must not change any answer.
+#[doc(hidden)]
+pub fn allocate_once_with(
+    features: Features,
+    classes: &BTreeMap<String, Arc<DeviceClass>>,
+    slices: &[Arc<ResourceSlice>],
+    allocated: &BTreeSet<DeviceId>,
+    claims: &[Arc<ResourceClaim>],
+    node: &Node,
+    shortcuts: bool,
+) -> Result<Option<Vec<AllocationResult>>, String> {
+    let mut dra = crate::cluster_objects::DraObjects::default();
+    for c in classes.values() {
+        dra.device_classes
+            .insert(c.metadata.name.clone(), c.clone());
     }
+    // The index takes slices in name order; equal names keep their given order.
+    for (i, s) in slices.iter().enumerate() {
+        dra.resource_slices
+            .insert(format!("{}\u{0}{i:08}", s.metadata.name), s.clone());
+    }
+    let mut index = DraIndex::default();
+    index.sync(&dra);
+    let ids: Vec<u32> = allocated
+        .iter()
+        .map(|d| index.intern(&d.driver, &d.pool, &d.device))
+        .collect();
+    let mut in_use = vec![false; index.id_count()];
+    for id in ids {
+        in_use[id as usize] = true;
+    }
+    let cel = CelCache::default();
+    let mut p = Prepared::new(
+        features,
+        &dra.device_classes,
+        &mut index,
+        &cel,
+        claims.to_vec(),
+    );
+    if !shortcuts {
+        p.quick_reject = false;
+        p.single = false;
+    }
+    Ok(p.allocate(&mut index, &in_use, &Arc::new(node.clone()))?
+        .map(|picks| p.materialize(&index, &node.metadata.name, &picks)))
 }

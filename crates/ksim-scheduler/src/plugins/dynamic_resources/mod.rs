@@ -37,15 +37,17 @@
 
 pub mod allocator;
 pub mod cel;
+pub mod index;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use ksim_api::object::{ApiObject, ObjectKind};
 use ksim_api::resource::{
-    claim_name_for, AllocationResult, ResourceClaim, ResourceClaimConsumerReference, ResourceSlice,
-    FINALIZER, FIRST_AVAILABLE_MAX_SIZE,
+    claim_name_for, AllocationResult, ResourceClaim, ResourceClaimConsumerReference, FINALIZER,
+    FIRST_AVAILABLE_MAX_SIZE,
 };
+use rustc_hash::FxHashMap;
 
 use crate::framework::{
     ClusterEventKind, ClusterEventObjects, CycleState, EnqueueExtensions, FactoryArgs,
@@ -57,8 +59,9 @@ use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use crate::plugins::helper::{default_normalize_score, CompiledNodeSelector};
 use crate::pod_info::PodInfo;
 
-use allocator::{allocated_devices, Allocator, DeviceId, Features};
+use allocator::{score_picks, Features, Pick, Prepared};
 use cel::CelCache;
+use index::DraIndex;
 
 pub const NAME: &str = "DynamicResources";
 
@@ -76,6 +79,8 @@ pub struct DynamicResources {
     objects: Mutex<Option<Arc<ClusterObjects>>>,
     /// Claims PostFilter asked to deallocate, by `namespace/name`, for the engine to apply.
     deallocations: Mutex<Vec<String>>,
+    /// Slices, pools per node, allocated devices and CEL verdicts, kept between cycles.
+    index: Mutex<DraIndex>,
 }
 
 pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
@@ -99,6 +104,7 @@ impl DynamicResources {
             in_flight: Mutex::new(BTreeMap::new()),
             objects: Mutex::new(None),
             deallocations: Mutex::new(Vec::new()),
+            index: Mutex::new(DraIndex::default()),
         }
     }
 
@@ -186,9 +192,9 @@ impl DynamicResources {
         Ok(out)
     }
 
-    /// Every device allocated in the cluster or in flight (admin access excepted).
-    fn allocated(&self, objects: &ClusterObjects) -> BTreeSet<DeviceId> {
-        let mut set = BTreeSet::new();
+    /// Per dense id of `idx`, whether a device is allocated in the cluster or in flight
+    /// (admin access excepted).
+    fn allocated(&self, idx: &mut DraIndex, objects: &ClusterObjects) -> Vec<bool> {
         let mut inf = lock(&self.in_flight);
         // An assumed copy yields to the cluster's as in `claim` (upstream's assume cache drops
         // it on the informer's update or delete): a claim PreBind wrote and that was deleted
@@ -199,20 +205,39 @@ impl DynamicResources {
                     api.status.allocation.is_none() && api.metadata.uid == c.metadata.uid
                 })
         });
-        for (key, c) in &objects.dra.resource_claims {
-            if inf.contains_key(key) {
-                continue;
+        if inf.is_empty() {
+            return idx.api_allocated();
+        }
+        // In flight: the copy stands in for the cluster's claim of the same name.
+        let mut delta: FxHashMap<u32, i64> = FxHashMap::default();
+        let mut ids = Vec::new();
+        for (key, (_, c)) in inf.iter() {
+            if let Some(a) = objects
+                .dra
+                .resource_claims
+                .get(key)
+                .and_then(|api| api.status.allocation.as_ref())
+            {
+                ids.clear();
+                idx.allocation_ids(a, &mut ids);
+                for &id in &ids {
+                    *delta.entry(id).or_default() -= 1;
+                }
             }
             if let Some(a) = &c.status.allocation {
-                allocated_devices(a, &mut set);
+                ids.clear();
+                idx.allocation_ids(a, &mut ids);
+                for &id in &ids {
+                    *delta.entry(id).or_default() += 1;
+                }
             }
         }
-        for (_, c) in inf.values() {
-            if let Some(a) = &c.status.allocation {
-                allocated_devices(a, &mut set);
-            }
+        let mut view = idx.api_allocated();
+        view.resize(idx.id_count(), false);
+        for (id, d) in delta {
+            view[id as usize] = i64::from(idx.api_count(id)) + d > 0;
         }
-        set
+        view
     }
 }
 
@@ -225,9 +250,10 @@ struct StateData {
     available_on: Vec<Option<CompiledNodeSelector>>,
     /// Indices into `claims` of the claims to allocate.
     to_allocate: Vec<usize>,
-    objects: Option<Arc<ClusterObjects>>,
-    slices: Arc<Vec<Arc<ResourceSlice>>>,
-    allocated: Arc<BTreeSet<DeviceId>>,
+    /// The claims to allocate, prepared for the allocator.
+    prepared: Option<Arc<Prepared>>,
+    /// Per dense id of the plugin's index: allocated in the cluster or in flight.
+    allocated: Arc<Vec<bool>>,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -235,8 +261,9 @@ struct StateData {
 struct Shared {
     /// Claims (indices) allocated but unavailable on some node.
     unavailable: BTreeSet<usize>,
-    /// Filter's allocation per node, one per claim to allocate.
-    node_allocations: BTreeMap<String, Vec<AllocationResult>>,
+    /// Filter's allocation per node: the picks of each claim to allocate.
+    /// Keyed by the node object's address (the object kept, so the address stays its own).
+    node_allocations: FxHashMap<usize, (Arc<ksim_api::Node>, Vec<Vec<Pick>>)>,
     /// Reserve's node and allocations (by claim index).
     reserved: Option<(String, BTreeMap<usize, AllocationResult>)>,
     /// The claims PreBind wrote.
@@ -381,11 +408,19 @@ impl PreFilterPlugin for DynamicResources {
             }
         }
         if !s.to_allocate.is_empty() {
-            s.slices = Arc::new(objects.dra.resource_slices.values().cloned().collect());
-            s.allocated = Arc::new(self.allocated(&objects));
+            let mut idx = lock(&self.index);
+            idx.sync(&objects.dra);
+            s.allocated = Arc::new(self.allocated(&mut idx, &objects));
+            let to_allocate = s.to_allocate.iter().map(|&i| claims[i].clone()).collect();
+            s.prepared = Some(Arc::new(Prepared::new(
+                self.features,
+                &objects.dra.device_classes,
+                &mut idx,
+                &self.cel,
+                to_allocate,
+            )));
         }
         s.claims = claims;
-        s.objects = Some(objects);
         state.write(NAME, s);
         (None, Status::success())
     }
@@ -420,21 +455,9 @@ impl DynamicResources {
             })
             .collect();
         let mut allocations = None;
-        if !s.to_allocate.is_empty() {
-            let Some(objects) = &s.objects else {
-                return Status::error("internal error: no cluster objects in the cycle state");
-            };
-            let claims: Vec<Arc<ResourceClaim>> =
-                s.to_allocate.iter().map(|&i| s.claims[i].clone()).collect();
-            let a = Allocator {
-                features: self.features,
-                classes: &objects.dra.device_classes,
-                slices: &s.slices,
-                allocated: &s.allocated,
-                cel: &self.cel,
-                claims: &claims,
-            };
-            match a.allocate(n) {
+        if let Some(prepared) = &s.prepared {
+            let mut idx = lock(&self.index);
+            match prepared.allocate(&mut idx, &s.allocated, n) {
                 Err(e) => return Status::error(e),
                 Ok(None) => return unresolvable("cannot allocate all claims"),
                 Ok(Some(r)) => allocations = Some(r),
@@ -446,7 +469,8 @@ impl DynamicResources {
             return unresolvable("resourceclaim not available on the node");
         }
         if let Some(a) = allocations {
-            sh.node_allocations.insert(n.metadata.name.clone(), a);
+            sh.node_allocations
+                .insert(Arc::as_ptr(n) as usize, (n.clone(), a));
         }
         Status::success()
     }
@@ -528,13 +552,16 @@ impl ScorePlugin for DynamicResources {
             return Ok(0);
         }
         let sh = lock(&s.shared);
-        let allocs = sh.node_allocations.get(node.node.metadata.name.as_str());
+        let allocs = sh
+            .node_allocations
+            .get(&(Arc::as_ptr(&node.node) as usize))
+            .map(|(_, a)| a);
         let mut score = 0;
         let mut k = 0;
         for (i, claim) in s.claims.iter().enumerate() {
             if s.to_allocate.contains(&i) {
-                if let Some(a) = allocs.and_then(|a| a.get(k)) {
-                    score += score_allocation(claim, a);
+                if let Some(picks) = allocs.and_then(|a| a.get(k)) {
+                    score += score_picks(claim, picks);
                 }
                 k += 1;
             } else if let Some(a) = &claim.status.allocation {
@@ -551,7 +578,19 @@ impl ScorePlugin for DynamicResources {
         _: &[&NodeInfo],
     ) -> Option<(i64, i64)> {
         match state.read::<StateData>(NAME) {
-            Some(s) if !s.claims.is_empty() => None,
+            // Only `firstAvailable` requests score: without one, every node scores 0, and
+            // the default normalization leaves zeros as they are.
+            Some(s)
+                if s.claims.iter().any(|c| {
+                    c.spec
+                        .devices
+                        .requests
+                        .iter()
+                        .any(|r| !r.first_available.is_empty())
+                }) =>
+            {
+                None
+            }
             _ => Some((0, 0)),
         }
     }
@@ -575,8 +614,16 @@ impl ReservePlugin for DynamicResources {
             return Status::success();
         }
         let mut sh = lock(&s.shared);
-        let Some(allocs) = sh.node_allocations.get(node).cloned() else {
+        let Some((_, picks)) = sh
+            .node_allocations
+            .values()
+            .find(|(n, _)| n.metadata.name == node)
+        else {
             return Status::error("claim allocation not found for node");
+        };
+        let allocs = match &s.prepared {
+            Some(p) => p.materialize(&lock(&self.index), node, picks),
+            None => Vec::new(),
         };
         if allocs.len() != s.to_allocate.len() {
             return Status::error(format!(
@@ -756,5 +803,7 @@ impl DynamicResources {
     }
 }
 
+#[cfg(test)]
+mod shortcut_props;
 #[cfg(test)]
 mod tests;

@@ -9,8 +9,7 @@ use ksim_api::resource::{AllocationResult, DeviceClass, ResourceClaim, ResourceS
 use ksim_api::Node;
 use serde_json::{json, Value};
 
-use super::allocator::{Allocator, DeviceId, Features};
-use super::cel::CelCache;
+use super::allocator::{allocate_once, DeviceId, Features};
 
 fn node(name: &str, region: &str) -> Node {
     serde_json::from_value(json!({"metadata": {"name": name,
@@ -97,22 +96,13 @@ fn run(c: &Case) -> Result<Option<Vec<AllocationResult>>, String> {
             device: n.to_string(),
         })
         .collect();
-    let cel = CelCache::default();
     let mut claims: Vec<Arc<ResourceClaim>> = Vec::new();
     for k in &c.claims {
         let mut k = (**k).clone();
         ksim_api::resource::default_claim_spec(&mut k.spec);
         claims.push(Arc::new(k));
     }
-    Allocator {
-        features: c.features,
-        classes: &classes,
-        slices: &slices,
-        allocated: &allocated,
-        cel: &cel,
-        claims: &claims,
-    }
-    .allocate(&c.node)
+    allocate_once(c.features, &classes, &slices, &allocated, &claims, &c.node)
 }
 
 /// `(request, driver, pool, device, adminAccess)` per claim, and whether it is pinned to the

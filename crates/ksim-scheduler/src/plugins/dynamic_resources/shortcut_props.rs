@@ -1,0 +1,113 @@
+//! The allocator's shortcuts (`Prepared::quick_reject`, `Prepared::first_fit`) give the same
+//! answer as the full backtracking search on random clusters: the same devices, the same
+//! node selectors, the same error texts (CEL runtime errors, invalid pools included).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use ksim_api::resource::{DeviceClass, ResourceClaim, ResourceSlice};
+use ksim_api::Node;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use super::allocator::{allocate_once_with, DeviceId, Features};
+
+/// One slice of node `node-1`'s pools: (pool, generation, resourceSliceCount, devices), each
+/// device (name index, model: 0 none, 1 "a", 2 "b").
+type SliceSpec = (u8, u8, u8, Vec<(u8, u8)>);
+
+fn slices(specs: &[SliceSpec], shared: bool) -> Vec<Arc<ResourceSlice>> {
+    let mut out: Vec<Arc<ResourceSlice>> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, (pool, generation, count, devices))| {
+            let devices: Vec<Value> = devices
+                .iter()
+                .map(|(name, model)| {
+                    let mut d = json!({"name": format!("dev-{name}")});
+                    if *model > 0 {
+                        let m = if *model == 1 { "a" } else { "b" };
+                        d["attributes"] = json!({"model": {"string": m}});
+                    }
+                    d
+                })
+                .collect();
+            let mut spec = json!({"driver": "driver-a",
+                "pool": {"name": format!("pool-{pool}"), "generation": generation,
+                         "resourceSliceCount": count},
+                "devices": devices});
+            if shared && i % 2 == 1 {
+                spec["allNodes"] = json!(true);
+            } else {
+                spec["nodeName"] = json!("node-1");
+            }
+            let v = json!({"metadata": {"name": format!("slice-{i}")}, "spec": spec});
+            Arc::new(serde_json::from_value::<ResourceSlice>(v).unwrap())
+        })
+        .collect();
+    out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    out
+}
+
+fn claim(count: u8, selector: u8) -> Arc<ResourceClaim> {
+    let mut exactly = json!({"deviceClassName": "class-a", "allocationMode": "ExactCount",
+                             "count": count});
+    // 1: a selector that fails with a runtime error on devices without a model.
+    if selector == 1 {
+        exactly["selectors"] =
+            json!([{"cel": {"expression": "device.attributes[\"driver-a\"].model == \"a\""}}]);
+    }
+    if selector == 2 {
+        exactly["selectors"] = json!([{"cel": {"expression":
+            "!(\"model\" in device.attributes[\"driver-a\"]) || device.attributes[\"driver-a\"].model != \"b\""}}]);
+    }
+    let mut c: ResourceClaim = serde_json::from_value(json!({
+        "metadata": {"name": "claim-0", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "req-0", "exactly": exactly}]}}}))
+    .unwrap();
+    ksim_api::resource::default_claim_spec(&mut c.spec);
+    Arc::new(c)
+}
+
+fn slice_spec() -> impl Strategy<Value = SliceSpec> {
+    (
+        0u8..3,
+        1u8..3,
+        1u8..3,
+        prop::collection::vec((0u8..6, 0u8..3), 0..5),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn shortcuts_answer_as_the_full_search(
+        specs in prop::collection::vec(slice_spec(), 0..5),
+        shared in any::<bool>(),
+        allocated in prop::collection::vec((0u8..3, 0u8..6), 0..8),
+        count in 1u8..4,
+        selector in 0u8..3,
+    ) {
+        let slices = slices(&specs, shared);
+        let class: Arc<DeviceClass> = Arc::new(serde_json::from_value(json!({
+            "metadata": {"name": "class-a"}, "spec": {"selectors": [
+                {"cel": {"expression": "device.driver == \"driver-a\""}}]}})).unwrap());
+        let classes: BTreeMap<String, Arc<DeviceClass>> =
+            [("class-a".to_string(), class)].into_iter().collect();
+        let allocated: BTreeSet<DeviceId> = allocated
+            .iter()
+            .map(|(p, d)| DeviceId {
+                driver: "driver-a".into(),
+                pool: format!("pool-{p}"),
+                device: format!("dev-{d}"),
+            })
+            .collect();
+        let node: Node = serde_json::from_value(json!({"metadata": {"name": "node-1"}})).unwrap();
+        let claims = [claim(count, selector)];
+        let f = Features::default();
+        let fast = allocate_once_with(f, &classes, &slices, &allocated, &claims, &node, true);
+        let full = allocate_once_with(f, &classes, &slices, &allocated, &claims, &node, false);
+        prop_assert_eq!(fast, full);
+    }
+}
