@@ -12,11 +12,13 @@
 //! - pods as `templates/pod-with-claim-template.yaml` (a pause container without requests, one
 //!   claim `resource`).
 //!
-//! **Claims.** Upstream's pods name the ResourceClaimTemplate `test-claim-template` (one
-//! request `req-0` of `test-class`), from which the resource claim controller generates one
-//! claim per pod. The bench loop has no controller: each pod instead names a claim created
-//! beforehand with the template's spec (`resourceClaimName`), which is what the scheduler sees
-//! once the controller has done its work. The controller's API writes are not timed here
+//! **Claims.** As upstream's, the pods name the ResourceClaimTemplate `test-claim-template`
+//! (one request `req-0` of `test-class`). The bench loop has no resource claim controller, so
+//! each pod comes with what the controller's `handleClaim` would have made before the
+//! scheduler sees it: a claim named `<pod>-resource-<5 characters>` with the template's spec,
+//! owned by the pod (controller reference) and annotated with the pod's claim entry, and the
+//! pod's `status.resourceClaimStatuses` naming it. DynamicResources thus takes the template
+//! path (the claim must be owned by the pod). The controller's API writes are not timed here
 //! (upstream's figure includes them).
 //!
 //! **Steady state** (`SteadyStateClusterResourceClaimTemplate`): upstream creates 10 pods,
@@ -90,27 +92,70 @@ fn slice(node: &str, devices: usize) -> Value {
     })
 }
 
-/// A claim with the spec of `templates/resourceclaimtemplate.yaml`.
+/// The spec of `templates/resourceclaimtemplate.yaml`.
+fn claim_spec() -> Value {
+    json!({"devices": {"requests": [
+        {"name": "req-0", "exactly": {"deviceClassName": "test-class"}}
+    ]}})
+}
+
+/// The ResourceClaimTemplate `test-claim-template` in `namespace`.
+fn template(namespace: &str) -> Value {
+    json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "test-claim-template", "namespace": namespace},
+        "spec": {"spec": claim_spec()},
+    })
+}
+
+/// A claim with the template's spec, not owned by a pod (the init claims).
 fn claim(namespace: &str, name: &str) -> Value {
     json!({
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"devices": {"requests": [
-            {"name": "req-0", "exactly": {"deviceClassName": "test-class"}}
-        ]}},
+        "spec": claim_spec(),
     })
 }
 
-/// The pod of `templates/pod-with-claim-template.yaml`, naming its own claim.
-pub fn pod(namespace: &str, name: &str, claim: &str) -> Result<Pod, BenchError> {
+/// The claim the resource claim controller generates for pod `k` (`name`, `uid`) from the
+/// template: `generateName` `<pod>-resource-` and a 5-character suffix (upstream's is random;
+/// here it spells `k` in the same alphabet).
+fn generated_claim(namespace: &str, pod: &str, uid: &str, k: usize) -> (String, Value) {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut n = k;
+    let suffix: String = (0..5)
+        .map(|_| {
+            let c = ALPHABET[n % ALPHABET.len()] as char;
+            n /= ALPHABET.len();
+            c
+        })
+        .collect();
+    let name = format!("{pod}-resource-{suffix}");
+    let v = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace,
+                     "generateName": format!("{pod}-resource-"),
+                     "annotations": {"resource.kubernetes.io/pod-claim-name": "resource"},
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod,
+                                          "uid": uid, "controller": true}]},
+        "spec": claim_spec(),
+    });
+    (name, v)
+}
+
+/// The pod of `templates/pod-with-claim-template.yaml`, its status naming the claim generated
+/// for it.
+pub fn pod(namespace: &str, name: &str, uid: &str, claim: &str) -> Result<Pod, BenchError> {
     let v = json!({
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "uid": uid},
         "spec": {
             "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.1",
                             "resources": {"claims": [{"name": "resource"}]}}],
-            "resourceClaims": [{"name": "resource", "resourceClaimName": claim}],
+            "resourceClaims": [{"name": "resource",
+                                "resourceClaimTemplateName": "test-claim-template"}],
         },
+        "status": {"resourceClaimStatuses": [{"name": "resource", "resourceClaimName": claim}]},
     });
     let mut p: Pod = serde_json::from_value(v).map_err(|e| BenchError::Spec(e.to_string()))?;
     ksim_api::defaults::default_pod(&mut p);
@@ -127,6 +172,9 @@ fn objects(nodes: usize, d: &DraSetup) -> Result<ClusterObjects, BenchError> {
     }))?);
     for i in 0..nodes {
         objs.put_object(object(slice(&node_name(i), d.devices_per_node))?);
+    }
+    for ns in ["init", "test"] {
+        objs.put_object(object(template(ns))?);
     }
     for k in 0..d.init_claims {
         let n = node_name(k % nodes.max(1));
@@ -163,9 +211,10 @@ pub fn run_workload(
             ("test", "test-dra")
         };
         let name = format!("{prefix}-{i:06}");
-        let claim_name = format!("{name}-resource");
-        objs.put_object(object(claim(ns, &claim_name))?);
-        pods.push(pod(ns, &name, &claim_name)?);
+        let uid = format!("uid-{name}");
+        let (claim_name, claim) = generated_claim(ns, &name, &uid, i);
+        objs.put_object(object(claim)?);
+        pods.push(pod(ns, &name, &uid, &claim_name)?);
     }
     let mut lp = Loop::with_objects(&nodes, Vec::new(), objs, opts)?;
     let mut pods = pods.into_iter();
@@ -194,8 +243,8 @@ pub fn run_workload(
                     if lp.delete_placed(id, p) {
                         scheduled += 1;
                     }
-                    let claim = &p.spec.resource_claims[0];
-                    if let Some(c) = &claim.resource_claim_name {
+                    let claim = p.status.resource_claim_statuses.first();
+                    if let Some(c) = claim.and_then(|s| s.resource_claim_name.as_ref()) {
                         // The controller deallocates the claim (an Update that requeues the
                         // pods DynamicResources rejected), then deletes it.
                         let held =

@@ -55,6 +55,7 @@ use crate::framework::{
     PostFilterPlugin, PostFilterResult, PreBindPlugin, PreEnqueuePlugin, PreFilterPlugin,
     PreFilterResult, PreScorePlugin, QueueingHint, ReservePlugin, ScorePlugin, Status,
 };
+use crate::node_info::NodeFlags;
 use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use crate::plugins::helper::{default_normalize_score, CompiledNodeSelector};
 use crate::pod_info::PodInfo;
@@ -482,6 +483,52 @@ impl FilterPlugin for DynamicResources {
             None => Status::error("reading \"DynamicResources\" from cycleState: not found").into(),
             Some(s) => self.filter_status(s, node).into(),
         }
+    }
+
+    fn has_leading_passes(&self) -> bool {
+        true
+    }
+
+    /// `filter` over a run of nodes, with one lock of the index and the cycle's allocations:
+    /// the nodes it passes, recorded as `filter` records them, up to the first it would not
+    /// pass (which the framework then filters on its own, status and all).
+    fn leading_passes(
+        &self,
+        state: &CycleState,
+        _pod: &PodInfo,
+        nodes: &[NodeInfo],
+        stop: NodeFlags,
+        limit: usize,
+    ) -> usize {
+        let Some(s) = state.read::<StateData>(NAME) else {
+            return 0;
+        };
+        let mut idx = lock(&self.index);
+        let mut sh = lock(&s.shared);
+        let mut k = 0;
+        for n in nodes.iter().take(limit) {
+            if n.flags().intersects(stop) {
+                break;
+            }
+            let node = &n.node;
+            if s.available_on
+                .iter()
+                .any(|sel| sel.as_ref().is_some_and(|sel| !sel.matches(node)))
+            {
+                break;
+            }
+            if let Some(p) = &s.prepared {
+                match p.allocate(&mut idx, &s.allocated, node) {
+                    Ok(Some(a)) => {
+                        sh.node_allocations
+                            .insert(Arc::as_ptr(node) as usize, (node.clone(), a));
+                    }
+                    _ => break,
+                }
+            }
+            k += 1;
+        }
+        k
     }
 }
 
