@@ -346,7 +346,7 @@ impl Prepared {
         index: &mut DraIndex,
         allocated: &[bool],
         node: &Arc<Node>,
-    ) -> Result<Option<Vec<Vec<Pick>>>, String> {
+    ) -> Result<Option<NodePicks>, String> {
         let pools = index.pools_for(node);
         if self.quick_reject
             && !pools
@@ -375,7 +375,7 @@ impl Prepared {
         };
         s.prepare()?;
         match s.allocate_one((0, 0, 0, 0), false, Loc::default()) {
-            Ok(true) => Ok(Some(s.result)),
+            Ok(true) => Ok(Some(NodePicks::Claims(s.result))),
             Ok(false) | Err(Fail::MaxSize) => {
                 if s.pools.any_invalid {
                     return Err("invalid resource pools were encountered".into());
@@ -396,11 +396,11 @@ impl Prepared {
         index: &mut DraIndex,
         allocated: &[bool],
         pools: &NodePools,
-    ) -> Result<Option<Vec<Vec<Pick>>>, String> {
+    ) -> Result<Option<NodePicks>, String> {
         let Some(Entry::One(Ok(r))) = self.prep[0].requests.first() else {
             return Err("internal error: no request data for claim #0 request #0".into());
         };
-        let mut picks = Vec::with_capacity(r.count);
+        let mut picks: smallvec::SmallVec<[Pick; 1]> = smallvec::SmallVec::new();
         'pools: for (pi, pool) in pools.pools.iter().enumerate() {
             if pool.incomplete || pool.invalid {
                 continue;
@@ -434,7 +434,10 @@ impl Prepared {
             }
         }
         if picks.len() == r.count {
-            return Ok(Some(vec![picks]));
+            return Ok(Some(match picks.len() {
+                1 => NodePicks::One(picks.swap_remove(0)),
+                _ => NodePicks::Claims(vec![picks.into_vec()]),
+            }));
         }
         if pools.any_invalid {
             return Err("invalid resource pools were encountered".into());
@@ -447,10 +450,11 @@ impl Prepared {
         &self,
         index: &DraIndex,
         node: &str,
-        picks: &[Vec<Pick>],
+        picks: &NodePicks,
     ) -> Vec<AllocationResult> {
         let mut out = Vec::with_capacity(picks.len());
-        for (ci, claim_picks) in picks.iter().enumerate() {
+        for ci in 0..picks.len() {
+            let claim_picks = picks.claim(ci);
             let results = claim_picks
                 .iter()
                 .map(|p| {
@@ -576,6 +580,38 @@ fn selectable(
         }
     }
     Ok(true)
+}
+
+/// The devices picked on one node, per claim to allocate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodePicks {
+    /// One claim, one device (most pods): no list to allocate.
+    One(Pick),
+    /// Per claim, its devices.
+    Claims(Vec<Vec<Pick>>),
+}
+
+impl NodePicks {
+    /// The number of claims.
+    pub fn len(&self) -> usize {
+        match self {
+            NodePicks::One(_) => 1,
+            NodePicks::Claims(c) => c.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Claim `k`'s devices (none beyond the last claim).
+    pub fn claim(&self, k: usize) -> &[Pick] {
+        match self {
+            NodePicks::One(p) if k == 0 => std::slice::from_ref(p),
+            NodePicks::One(_) => &[],
+            NodePicks::Claims(c) => c.get(k).map_or(&[], Vec::as_slice),
+        }
+    }
 }
 
 /// A device by position among the node's pools: pool, slice, device.

@@ -60,7 +60,7 @@ use crate::node_info::{ClusterObjects, NodeInfo, Snapshot};
 use crate::plugins::helper::{default_normalize_score, CompiledNodeSelector};
 use crate::pod_info::PodInfo;
 
-use allocator::{score_picks, Features, Pick, Prepared};
+use allocator::{score_picks, Features, NodePicks, Prepared};
 use cel::CelCache;
 use index::DraIndex;
 
@@ -263,8 +263,11 @@ struct Shared {
     /// Claims (indices) allocated but unavailable on some node.
     unavailable: BTreeSet<usize>,
     /// Filter's allocation per node: the picks of each claim to allocate.
-    /// Keyed by the node object's address (the object kept, so the address stays its own).
-    node_allocations: FxHashMap<usize, (Arc<ksim_api::Node>, Vec<Vec<Pick>>)>,
+    /// By the node object's address (the object kept, so the address stays its own), in the
+    /// order Filter made them (a node may come twice, with the same picks); sorted by address
+    /// on Score's first lookup.
+    node_allocations: Vec<(usize, Arc<ksim_api::Node>, NodePicks)>,
+    sorted: bool,
     /// Reserve's node and allocations (by claim index).
     reserved: Option<(String, BTreeMap<usize, AllocationResult>)>,
     /// The claims PreBind wrote.
@@ -471,7 +474,8 @@ impl DynamicResources {
         }
         if let Some(a) = allocations {
             sh.node_allocations
-                .insert(Arc::as_ptr(n) as usize, (n.clone(), a));
+                .push((Arc::as_ptr(n) as usize, n.clone(), a));
+            sh.sorted = false;
         }
         Status::success()
     }
@@ -521,7 +525,8 @@ impl FilterPlugin for DynamicResources {
                 match p.allocate(&mut idx, &s.allocated, node) {
                     Ok(Some(a)) => {
                         sh.node_allocations
-                            .insert(Arc::as_ptr(node) as usize, (node.clone(), a));
+                            .push((Arc::as_ptr(node) as usize, node.clone(), a));
+                        sh.sorted = false;
                     }
                     _ => break,
                 }
@@ -598,17 +603,23 @@ impl ScorePlugin for DynamicResources {
         if s.claims.is_empty() {
             return Ok(0);
         }
-        let sh = lock(&s.shared);
+        let mut sh = lock(&s.shared);
+        if !sh.sorted {
+            sh.node_allocations.sort_by_key(|(ptr, _, _)| *ptr);
+            sh.sorted = true;
+        }
+        let ptr = Arc::as_ptr(&node.node) as usize;
         let allocs = sh
             .node_allocations
-            .get(&(Arc::as_ptr(&node.node) as usize))
-            .map(|(_, a)| a);
+            .binary_search_by_key(&ptr, |(p, _, _)| *p)
+            .ok()
+            .map(|i| &sh.node_allocations[i].2);
         let mut score = 0;
         let mut k = 0;
         for (i, claim) in s.claims.iter().enumerate() {
             if s.to_allocate.contains(&i) {
-                if let Some(picks) = allocs.and_then(|a| a.get(k)) {
-                    score += score_picks(claim, picks);
+                if let Some(a) = allocs {
+                    score += score_picks(claim, a.claim(k));
                 }
                 k += 1;
             } else if let Some(a) = &claim.status.allocation {
@@ -661,10 +672,10 @@ impl ReservePlugin for DynamicResources {
             return Status::success();
         }
         let mut sh = lock(&s.shared);
-        let Some((_, picks)) = sh
+        let Some((_, _, picks)) = sh
             .node_allocations
-            .values()
-            .find(|(n, _)| n.metadata.name == node)
+            .iter()
+            .find(|(_, n, _)| n.metadata.name == node)
         else {
             return Status::error("claim allocation not found for node");
         };
