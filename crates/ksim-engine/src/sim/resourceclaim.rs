@@ -52,6 +52,8 @@ use ksim_scheduler::pod_info::PodInfo;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+mod startup;
+
 use super::controllers::Bucket;
 use super::{Ev, PodId, PodPhase, Simulation};
 use crate::record::{Observer, Record};
