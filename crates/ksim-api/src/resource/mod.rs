@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+pub mod cel_cost;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -575,6 +577,9 @@ fn validate_name(errs: &mut FieldErrors, field: &str, name: &str, label: bool) {
     }
 }
 
+/// `resource.CELSelectorExpressionMaxLength`.
+pub const CEL_SELECTOR_EXPRESSION_MAX_LENGTH: usize = 10 * 1024;
+
 fn validate_selectors(errs: &mut FieldErrors, field: &str, selectors: &[DeviceSelector]) {
     if selectors.len() > DEVICE_REQUESTS_MAX_SIZE {
         errs.push(FieldError::new(
@@ -592,6 +597,18 @@ fn validate_selectors(errs: &mut FieldErrors, field: &str, selectors: &[DeviceSe
                 format!("{field}[{i}].cel.expression"),
                 "",
             )),
+            // `validateCELSelector`: upstream refuses an expression whose worst-case cost
+            // exceeds `CELSelectorExpressionMaxCost`. One that does not parse is left to the
+            // scheduler, which reports its compile error where the selector is used.
+            Some(c) if c.expression.len() <= CEL_SELECTOR_EXPRESSION_MAX_LENGTH => {
+                if matches!(cel_cost::estimate(&c.expression), Ok(cost) if cost > cel_cost::MAX_COST)
+                {
+                    errs.push(FieldError::forbidden(
+                        format!("{field}[{i}].cel.expression"),
+                        "too complex, exceeds cost limit",
+                    ));
+                }
+            }
             Some(_) => {}
         }
     }
