@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 pub mod cel_cost;
+pub mod names;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -742,6 +743,10 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
         }
         for (k, a) in &d.attributes {
             let af = format!("{f}.attributes[{}]", quote(k));
+            names::validate_qualified_name(&mut errs, &af, k);
+            if let Some(v) = &a.string {
+                names::validate_string_value(&mut errs, &format!("{af}.string"), v);
+            }
             match a.count_set() {
                 0 => errs.push(FieldError::required(
                     af.clone(),
@@ -765,6 +770,7 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
             }
         }
         for (k, c) in &d.capacity {
+            names::validate_qualified_name(&mut errs, &format!("{f}.capacity[{}]", quote(k)), k);
             if c.value.is_none() {
                 errs.push(FieldError::required(
                     format!("{f}.capacity[{}].value", quote(k)),

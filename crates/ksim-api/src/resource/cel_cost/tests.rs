@@ -300,3 +300,44 @@ fn validation_refuses_a_selector_over_the_cost_limit() {
     assert_eq!(estimate(five), Ok(855_551));
     assert!(validate_device_class(&class(five)).is_ok());
 }
+
+/// Loading objects (scenario `objectsFiles`, trace `CreateObject`) runs this validation: the
+/// error names the file and the field; a slice whose device exceeds the bounds the estimate
+/// assumes is refused too.
+#[test]
+fn loading_names_the_file_and_the_field() {
+    let class = serde_json::json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": "true"}}, {"cel": {"expression": EXPENSIVE}}]}});
+    let err = crate::object::ApiObject::from_value("objects.yaml", &class)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("objects.yaml: "), "{err}");
+    assert!(
+        err.ends_with(
+            "spec.selectors[1].cel.expression: Forbidden: too complex, exceeds cost limit"
+        ),
+        "{err}"
+    );
+    let slice = |attr: &str, value: &str| {
+        serde_json::json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": "s"},
+            "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                     "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": "gpu-0", "attributes": {attr: {"string": value}}}]}})
+    };
+    assert!(crate::object::ApiObject::from_value("slices.yaml", &slice("model", "h100")).is_ok());
+    let err = crate::object::ApiObject::from_value("slices.yaml", &slice("model", &"x".repeat(65)))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "spec.devices[0].attributes[\"model\"].string: Too long: may not be more than 64 bytes"
+        ),
+        "{err}"
+    );
+    let err = crate::object::ApiObject::from_value("slices.yaml", &slice("model-name", "h100"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("a valid C identifier"), "{err}");
+}
