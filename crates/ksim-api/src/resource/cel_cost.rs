@@ -19,8 +19,9 @@
 //! functions, and iteration variables. The cost rules are cel-go's:
 //!
 //! - a literal costs 0, an identifier 1, a field selection 1 on a map or object (0 on a
-//!   dynamic value) plus its operand, a presence test (`has()`) 1 plus its operand; a list
-//!   literal 10, a map literal 30, plus their elements;
+//!   dynamic value) plus its operand, a presence test (`has()`) its operand only (the
+//!   Kubernetes base environment sets `checker.PresenceTestHasCost(false)`); a list literal
+//!   10, a map literal 30, plus their elements;
 //! - a call costs its target and arguments plus the function's own cost, the largest among the
 //!   overloads the argument types allow: 1 for O(1) functions; `&&` / `||` nothing of their
 //!   own; `?:` the condition plus the dearer branch; `==`, `!=` and string/bytes ordering
@@ -353,8 +354,10 @@ impl Coster {
             Expr::Select(sel) => {
                 let op = self.cost(&sel.operand);
                 if sel.test {
+                    // The Kubernetes base environment keeps has() free
+                    // (`checker.PresenceTestHasCost(false)`).
                     return Node {
-                        cost: op.cost.saturating_add(1),
+                        cost: op.cost,
                         ty: Ty::Bool,
                         decl: None,
                         size: Some(Size::fixed(1)),

@@ -200,8 +200,8 @@ fn derived_costs_of_other_constructs() {
             r#"device.attributes["d"].a < device.attributes["d"].b"#,
             4 + 4 + 7,
         ),
-        // has(): 1 plus its operand.
-        (r#"has(device.attributes["d"].a)"#, 3 + 1),
+        // has(): its operand only (PresenceTestHasCost(false) in the Kubernetes environment).
+        (r#"has(device.attributes["d"].a)"#, 3),
         // ?: the condition plus the dearer branch.
         (
             r#"device.driver == "" ? device.attributes["d"].a == 1 : true"#,
