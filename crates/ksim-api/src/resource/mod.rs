@@ -658,6 +658,7 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
     validate_name(&mut errs, "metadata.name", &s.metadata.name, false);
     let spec = &s.spec;
     validate_name(&mut errs, "spec.driver", &spec.driver, false);
+    names::validate_driver_name_length(&mut errs, "spec.driver", &spec.driver);
     if spec.pool.name.is_empty() {
         errs.push(FieldError::required("spec.pool.name", ""));
     }

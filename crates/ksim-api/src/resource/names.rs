@@ -78,6 +78,14 @@ fn validate_c_identifier(errs: &mut FieldErrors, field: &str, id: &str) {
     }
 }
 
+/// `validateDriverName`'s length bound (`DriverNameMaxLength`; the name itself is checked as a
+/// DNS subdomain by the caller).
+pub fn validate_driver_name_length(errs: &mut FieldErrors, field: &str, driver: &str) {
+    if driver.len() > DEVICE_MAX_DOMAIN_LENGTH {
+        errs.push(too_long(field, DEVICE_MAX_DOMAIN_LENGTH));
+    }
+}
+
 /// A string attribute's value (`validateDeviceAttribute`).
 pub fn validate_string_value(errs: &mut FieldErrors, field: &str, value: &str) {
     if value.len() > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH {
@@ -126,5 +134,11 @@ mod tests {
         let mut errs = FieldErrors::default();
         validate_string_value(&mut errs, "f.string", &"s".repeat(64));
         assert_eq!(text(&errs), "");
+        let mut errs = FieldErrors::default();
+        validate_driver_name_length(&mut errs, "spec.driver", &format!("{}.com", "d".repeat(60)));
+        assert_eq!(
+            text(&errs),
+            "spec.driver: Too long: may not be more than 63 bytes"
+        );
     }
 }
