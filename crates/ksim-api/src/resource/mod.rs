@@ -13,6 +13,9 @@
 
 use std::collections::BTreeMap;
 
+pub mod cel_cost;
+pub mod names;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -575,6 +578,9 @@ fn validate_name(errs: &mut FieldErrors, field: &str, name: &str, label: bool) {
     }
 }
 
+/// `resource.CELSelectorExpressionMaxLength`.
+pub const CEL_SELECTOR_EXPRESSION_MAX_LENGTH: usize = 10 * 1024;
+
 fn validate_selectors(errs: &mut FieldErrors, field: &str, selectors: &[DeviceSelector]) {
     if selectors.len() > DEVICE_REQUESTS_MAX_SIZE {
         errs.push(FieldError::new(
@@ -592,6 +598,18 @@ fn validate_selectors(errs: &mut FieldErrors, field: &str, selectors: &[DeviceSe
                 format!("{field}[{i}].cel.expression"),
                 "",
             )),
+            // `validateCELSelector`: upstream refuses an expression whose worst-case cost
+            // exceeds `CELSelectorExpressionMaxCost`. One that does not parse is left to the
+            // scheduler, which reports its compile error where the selector is used.
+            Some(c) if c.expression.len() <= CEL_SELECTOR_EXPRESSION_MAX_LENGTH => {
+                if matches!(cel_cost::estimate(&c.expression), Ok(cost) if cost > cel_cost::MAX_COST)
+                {
+                    errs.push(FieldError::forbidden(
+                        format!("{field}[{i}].cel.expression"),
+                        "too complex, exceeds cost limit",
+                    ));
+                }
+            }
             Some(_) => {}
         }
     }
@@ -640,6 +658,7 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
     validate_name(&mut errs, "metadata.name", &s.metadata.name, false);
     let spec = &s.spec;
     validate_name(&mut errs, "spec.driver", &spec.driver, false);
+    names::validate_driver_name_length(&mut errs, "spec.driver", &spec.driver);
     if spec.pool.name.is_empty() {
         errs.push(FieldError::required("spec.pool.name", ""));
     }
@@ -725,6 +744,10 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
         }
         for (k, a) in &d.attributes {
             let af = format!("{f}.attributes[{}]", quote(k));
+            names::validate_qualified_name(&mut errs, &af, k);
+            if let Some(v) = &a.string {
+                names::validate_string_value(&mut errs, &format!("{af}.string"), v);
+            }
             match a.count_set() {
                 0 => errs.push(FieldError::required(
                     af.clone(),
@@ -748,6 +771,7 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
             }
         }
         for (k, c) in &d.capacity {
+            names::validate_qualified_name(&mut errs, &format!("{f}.capacity[{}]", quote(k)), k);
             if c.value.is_none() {
                 errs.push(FieldError::required(
                     format!("{f}.capacity[{}].value", quote(k)),

@@ -634,6 +634,7 @@ impl Simulation {
         self.lifecycle_begin(obs);
         self.start_autoscaler();
         self.disruption_start();
+        self.claims_begin();
         self.leftover_flush_armed = true;
         self.backoff_flush_armed = true;
         self.schedule(SimTime::ZERO, 1, Ev::FlushLeftover);

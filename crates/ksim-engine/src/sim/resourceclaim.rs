@@ -18,6 +18,7 @@
 //!   finalizer, so its devices are free again; a generated claim with no consumer whose pod is
 //!   done, replaced or gone is deleted (the gone case is the garbage collector's, through the
 //!   owner reference).
+//! - **Start-up** (`startup.rs`): each claim present at t=0 is synced, after the t=0 pods.
 //! - **Timing**: every sync runs one reaction delay (`controllerTiming.informerDelay +
 //!   reconcile`, or the flat `controllerDelay`) after the change it reacts to, and its API calls
 //!   (claim create, update, delete, pod status) go through the controller's own client bucket
@@ -51,6 +52,8 @@ use ksim_scheduler::plugins::dynamic_resources::{self, DynamicResources};
 use ksim_scheduler::pod_info::PodInfo;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+
+mod startup;
 
 use super::controllers::Bucket;
 use super::{Ev, PodId, PodPhase, Simulation};

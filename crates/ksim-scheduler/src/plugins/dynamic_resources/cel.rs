@@ -20,11 +20,17 @@
 //!   than `CELSelectorExpressionMaxLength` (10 Ki) or that does not parse is refused with
 //!   upstream's `compilation failed: ...` prefix and cel-rust's parser message.
 //!
-//! Deliberate differences: cel-rust has no type checker and no cost tracker, so a type error
-//! shows at evaluation (as a CEL runtime error, which upstream reports at compile time), and
-//! upstream's runtime cost limit (`CELSelectorExpressionMaxCost`, 1,000,000) is not enforced;
-//! a DRA selector can only iterate over a device's at most 32 attributes and capacities, so
-//! the bound upstream's limit guards is small anyway.
+//! Deliberate differences: cel-rust has no type checker, so a type error shows at evaluation
+//! (as a CEL runtime error, which upstream reports at compile time). Upstream's cost limit
+//! (`CELSelectorExpressionMaxCost`, 1,000,000) is applied where the API server applies it: the
+//! validation of DeviceClasses, ResourceClaims and ResourceClaimTemplates refuses a selector
+//! whose estimated worst-case cost exceeds it (`ksim_api::resource::cel_cost`). Upstream also
+//! sets it as the runtime `CostLimit` of the program; cel-rust has no cost tracker, so ksim
+//! does not count the actual cost. For a selector the API server accepted, on devices within
+//! the bounds the estimate assumes (at most 32 attributes and capacities, names of at most 32
+//! characters in domains of at most 63, attribute values of at most 64: all checked when a
+//! ResourceSlice is loaded), the actual cost never exceeds the estimate, so upstream's
+//! runtime limit cannot be reached there either.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -36,8 +42,8 @@ use ksim_api::resource::{Device, DeviceAttribute};
 
 /// `resourceapi.CELSelectorExpressionMaxLength`.
 pub const MAX_EXPRESSION_LENGTH: usize = 10 * 1024;
-/// `resourceapi.CELSelectorExpressionMaxCost` (documented, not enforced: see module docs).
-pub const MAX_COST: u64 = 1_000_000;
+/// `resourceapi.CELSelectorExpressionMaxCost`, enforced by the API validation (see module docs).
+pub use ksim_api::resource::cel_cost::MAX_COST;
 
 /// A compiled selector.
 pub struct Selector {
