@@ -569,12 +569,7 @@ impl<'a> Search<'a, '_> {
             match compiled.matches(&self.root, value) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
-                Err(e) => {
-                    return Err(format!(
-                        "{owner}: selector #{i} on device {}: CEL runtime error: {e}",
-                        self.device_id(loc)
-                    ))
-                }
+                Err(e) => return Err(format!("{owner}: selector #{i}: CEL runtime error: {e}")),
             }
         }
         Ok(true)
