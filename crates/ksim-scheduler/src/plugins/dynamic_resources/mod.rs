@@ -708,6 +708,11 @@ impl EnqueueExtensions for DynamicResources {
                 };
                 self.hint_claim_change(pod, o, n)
             }
+            // `isSchedulableAfterClaimChange`: a deleted claim makes no pod schedulable.
+            (
+                ClusterEventKind::Object(ObjectKind::ResourceClaim, _),
+                ClusterEventObjects::Object { new: None, .. },
+            ) => QueueingHint::Skip,
             (ClusterEventKind::UnscheduledPodUpdate, ClusterEventObjects::Pod { new, .. }) => {
                 let Some(new) = new else {
                     return QueueingHint::Queue;
