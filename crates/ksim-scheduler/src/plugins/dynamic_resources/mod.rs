@@ -762,4 +762,12 @@ impl DynamicResources {
 }
 
 #[cfg(test)]
+mod plugin_table;
+#[cfg(test)]
+mod plugin_table_cases;
+#[cfg(test)]
+mod plugin_table_hints;
+#[cfg(test)]
+mod plugin_table_scoring;
+#[cfg(test)]
 mod tests;
