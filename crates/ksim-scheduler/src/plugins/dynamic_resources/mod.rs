@@ -24,8 +24,10 @@
 //!   NormalizeScore is the default (`score × 100 / max`).
 //! - **Reserve** takes the node's allocation from Filter and marks it in flight: later cycles
 //!   count its devices as allocated and a pod sharing the claim waits (upstream
-//!   `SignalClaimPendingAllocation`). **Unreserve** drops it. **PreBind** writes the claim:
-//!   finalizer `resource.kubernetes.io/delete-protection`, `status.allocation`, the pod in
+//!   `SignalClaimPendingAllocation`). **Unreserve** drops it, and takes the pod back out of
+//!   `reservedFor` of the claims PreBind wrote ([`DynamicResources::take_unreservations`]).
+//!   **PreBind** writes the claim: finalizer `resource.kubernetes.io/delete-protection`,
+//!   `status.allocation`, the pod in
 //!   `status.reservedFor` ([`prebind_writes`]); the written claim stays assumed until the
 //!   cluster's copy shows the allocation.
 //! - **Events** (`EventsToRegister`, queueing hints on): Node add / label update; ResourceClaim
@@ -76,6 +78,9 @@ pub struct DynamicResources {
     objects: Mutex<Option<Arc<ClusterObjects>>>,
     /// Claims PostFilter asked to deallocate, by `namespace/name`, for the engine to apply.
     deallocations: Mutex<Vec<String>>,
+    /// `(namespace/name, pod uid)`: claims PreBind reserved for a pod whose binding then
+    /// failed; Unreserve takes the pod back out of `reservedFor` (for the engine to apply).
+    unreservations: Mutex<Vec<(String, String)>>,
 }
 
 pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
@@ -99,6 +104,7 @@ impl DynamicResources {
             in_flight: Mutex::new(BTreeMap::new()),
             objects: Mutex::new(None),
             deallocations: Mutex::new(Vec::new()),
+            unreservations: Mutex::new(Vec::new()),
         }
     }
 
@@ -124,6 +130,12 @@ impl DynamicResources {
     /// Claims PostFilter deallocated since the last call, by `namespace/name`.
     pub fn take_deallocations(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.deallocations))
+    }
+
+    /// Claims Unreserve took a pod out of since the last call: `(namespace/name, pod uid)`
+    /// (upstream's strategic merge patch deleting the pod's `reservedFor` entry).
+    pub fn take_unreservations(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *lock(&self.unreservations))
     }
 
     /// The claim `namespace/name` as this scheduler sees it: the assumed copy PreBind wrote
@@ -600,7 +612,7 @@ impl ReservePlugin for DynamicResources {
         Status::success()
     }
 
-    fn unreserve(&self, state: &mut CycleState, _pod: &PodInfo, _node: &str) {
+    fn unreserve(&self, state: &mut CycleState, pod: &PodInfo, _node: &str) {
         let Some(s) = state.read::<StateData>(NAME) else {
             return;
         };
@@ -610,7 +622,14 @@ impl ReservePlugin for DynamicResources {
         }
         let mut sh = lock(&s.shared);
         sh.reserved = None;
-        sh.written.clear();
+        // Upstream removes the pod from `reservedFor` of each allocated claim reserved for it;
+        // the claims PreBind reserved are the ones this cycle wrote.
+        let mut unres = lock(&self.unreservations);
+        for c in sh.written.drain(..) {
+            if c.status.allocation.is_some() && c.is_reserved_for(pod.uid()) {
+                unres.push((c.key(), pod.uid().to_string()));
+            }
+        }
     }
 }
 

@@ -539,6 +539,12 @@ pub(super) fn run(case: Case) -> Run {
             p.unreserve(&mut state, &pod, &selected);
             r.steps.push(("Unreserve".into(), Status::success()));
             r.after_unreserve = claims_in_flight(&p);
+            // What the engine does with Unreserve's writes: the pod leaves `reservedFor`.
+            for (key, uid) in p.take_unreservations() {
+                if let Some(c) = api.get_mut(&key) {
+                    c.status.reserved_for.retain(|x| x.uid != uid);
+                }
+            }
         }
     } else if potential.is_empty() {
         let cfg = KubeSchedulerConfiguration::default();

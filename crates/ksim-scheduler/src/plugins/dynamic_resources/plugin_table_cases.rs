@@ -482,11 +482,11 @@ fn good_topology() {
     );
 }
 
-/// `bind-failure`: after PreBind the binding fails; upstream's Unreserve removes the pod from
-/// the claim's `reservedFor` again (a strategic merge patch).
+/// `bind-failure`: after PreBind the binding fails; Unreserve takes the pod back out of the
+/// claim's `reservedFor` (upstream's strategic merge patch), so the stored claim is as before.
+/// (Upstream also expects the reserved copy to linger in its assume cache until the informer
+/// delivers the patch; ksim's copy is gone once the engine applied PreBind's write.)
 #[test]
-#[ignore = "ksim's Unreserve does not take the pod back out of reservedFor that PreBind wrote \
-            (upstream patches it out); it needs a write path from Unreserve to the engine"]
 fn bind_failure() {
     let good = || allocated_with_topology("kubernetes.io/hostname", "worker");
     let r = run(Case {
