@@ -212,6 +212,29 @@ impl Simulation {
         }
     }
 
+    /// Unreserve's writes after a failed binding (upstream `Unreserve`'s strategic merge patch
+    /// deleting the pod's `reservedFor` entry): each claim loses the pod's reservation (an
+    /// Update event; the claim's sync then deallocates a claim left without consumers).
+    pub(super) fn apply_dra_unreservations(&mut self, fwk: &ksim_scheduler::framework::Framework) {
+        let list = fwk
+            .plugin(dynamic_resources::NAME)
+            .and_then(|p| p.as_any())
+            .and_then(|a| a.downcast_ref::<DynamicResources>())
+            .map(DynamicResources::take_unreservations)
+            .unwrap_or_default();
+        for (key, uid) in list {
+            let Some(c) = self.snapshot.objects.dra.resource_claims.get(&key).cloned() else {
+                continue;
+            };
+            if !c.is_reserved_for(&uid) {
+                continue;
+            }
+            let mut c = (*c).clone();
+            c.status.reserved_for.retain(|r| r.uid != uid);
+            self.write_claim(c);
+        }
+    }
+
     /// Replaces a claim in the cluster (an Update event, or Add when new).
     fn write_claim(&mut self, c: ResourceClaim) {
         let watch = [(

@@ -341,6 +341,7 @@ impl Simulation {
         let info = self.pods[id as usize].info.clone();
         let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
         fwk.run_unreserve(&mut w.state, &info, &w.node);
+        self.apply_dra_unreservations(&fwk);
         self.queue.remove(id);
     }
 
@@ -349,6 +350,7 @@ impl Simulation {
         let info = self.pods[pod as usize].info.clone();
         let fwk = self.framework_for(&info).unwrap_or_else(|| self.fwk0());
         fwk.run_unreserve(state, &info, node);
+        self.apply_dra_unreservations(&fwk);
     }
 
     /// The binding cycle failed (upstream `handleBindingCycleError`): Unreserve, forget the
@@ -364,6 +366,7 @@ impl Simulation {
         let assumed = self.pods[pod as usize].info.clone();
         let fwk = self.framework_for(&assumed).unwrap_or_else(|| self.fwk0());
         fwk.run_unreserve(&mut state, &assumed, node);
+        self.apply_dra_unreservations(&fwk);
         if !self.snapshot.remove_pod(node, assumed.uid()) {
             if let Some(g) = self.ghosts.get_mut(node) {
                 g.remove_pod(assumed.uid());

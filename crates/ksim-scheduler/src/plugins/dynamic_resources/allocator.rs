@@ -556,27 +556,19 @@ fn selectable(
 ) -> Result<bool, String> {
     for (slots, class) in [(&r.class_slots, true), (&r.slots, false)] {
         for (i, &slot) in slots.iter().enumerate() {
-            let (err, runtime) = match index.verdict(slot, s, d) {
+            let err = match index.verdict(slot, s, d) {
                 Verdict::Match => continue,
                 Verdict::NoMatch => return Ok(false),
-                Verdict::Compile(e) => (format!("CEL compile error: {e}"), false),
-                Verdict::Runtime(e) => (format!("CEL runtime error: {e}"), true),
+                Verdict::Compile(e) => format!("CEL compile error: {e}"),
+                Verdict::Runtime(e) => format!("CEL runtime error: {e}"),
             };
             let owner = if class {
                 r.class_owner.clone()
             } else {
                 format!("claim {cref}")
             };
-            if !runtime {
-                return Err(format!("{owner}: selector #{i}: {err}"));
-            }
-            let slice = &index.slices[s as usize];
-            let id = DeviceId {
-                driver: slice.spec.driver.clone(),
-                pool: slice.spec.pool.name.clone(),
-                device: slice.spec.devices[d].name.clone(),
-            };
-            return Err(format!("{owner}: selector #{i} on device {id}: {err}"));
+            // Upstream's text names the selector, not the device.
+            return Err(format!("{owner}: selector #{i}: {err}"));
         }
     }
     Ok(true)

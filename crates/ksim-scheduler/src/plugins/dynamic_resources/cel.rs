@@ -14,8 +14,8 @@
 //!   `isSemver(string)` and on versions `compareTo`, `isGreaterThan`, `isLessThan`, `major`,
 //!   `minor`, `patch` (upstream `library.SemverLib`).
 //! - A domain the device has no attribute (or capacity) in reads as an empty map, as upstream's
-//!   lazy domain map: ksim creates the empty maps for the quoted domain names (strings with a
-//!   dot) that appear in the expression.
+//!   lazy domain map: ksim creates the empty maps for the quoted domain names that appear in the
+//!   expression (strings with a dot, and any string that indexes `attributes` or `capacity`).
 //! - Each distinct expression is compiled once per run ([`CelCache`]); an expression longer
 //!   than `CELSelectorExpressionMaxLength` (10 Ki) or that does not parse is refused with
 //!   upstream's `compilation failed: ...` prefix and cel-rust's parser message.
@@ -48,8 +48,8 @@ pub use ksim_api::resource::cel_cost::MAX_COST;
 /// A compiled selector.
 pub struct Selector {
     program: Program,
-    /// Quoted names with a dot in the expression: the domains that read as empty maps when
-    /// the device has nothing in them.
+    /// Quoted names with a dot, or indexing `attributes`/`capacity`, in the expression: the
+    /// domains that read as empty maps when the device has nothing in them.
     domains: Vec<String>,
 }
 
@@ -74,7 +74,16 @@ fn quoted_domains(expr: &str) -> Vec<String> {
     for q in ['"', '\''] {
         let parts: Vec<&str> = expr.split(q).collect();
         for (i, p) in parts.iter().enumerate() {
-            if i % 2 == 1 && p.contains('.') && !out.iter().any(|o: &String| o == p) {
+            // A domain is a name with a dot, or any name indexing `attributes` or
+            // `capacity` (a driver's name needs no dot: `device.attributes["gpu-driver"]`).
+            let indexes_a_map = i > 0 && {
+                let before = parts[i - 1].trim_end();
+                before.ends_with("attributes[") || before.ends_with("capacity[")
+            };
+            if i % 2 == 1
+                && (p.contains('.') || indexes_a_map)
+                && !out.iter().any(|o: &String| o == p)
+            {
                 out.push(p.to_string());
             }
         }

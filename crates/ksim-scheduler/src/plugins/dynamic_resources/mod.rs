@@ -24,8 +24,10 @@
 //!   NormalizeScore is the default (`score × 100 / max`).
 //! - **Reserve** takes the node's allocation from Filter and marks it in flight: later cycles
 //!   count its devices as allocated and a pod sharing the claim waits (upstream
-//!   `SignalClaimPendingAllocation`). **Unreserve** drops it. **PreBind** writes the claim:
-//!   finalizer `resource.kubernetes.io/delete-protection`, `status.allocation`, the pod in
+//!   `SignalClaimPendingAllocation`). **Unreserve** drops it, and takes the pod back out of
+//!   `reservedFor` of the claims PreBind wrote ([`DynamicResources::take_unreservations`]).
+//!   **PreBind** writes the claim: finalizer `resource.kubernetes.io/delete-protection`,
+//!   `status.allocation`, the pod in
 //!   `status.reservedFor` ([`prebind_writes`]); the written claim stays assumed until the
 //!   cluster's copy shows the allocation.
 //! - **Events** (`EventsToRegister`, queueing hints on): Node add / label update; ResourceClaim
@@ -82,6 +84,9 @@ pub struct DynamicResources {
     deallocations: Mutex<Vec<String>>,
     /// Slices, pools per node, allocated devices and CEL verdicts, kept between cycles.
     index: Mutex<DraIndex>,
+    /// `(namespace/name, pod uid)`: claims PreBind reserved for a pod whose binding then
+    /// failed; Unreserve takes the pod back out of `reservedFor` (for the engine to apply).
+    unreservations: Mutex<Vec<(String, String)>>,
 }
 
 pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
@@ -106,6 +111,7 @@ impl DynamicResources {
             objects: Mutex::new(None),
             deallocations: Mutex::new(Vec::new()),
             index: Mutex::new(DraIndex::default()),
+            unreservations: Mutex::new(Vec::new()),
         }
     }
 
@@ -131,6 +137,12 @@ impl DynamicResources {
     /// Claims PostFilter deallocated since the last call, by `namespace/name`.
     pub fn take_deallocations(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.deallocations))
+    }
+
+    /// Claims Unreserve took a pod out of since the last call: `(namespace/name, pod uid)`
+    /// (upstream's strategic merge patch deleting the pod's `reservedFor` entry).
+    pub fn take_unreservations(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *lock(&self.unreservations))
     }
 
     /// The claim `namespace/name` as this scheduler sees it: the assumed copy PreBind wrote
@@ -705,7 +717,7 @@ impl ReservePlugin for DynamicResources {
         Status::success()
     }
 
-    fn unreserve(&self, state: &mut CycleState, _pod: &PodInfo, _node: &str) {
+    fn unreserve(&self, state: &mut CycleState, pod: &PodInfo, _node: &str) {
         let Some(s) = state.read::<StateData>(NAME) else {
             return;
         };
@@ -715,7 +727,14 @@ impl ReservePlugin for DynamicResources {
         }
         let mut sh = lock(&s.shared);
         sh.reserved = None;
-        sh.written.clear();
+        // Upstream removes the pod from `reservedFor` of each allocated claim reserved for it;
+        // the claims PreBind reserved are the ones this cycle wrote.
+        let mut unres = lock(&self.unreservations);
+        for c in sh.written.drain(..) {
+            if c.status.allocation.is_some() && c.is_reserved_for(pod.uid()) {
+                unres.push((c.key(), pod.uid().to_string()));
+            }
+        }
     }
 }
 
@@ -813,6 +832,11 @@ impl EnqueueExtensions for DynamicResources {
                 };
                 self.hint_claim_change(pod, o, n)
             }
+            // `isSchedulableAfterClaimChange`: a deleted claim makes no pod schedulable.
+            (
+                ClusterEventKind::Object(ObjectKind::ResourceClaim, _),
+                ClusterEventObjects::Object { new: None, .. },
+            ) => QueueingHint::Skip,
             (ClusterEventKind::UnscheduledPodUpdate, ClusterEventObjects::Pod { new, .. }) => {
                 let Some(new) = new else {
                     return QueueingHint::Queue;
@@ -863,5 +887,13 @@ impl DynamicResources {
 
 #[cfg(test)]
 mod shortcut_props;
+#[cfg(test)]
+mod plugin_table;
+#[cfg(test)]
+mod plugin_table_cases;
+#[cfg(test)]
+mod plugin_table_hints;
+#[cfg(test)]
+mod plugin_table_scoring;
 #[cfg(test)]
 mod tests;
