@@ -757,4 +757,8 @@ impl DynamicResources {
 }
 
 #[cfg(test)]
+mod allocator_table;
+#[cfg(test)]
+mod allocator_table_basic;
+#[cfg(test)]
 mod tests;
