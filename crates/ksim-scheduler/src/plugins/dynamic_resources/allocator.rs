@@ -527,6 +527,12 @@ impl<'a> Search<'a, '_> {
         if let Some(m) = self.matches.get(&(key, loc)) {
             return Ok(*m);
         }
+        // DRADeviceBindingConditions is not modelled (off): such devices are never selectable.
+        let device = &self.pools[loc.pool].slices[loc.slice].spec.devices[loc.device];
+        if !device.binding_conditions.is_empty() {
+            self.matches.insert((key, loc), false);
+            return Ok(false);
+        }
         let m = self.selectors_match(key, loc, Some(&d.class), &d.class.spec.selectors)?
             && self.selectors_match(key, loc, None, d.selectors)?;
         self.matches.insert((key, loc), m);
@@ -746,6 +752,14 @@ impl<'a> Search<'a, '_> {
         if !admin && self.in_use(&id) {
             return Ok(false);
         }
+        // DRAPartitionableDevices is not modelled (off): a device that consumes counters
+        // cannot be allocated.
+        if !self.pools[loc.pool].slices[loc.slice].spec.devices[loc.device]
+            .consumes_counters
+            .is_empty()
+        {
+            return Ok(false);
+        }
         let (base, sub) = match &parent {
             Some(p) => (p.clone(), Some(name.as_str())),
             None => (name.clone(), None),
@@ -812,14 +826,87 @@ impl<'a> Search<'a, '_> {
                     share_id: None,
                 })
                 .collect();
+            let config = self.config(out.len());
             out.push(AllocationResult {
-                devices: DeviceAllocationResult {
-                    results,
-                    config: Vec::new(),
-                },
+                devices: DeviceAllocationResult { results, config },
                 node_selector: self.node_selector(picks),
                 allocation_timestamp: None,
             });
+        }
+        out
+    }
+
+    /// The claim's `devices.config` in its allocation (upstream `Allocate`, "Populate
+    /// configs"): each class's config once, `FromClass`, for the requests (or chosen
+    /// subrequests) of that class in request order; then each claim config, `FromClaim`, once
+    /// per request it names (or whose chosen subrequest it names), once if it names none.
+    fn config(&self, ci: usize) -> Vec<serde_json::Value> {
+        use serde_json::Value;
+        let claim = &self.a.claims[ci];
+        let mut out: Vec<Value> = Vec::new();
+        let mut class_ranges: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for (ri, r) in claim.spec.devices.requests.iter().enumerate() {
+            let si = if r.first_available.is_empty() {
+                0
+            } else {
+                self.selected_sub.get(&(ci, ri)).copied().unwrap_or(0)
+            };
+            let Some(d) = self.requests.get(&(ci, ri, si)) else {
+                continue;
+            };
+            let name = match d.parent {
+                Some(p) => format!("{p}/{}", d.name),
+                None => d.name.to_string(),
+            };
+            let class = d.class.metadata.name.as_str();
+            if let Some(&(start, end)) = class_ranges.get(class) {
+                for c in &mut out[start..end] {
+                    if let Some(Value::Array(rs)) = c.get_mut("requests") {
+                        rs.push(Value::String(name.clone()));
+                    }
+                }
+                continue;
+            }
+            let start = out.len();
+            for c in &d.class.spec.config {
+                let mut v = c.clone();
+                if let Value::Object(m) = &mut v {
+                    m.insert("source".into(), Value::from("FromClass"));
+                    m.insert("requests".into(), Value::from(vec![name.clone()]));
+                }
+                out.push(v);
+            }
+            class_ranges.insert(class.to_string(), (start, out.len()));
+        }
+        for c in &claim.spec.devices.config {
+            let names: Vec<&str> = c
+                .get("requests")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut entry = c.clone();
+            if let Value::Object(m) = &mut entry {
+                m.insert("source".into(), Value::from("FromClaim"));
+            }
+            if names.is_empty() {
+                out.push(entry);
+                continue;
+            }
+            for (ri, r) in claim.spec.devices.requests.iter().enumerate() {
+                if names.contains(&r.name.as_str()) {
+                    out.push(entry.clone());
+                    continue;
+                }
+                if r.first_available.is_empty() {
+                    continue;
+                }
+                let si = self.selected_sub.get(&(ci, ri)).copied().unwrap_or(0);
+                if let Some(sub) = r.first_available.get(si) {
+                    if names.contains(&format!("{}/{}", r.name, sub.name).as_str()) {
+                        out.push(entry.clone());
+                    }
+                }
+            }
         }
         out
     }
