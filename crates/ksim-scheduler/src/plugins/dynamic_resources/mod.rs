@@ -761,4 +761,10 @@ mod allocator_table;
 #[cfg(test)]
 mod allocator_table_basic;
 #[cfg(test)]
+mod allocator_table_constraints;
+#[cfg(test)]
+mod allocator_table_pools;
+#[cfg(test)]
+mod allocator_table_prioritized;
+#[cfg(test)]
 mod tests;
