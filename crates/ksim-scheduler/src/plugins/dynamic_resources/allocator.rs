@@ -26,6 +26,8 @@
 //!    (`matchFields metadata.name In [node]`); devices of `nodeSelector` slices add that
 //!    selector's requirements; `allNodes` devices add nothing (no selector at all when every
 //!    device is such).
+//! 5. **Config** (`Allocate`): the classes' config (`FromClass`) and the claim's config
+//!    (`FromClaim`) for the requests and chosen subrequests, as upstream lists them.
 //!
 //! Cost: gathering pools is linear in the cluster's slices; the search visits each device of
 //! the node's pools once per device still needed when nothing backtracks, and each CEL verdict

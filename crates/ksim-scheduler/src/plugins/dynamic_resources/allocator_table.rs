@@ -288,7 +288,13 @@ pub(super) fn slice_n(
 }
 
 /// `sliceWithDevices(name, node, pool, driver, devices...)`: one slice in its pool.
-pub(super) fn slice(name: &str, node: &'static str, pool: &str, driver: &str, devices: Vec<Value>) -> Value {
+pub(super) fn slice(
+    name: &str,
+    node: &'static str,
+    pool: &str,
+    driver: &str,
+    devices: Vec<Value>,
+) -> Value {
     slice_n(name, At::Node(node), pool, 1, driver, devices)
 }
 
@@ -349,7 +355,9 @@ pub(super) struct Alloc {
 }
 
 /// `allocationResult(localNodeSelector("node-1"), deviceAllocationResult(...)...)`.
-pub(super) fn on_node1(devices: Vec<(&'static str, &'static str, &'static str, &str, bool)>) -> Alloc {
+pub(super) fn on_node1(
+    devices: Vec<(&'static str, &'static str, &'static str, &str, bool)>,
+) -> Alloc {
     with_selector(Some(local_sel("node-1")), devices)
 }
 
@@ -482,7 +490,9 @@ pub(super) fn check(c: Case, want: Want) {
                 let mut wd: Vec<(String, String, String, String, bool)> = w
                     .devices
                     .iter()
-                    .map(|(r, d, p, n, a)| (r.to_string(), d.to_string(), p.to_string(), n.clone(), *a))
+                    .map(|(r, d, p, n, a)| {
+                        (r.to_string(), d.to_string(), p.to_string(), n.clone(), *a)
+                    })
                     .collect();
                 gd.sort();
                 wd.sort();
@@ -497,9 +507,11 @@ pub(super) fn check(c: Case, want: Want) {
                     "claim #{i}: node selector"
                 );
                 assert_eq!(g.devices.config, w.config, "claim #{i}: config");
-                assert_eq!(g.allocation_timestamp, None, "claim #{i}: allocationTimestamp");
+                assert_eq!(
+                    g.allocation_timestamp, None,
+                    "claim #{i}: allocationTimestamp"
+                );
             }
         }
     }
 }
-

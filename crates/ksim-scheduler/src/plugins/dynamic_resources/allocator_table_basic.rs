@@ -21,7 +21,9 @@ fn simple() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", false,
+        )])]),
     );
 }
 
@@ -134,7 +136,11 @@ fn small_and_large_backtrack_claims() {
 #[test]
 fn devices_split_across_different_slices() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 2)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 2)],
+        )],
         slices: vec![
             slice1("slice-1", "node-1", "pool-1", A),
             slice1("slice-2", "node-1", "pool-2", A),
@@ -156,7 +162,14 @@ fn obsolete_slice() {
     let c = Case {
         claims: vec![claim1("claim-0", "req-0", "class-a")],
         slices: vec![
-            slice_n("slice-1-obsolete", At::Node("node-1"), "pool-1", 2, A, vec![dev("device-1")]),
+            slice_n(
+                "slice-1-obsolete",
+                At::Node("node-1"),
+                "pool-1",
+                2,
+                A,
+                vec![dev("device-1")],
+            ),
             slice_gen(
                 "slice-1-obsolete",
                 At::Node("node-1"),
@@ -175,7 +188,16 @@ fn obsolete_slice() {
 /// `duplicate-slice`
 #[test]
 fn duplicate_slice() {
-    let s = |name: &str| slice_n(name, At::Node("node-1"), "pool-1", 2, A, vec![dev("device-1")]);
+    let s = |name: &str| {
+        slice_n(
+            name,
+            At::Node("node-1"),
+            "pool-1",
+            2,
+            A,
+            vec![dev("device-1")],
+        )
+    };
     let c = Case {
         claims: vec![claim1("claim-0", "req-0", "class-a")],
         slices: vec![s("slice-1"), s("slice-1-2")],
@@ -228,7 +250,10 @@ fn unknown_class() {
         slices: vec![slice1("slice-1", "node-1", "pool-1", A)],
         ..Default::default()
     };
-    check(c, Want::Error("could not retrieve device class unknown-class"));
+    check(
+        c,
+        Want::Error("could not retrieve device class unknown-class"),
+    );
 }
 
 /// `empty-class`
@@ -265,13 +290,19 @@ fn classes_ab() -> Vec<Value> {
 #[test]
 fn all_devices_single() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![all_req("req-0", "class-a")])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![all_req("req-0", "class-a")],
+        )],
         slices: vec![slice1("slice-1", "node-1", "pool-1", A)],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", false,
+        )])]),
     );
 }
 
@@ -279,7 +310,11 @@ fn all_devices_single() {
 #[test]
 fn all_devices_many() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![all_req("req-0", "class-a")])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![all_req("req-0", "class-a")],
+        )],
         slices: vec![
             slice1("slice-1", "node-1", "pool-1", A),
             slice1("slice-1", "node-1", "pool-2", A),
@@ -347,7 +382,13 @@ fn all_plus_another(reversed: bool, many: bool) -> (Case, Vec<Alloc>) {
         claims,
         classes: classes_ab(),
         slices: vec![
-            slice("slice-1", "node-1", "pool-1", A, a_devices.iter().map(|d| dev(d)).collect()),
+            slice(
+                "slice-1",
+                "node-1",
+                "pool-1",
+                A,
+                a_devices.iter().map(|d| dev(d)).collect(),
+            ),
             slice1("slice-1", "node-1", "pool-1", B),
         ],
         ..Default::default()
@@ -406,7 +447,11 @@ fn all_devices_no_solution_and_reversed() {
 #[test]
 fn all_devices_slice_without_devices() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![all_req("req-0", "class-a")])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![all_req("req-0", "class-a")],
+        )],
         slices: vec![slice("slice-1", "node-1", "pool-1", A, vec![])],
         ..Default::default()
     };
@@ -417,7 +462,11 @@ fn all_devices_slice_without_devices() {
 #[test]
 fn all_devices_no_slices() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![all_req("req-0", "class-a")])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![all_req("req-0", "class-a")],
+        )],
         ..Default::default()
     };
     check(c, Want::Nothing);
@@ -437,7 +486,11 @@ fn two_devices() -> Vec<Value> {
 #[test]
 fn all_devices_some_allocated() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![all_req("req-0", "class-a")])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![all_req("req-0", "class-a")],
+        )],
         allocated: vec![(A, "pool-1", "device-1")],
         slices: two_devices(),
         ..Default::default()
@@ -450,7 +503,11 @@ fn all_devices_some_allocated() {
 fn all_devices_some_allocated_admin_access() {
     let c = Case {
         features: ADMIN,
-        claims: vec![claim("claim-0", json!([]), vec![admin(all_req("req-0", "class-a"))])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![admin(all_req("req-0", "class-a"))],
+        )],
         allocated: vec![(A, "pool-1", "device-1")],
         slices: two_devices(),
         ..Default::default()
@@ -473,7 +530,10 @@ fn all_devices_some_allocating_admin_access() {
         claims: vec![claim(
             "claim-0",
             json!([]),
-            vec![admin(req("req-0", "class-a", 1)), admin(all_req("req-1", "class-a"))],
+            vec![
+                admin(req("req-0", "class-a", 1)),
+                admin(all_req("req-1", "class-a")),
+            ],
         )],
         slices: two_devices(),
         ..Default::default()
@@ -486,7 +546,11 @@ fn all_devices_some_allocating_admin_access() {
 fn count_devices_some_allocated_admin_access() {
     let c = Case {
         features: ADMIN,
-        claims: vec![claim("claim-0", json!([]), vec![admin(req("req-0", "class-a", 2))])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![admin(req("req-0", "class-a", 2))],
+        )],
         allocated: vec![(A, "pool-1", "device-1")],
         slices: two_devices(),
         ..Default::default()
@@ -506,8 +570,16 @@ fn separate_claims_share_device_admin_access() {
     let c = Case {
         features: ADMIN,
         claims: vec![
-            claim("claim-0", json!([]), vec![admin(req("req-0", "class-a", 1))]),
-            claim("claim-1", json!([]), vec![admin(req("req-0", "class-a", 1))]),
+            claim(
+                "claim-0",
+                json!([]),
+                vec![admin(req("req-0", "class-a", 1))],
+            ),
+            claim(
+                "claim-1",
+                json!([]),
+                vec![admin(req("req-0", "class-a", 1))],
+            ),
         ],
         slices: two_devices(),
         ..Default::default()
@@ -528,7 +600,11 @@ fn admin_access_claims_device_allocating_for_non_admin_access() {
         features: ADMIN,
         claims: vec![
             claim1("claim-0", "req-0", "class-a"),
-            claim("claim-1", json!([]), vec![admin(req("req-0", "class-a", 1))]),
+            claim(
+                "claim-1",
+                json!([]),
+                vec![admin(req("req-0", "class-a", 1))],
+            ),
         ],
         slices: two_devices(),
         ..Default::default()
@@ -549,7 +625,10 @@ fn all_a_else_one_b() -> Value {
         json!([]),
         vec![first(
             "req-0",
-            vec![sub_all(sub("subReq-0", "class-a", 1)), sub("subReq-1", "class-b", 1)],
+            vec![
+                sub_all(sub("subReq-0", "class-a", 1)),
+                sub("subReq-1", "class-b", 1),
+            ],
         )],
     )
 }
@@ -569,7 +648,13 @@ fn all_devices_slice_without_devices_prioritized_list() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", B, "pool-2", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            B,
+            "pool-2",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -585,7 +670,13 @@ fn all_devices_no_slices_prioritized_list() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", B, "pool-2", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            B,
+            "pool-2",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -604,7 +695,13 @@ fn all_devices_some_allocated_prioritized_list() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", B, "pool-2", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            B,
+            "pool-2",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -656,7 +753,11 @@ fn unsuccessful_allocation_network_attached_device() {
 fn many_network_attached_devices() {
     let one = |at: At, pool: &str| slice_n("slice-1", at, pool, 1, A, vec![dev("device-1")]);
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 4)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 4)],
+        )],
         slices: vec![
             one(At::Selector(label_sel("region", &["region-1"])), "pool-1"),
             one(At::All, "pool-2"),
@@ -689,7 +790,11 @@ fn many_network_attached_devices() {
 #[test]
 fn local_and_network_attached_devices() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 2)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 2)],
+        )],
         slices: vec![
             slice_n(
                 "slice-1",
@@ -759,7 +864,11 @@ fn already_allocated_devices() {
 fn admin_access_disabled() {
     let c = Case {
         features: NONE,
-        claims: vec![claim("claim-0", json!([]), vec![admin(req("req-0", "class-a", 1))])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![admin(req("req-0", "class-a", 1))],
+        )],
         slices: vec![slice1("slice-1", "node-1", "pool-1", A)],
         ..Default::default()
     };
@@ -776,13 +885,19 @@ fn admin_access_disabled() {
 fn admin_access_enabled() {
     let c = Case {
         features: ADMIN,
-        claims: vec![claim("claim-0", json!([]), vec![admin(req("req-0", "class-a", 1))])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![admin(req("req-0", "class-a", 1))],
+        )],
         allocated: vec![(A, "pool-1", "device-1"), (A, "pool-1", "device-2")],
         slices: vec![slice1("slice-1", "node-1", "pool-1", A)],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", true)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", true,
+        )])]),
     );
 }

@@ -299,7 +299,10 @@ fn unknown_selector() {
         slices: vec![slice1("slice-1", "node-1", "pool-1", A)],
         ..Default::default()
     };
-    check(c, Want::Error("CEL expression empty (unsupported selector type?)"));
+    check(
+        c,
+        Want::Error("CEL expression empty (unsupported selector type?)"),
+    );
 }
 
 /// `unknown-allocation-mode`
@@ -327,7 +330,10 @@ fn unknown_constraint() {
         slices: vec![slice1("slice-1", "node-1", "pool-1", A)],
         ..Default::default()
     };
-    check(c, Want::Error("empty constraint (unsupported constraint type?)"));
+    check(
+        c,
+        Want::Error("empty constraint (unsupported constraint type?)"),
+    );
 }
 
 /// `invalid-CEL-one-device`
@@ -375,7 +381,11 @@ fn invalid_cel_all_devices() {
 #[test]
 fn too_many_devices_single_request() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 500)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 500)],
+        )],
         ..Default::default()
     };
     check(c, Want::Error("exceeds the claim limit"));
@@ -386,7 +396,11 @@ fn too_many_devices_single_request() {
 fn many_devices_okay() {
     let max = ALLOCATION_RESULTS_MAX_SIZE as i64;
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", max)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", max)],
+        )],
         ..Default::default()
     };
     check(c, Want::Nothing);
@@ -400,7 +414,10 @@ fn too_many_devices_total() {
         claims: vec![claim(
             "claim-0",
             json!([]),
-            vec![req("req-0", "class-a", max as i64), req("req-1", "class-a", 1)],
+            vec![
+                req("req-0", "class-a", max as i64),
+                req("req-1", "class-a", 1),
+            ],
         )],
         slices: vec![slice("slice-1", "node-1", "pool-1", A, devices(max + 1))],
         ..Default::default()
@@ -413,7 +430,11 @@ fn too_many_devices_total() {
 fn max_number_devices() {
     let max = ALLOCATION_RESULTS_MAX_SIZE;
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", max as i64)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", max as i64)],
+        )],
         slices: vec![slice("slice-1", "node-1", "pool-1", A, devices(max))],
         ..Default::default()
     };

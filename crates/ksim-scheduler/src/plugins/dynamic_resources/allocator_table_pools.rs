@@ -29,9 +29,19 @@ fn counter_slice(name: &str, count: i64) -> Value {
 #[test]
 fn partitionable_devices_disabled_device_consumes_counters() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 1)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
         slices: vec![
-            slice("slice-1", "node-1", "pool-1", A, vec![dev_counters("device-1")]),
+            slice(
+                "slice-1",
+                "node-1",
+                "pool-1",
+                A,
+                vec![dev_counters("device-1")],
+            ),
             counter_slice("slice-2", 1),
         ],
         ..Default::default()
@@ -44,7 +54,11 @@ fn partitionable_devices_disabled_device_consumes_counters() {
 #[test]
 fn partitionable_devices_disabled_other_device_do_not_consume_counters() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 1)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
         slices: vec![
             slice_n(
                 "slice-1",
@@ -60,7 +74,9 @@ fn partitionable_devices_disabled_other_device_do_not_consume_counters() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-2", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-2", false,
+        )])]),
     );
 }
 
@@ -68,7 +84,11 @@ fn partitionable_devices_disabled_other_device_do_not_consume_counters() {
 #[test]
 fn partitionable_devices_disabled_per_device_node_selection() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 1)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
         slices: vec![slice_n(
             "slice-1",
             At::PerDevice,
@@ -98,12 +118,20 @@ fn tainted(name: &str, both: bool) -> Value {
 fn tainted_disabled() {
     let c = Case {
         claims: vec![claim1("claim-0", "req-0", "class-a")],
-        slices: vec![slice("slice-1", "node-1", "pool-1", A, vec![tainted("device-1", true)])],
+        slices: vec![slice(
+            "slice-1",
+            "node-1",
+            "pool-1",
+            A,
+            vec![tainted("device-1", true)],
+        )],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", false,
+        )])]),
     );
 }
 
@@ -121,12 +149,24 @@ fn tainted_prioritized_list_disabled() {
             )],
         )],
         classes: classes_ab(),
-        slices: vec![slice("slice-1", "node-1", "pool-1", A, vec![tainted("device-1", false)])],
+        slices: vec![slice(
+            "slice-1",
+            "node-1",
+            "pool-1",
+            A,
+            vec![tainted("device-1", false)],
+        )],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            A,
+            "pool-1",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -135,14 +175,26 @@ fn tainted_prioritized_list_disabled() {
 fn tainted_admin_access_disabled() {
     let c = Case {
         features: ADMIN,
-        claims: vec![claim("claim-0", json!([]), vec![admin(req("req-0", "class-a", 1))])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![admin(req("req-0", "class-a", 1))],
+        )],
         allocated: vec![(A, "pool-1", "device-1"), (A, "pool-1", "device-2")],
-        slices: vec![slice("slice-1", "node-1", "pool-1", A, vec![tainted("device-1", false)])],
+        slices: vec![slice(
+            "slice-1",
+            "node-1",
+            "pool-1",
+            A,
+            vec![tainted("device-1", false)],
+        )],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", true)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", true,
+        )])]),
     );
 }
 
@@ -150,13 +202,25 @@ fn tainted_admin_access_disabled() {
 #[test]
 fn tainted_all_devices_single_disabled() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![all_req("req-0", "class-a")])],
-        slices: vec![slice("slice-1", "node-1", "pool-1", A, vec![tainted("device-1", false)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![all_req("req-0", "class-a")],
+        )],
+        slices: vec![slice(
+            "slice-1",
+            "node-1",
+            "pool-1",
+            A,
+            vec![tainted("device-1", false)],
+        )],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", false,
+        )])]),
     );
 }
 
@@ -165,14 +229,20 @@ fn tainted_all_devices_single_disabled() {
 #[test]
 fn binding_conditions_without_feature_gate() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 1)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
         slices: vec![slice(
             "slice-1",
             "node-1",
             "pool-1",
             A,
-            vec![json!({"name": "device-1", "bindingConditions": ["IsPrepare"],
-                "bindingFailureConditions": ["BindingFailed"]})],
+            vec![
+                json!({"name": "device-1", "bindingConditions": ["IsPrepare"],
+                "bindingFailureConditions": ["BindingFailed"]}),
+            ],
         )],
         ..Default::default()
     };
@@ -184,16 +254,36 @@ fn binding_conditions_without_feature_gate() {
 #[test]
 fn allocation_mode_all_with_multi_host_resource_pool() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![all_req("req-0", "class-a")])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![all_req("req-0", "class-a")],
+        )],
         slices: vec![
-            slice_n("slice-1", At::Node("node-1"), "pool-1", 2, A, vec![dev("device-1")]),
-            slice_n("slice-2", At::Node("node-2"), "pool-1", 2, A, vec![dev("device-2")]),
+            slice_n(
+                "slice-1",
+                At::Node("node-1"),
+                "pool-1",
+                2,
+                A,
+                vec![dev("device-1")],
+            ),
+            slice_n(
+                "slice-2",
+                At::Node("node-2"),
+                "pool-1",
+                2,
+                A,
+                vec![dev("device-2")],
+            ),
         ],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", false,
+        )])]),
     );
 }
 
@@ -203,8 +293,24 @@ fn multi_host_resource_pool_with_stale_slice_for_current_node() {
     let c = Case {
         claims: vec![claim1("claim-0", "req-0", "class-a")],
         slices: vec![
-            slice_gen("slice-1", At::Node("node-1"), "pool-1", 2, 1, A, vec![dev("device-1")]),
-            slice_gen("slice-2", At::Node("node-2"), "pool-1", 2, 2, A, vec![dev("device-2")]),
+            slice_gen(
+                "slice-1",
+                At::Node("node-1"),
+                "pool-1",
+                2,
+                1,
+                A,
+                vec![dev("device-1")],
+            ),
+            slice_gen(
+                "slice-2",
+                At::Node("node-2"),
+                "pool-1",
+                2,
+                2,
+                A,
+                vec![dev("device-2")],
+            ),
         ],
         ..Default::default()
     };
@@ -236,7 +342,9 @@ fn multi_host_resource_pool_complete_update_from_node_1_to_node_2() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", false,
+        )])]),
     );
 }
 
@@ -255,7 +363,9 @@ fn multi_host_resource_pool_complete_update_from_node_2_to_node_1() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", false,
+        )])]),
     );
 }
 
@@ -273,7 +383,9 @@ fn multi_host_resource_pool_incomplete_update_from_node_1_to_node_2() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-1", false,
+        )])]),
     );
 }
 
@@ -297,25 +409,66 @@ fn multi_host_resource_pool_incomplete_update_from_node_2_to_node_1() {
 #[test]
 fn different_resourceslices_in_pool_can_target_different_nodes() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 1)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
         slices: vec![
-            slice_n("slice-1", At::Node("node-2"), "pool-1", 2, A, vec![dev("device-1")]),
-            slice_n("slice-2", At::Node("node-1"), "pool-1", 2, A, vec![dev("device-2")]),
+            slice_n(
+                "slice-1",
+                At::Node("node-2"),
+                "pool-1",
+                2,
+                A,
+                vec![dev("device-1")],
+            ),
+            slice_n(
+                "slice-2",
+                At::Node("node-1"),
+                "pool-1",
+                2,
+                A,
+                vec![dev("device-2")],
+            ),
         ],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-1", "device-2", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-2", false,
+        )])]),
     );
 }
 
 /// pool-1 is invalid (`device-1` twice), pool-2 has `device-2`.
 fn invalid_and_valid_pool() -> Vec<Value> {
     vec![
-        slice_n("slice-1", At::Node("node-1"), "pool-1", 2, A, vec![dev("device-1")]),
-        slice_n("slice-2", At::Node("node-1"), "pool-1", 2, A, vec![dev("device-1")]),
-        slice_n("slice-3", At::Node("node-1"), "pool-2", 1, A, vec![dev("device-2")]),
+        slice_n(
+            "slice-1",
+            At::Node("node-1"),
+            "pool-1",
+            2,
+            A,
+            vec![dev("device-1")],
+        ),
+        slice_n(
+            "slice-2",
+            At::Node("node-1"),
+            "pool-1",
+            2,
+            A,
+            vec![dev("device-1")],
+        ),
+        slice_n(
+            "slice-3",
+            At::Node("node-1"),
+            "pool-2",
+            1,
+            A,
+            vec![dev("device-2")],
+        ),
     ]
 }
 
@@ -323,13 +476,19 @@ fn invalid_and_valid_pool() -> Vec<Value> {
 #[test]
 fn invalid_pool_is_ok_if_devices_can_be_allocated_from_other() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 1)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
         slices: invalid_and_valid_pool(),
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0", A, "pool-2", "device-2", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-2", "device-2", false,
+        )])]),
     );
 }
 
@@ -337,7 +496,11 @@ fn invalid_pool_is_ok_if_devices_can_be_allocated_from_other() {
 #[test]
 fn invalid_pool_is_error_if_no_other_device_can_be_allocated() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 1)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
         slices: invalid_and_valid_pool(),
         allocated: vec![(A, "pool-2", "device-2")],
         ..Default::default()
@@ -349,7 +512,11 @@ fn invalid_pool_is_error_if_no_other_device_can_be_allocated() {
 #[test]
 fn no_allocation_from_incomplete_pools() {
     let c = Case {
-        claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 1)])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
         slices: vec![slice_n(
             "slice-1",
             At::Node("node-1"),
@@ -370,12 +537,29 @@ fn check_combinations_within_single_request() {
     let four = || -> Vec<Value> { (1..=4).map(|i| dev(&format!("device-{i}"))).collect() };
     let d = |i: usize| vec![dev(&format!("device-{i}"))];
     let layouts: Vec<(&str, Vec<Value>)> = vec![
-        ("single-pool-single-slice", vec![slice("slice-1", "node-1", "pool-1", A, four())]),
+        (
+            "single-pool-single-slice",
+            vec![slice("slice-1", "node-1", "pool-1", A, four())],
+        ),
         (
             "single-pool-multiple-slices",
             vec![
-                slice_n("slice-1", At::Node("node-1"), "pool-1", 2, A, four()[..2].to_vec()),
-                slice_n("slice-2", At::Node("node-1"), "pool-1", 2, A, four()[2..].to_vec()),
+                slice_n(
+                    "slice-1",
+                    At::Node("node-1"),
+                    "pool-1",
+                    2,
+                    A,
+                    four()[..2].to_vec(),
+                ),
+                slice_n(
+                    "slice-2",
+                    At::Node("node-1"),
+                    "pool-1",
+                    2,
+                    A,
+                    four()[2..].to_vec(),
+                ),
             ],
         ),
         (
@@ -399,7 +583,11 @@ fn check_combinations_within_single_request() {
     for (name, slices) in layouts {
         eprintln!("check-combinations-within-single-request-{name}");
         let c = Case {
-            claims: vec![claim("claim-0", json!([]), vec![req("req-0", "class-a", 5)])],
+            claims: vec![claim(
+                "claim-0",
+                json!([]),
+                vec![req("req-0", "class-a", 5)],
+            )],
             slices,
             ..Default::default()
         };
@@ -421,7 +609,11 @@ fn xyy() -> Vec<Value> {
         "node-1",
         "pool-1",
         A,
-        vec![typed("device-1", "X"), typed("device-2", "Y"), typed("device-3", "Y")],
+        vec![
+            typed("device-1", "X"),
+            typed("device-2", "Y"),
+            typed("device-3", "Y"),
+        ],
     )]
 }
 

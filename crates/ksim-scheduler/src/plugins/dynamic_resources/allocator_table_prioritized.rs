@@ -30,7 +30,13 @@ fn prioritized_list_first_unavailable() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            A,
+            "pool-1",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -81,7 +87,10 @@ fn prioritized_list_device_config() {
             "node-1",
             "pool-1",
             B,
-            vec![dev_attrs("device-1", json!({})), dev_attrs("device-2", json!({}))],
+            vec![
+                dev_attrs("device-1", json!({})),
+                dev_attrs("device-2", json!({})),
+            ],
         )],
         ..Default::default()
     };
@@ -89,8 +98,10 @@ fn prioritized_list_device_config() {
         ("req-0/subReq-1", B, "pool-1", "device-1", false),
         ("req-0/subReq-1", B, "pool-1", "device-2", false),
     ]);
-    want.config = vec![json!({"source": "FromClaim", "requests": ["req-0/subReq-1"],
-        "opaque": opaque(B, "bar")})];
+    want.config = vec![
+        json!({"source": "FromClaim", "requests": ["req-0/subReq-1"],
+        "opaque": opaque(B, "bar")}),
+    ];
     check(c, Want::Results(vec![want]));
 }
 
@@ -127,8 +138,10 @@ fn prioritized_list_class_config() {
         ("req-0/subReq-1", B, "pool-1", "device-1", false),
         ("req-0/subReq-1", B, "pool-1", "device-2", false),
     ]);
-    want.config = vec![json!({"source": "FromClass", "requests": ["req-0/subReq-1"],
-        "opaque": opaque(B, "bar")})];
+    want.config = vec![
+        json!({"source": "FromClass", "requests": ["req-0/subReq-1"],
+        "opaque": opaque(B, "bar")}),
+    ];
     check(c, Want::Results(vec![want]));
 }
 
@@ -287,7 +300,10 @@ fn prioritized_list_subrequests_with_allocation_mode_all() {
             json!([]),
             vec![first(
                 "req-0",
-                vec![sub_all(sub("subReq-0", "class-a", 1)), sub("subReq-1", "class-a", 1)],
+                vec![
+                    sub_all(sub("subReq-0", "class-a", 1)),
+                    sub("subReq-1", "class-a", 1),
+                ],
             )],
         )],
         slices: two_devices(),
@@ -296,7 +312,13 @@ fn prioritized_list_subrequests_with_allocation_mode_all() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", A, "pool-1", "device-2", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            A,
+            "pool-1",
+            "device-2",
+            false,
+        )])]),
     );
 }
 
@@ -312,7 +334,10 @@ fn prioritized_list_allocation_mode_all_multiple_requests() {
                 req("req-0", "class-a", 1),
                 first(
                     "req-1",
-                    vec![sub_all(sub("subReq-0", "class-a", 0)), sub("subReq-1", "class-a", 1)],
+                    vec![
+                        sub_all(sub("subReq-0", "class-a", 0)),
+                        sub("subReq-1", "class-a", 1),
+                    ],
                 ),
             ],
         )],
@@ -352,8 +377,20 @@ fn prioritized_list_disabled() {
 /// The slices of `prioritized-list-multi-request` and `prioritized-list-with-backtracking`.
 fn eight_and_four() -> Vec<Value> {
     vec![
-        slice("slice-1", "node-1", "pool-1", A, vec![dev_mem("device-1", "8Gi")]),
-        slice("slice-2", "node-1", "pool-2", A, vec![dev_mem("device-2", "4Gi")]),
+        slice(
+            "slice-1",
+            "node-1",
+            "pool-1",
+            A,
+            vec![dev_mem("device-1", "8Gi")],
+        ),
+        slice(
+            "slice-2",
+            "node-1",
+            "pool-2",
+            A,
+            vec![dev_mem("device-2", "4Gi")],
+        ),
     ]
 }
 
@@ -427,7 +464,10 @@ fn prioritized_list_too_many_in_first_subrequest() {
             json!([]),
             vec![first(
                 "req-0",
-                vec![sub("subReq-0", "class-b", 500), sub("subReq-1", "class-a", 1)],
+                vec![
+                    sub("subReq-0", "class-b", 500),
+                    sub("subReq-1", "class-a", 1),
+                ],
             )],
         )],
         classes: classes_ab(),
@@ -436,7 +476,13 @@ fn prioritized_list_too_many_in_first_subrequest() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            A,
+            "pool-1",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -450,7 +496,10 @@ fn prioritized_list_allocation_mode_all() {
             json!([]),
             vec![first(
                 "req-0",
-                vec![sub_all(sub("subReq-0", "class-a", 0)), sub("subReq-1", "class-a", 1)],
+                vec![
+                    sub_all(sub("subReq-0", "class-a", 0)),
+                    sub("subReq-1", "class-a", 1),
+                ],
             )],
         )],
         slices: two_devices(),
@@ -459,7 +508,13 @@ fn prioritized_list_allocation_mode_all() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            A,
+            "pool-1",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -493,12 +548,24 @@ fn prioritized_list_allocation_mode_all_with_selectors() {
     let c = Case {
         features: PRIO,
         claims: vec![all_v6_else_all_v5()],
-        slices: vec![slice("slice-1", "node-1", "pool-1", A, vec![gen_dev("device-1", "v5")])],
+        slices: vec![slice(
+            "slice-1",
+            "node-1",
+            "pool-1",
+            A,
+            vec![gen_dev("device-1", "v5")],
+        )],
         ..Default::default()
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            A,
+            "pool-1",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -509,8 +576,20 @@ fn prioritized_list_allocation_mode_all_with_selectors_multiple_pools() {
         features: PRIO,
         claims: vec![all_v6_else_all_v5()],
         slices: vec![
-            slice("slice-1", "node-1", "pool-1", A, vec![gen_dev("device-1", "v5")]),
-            slice("slice-2", "node-1", "pool-2", A, vec![gen_dev("device-1", "v5")]),
+            slice(
+                "slice-1",
+                "node-1",
+                "pool-1",
+                A,
+                vec![gen_dev("device-1", "v5")],
+            ),
+            slice(
+                "slice-2",
+                "node-1",
+                "pool-2",
+                A,
+                vec![gen_dev("device-1", "v5")],
+            ),
         ],
         ..Default::default()
     };
@@ -530,7 +609,13 @@ fn prioritized_list_allocation_mode_all_with_selectors_multiple_pools_across_nod
         features: PRIO,
         claims: vec![all_v6_else_all_v5()],
         slices: vec![
-            slice("slice-1", "node-1", "pool-1", A, vec![gen_dev("device-1", "v5")]),
+            slice(
+                "slice-1",
+                "node-1",
+                "pool-1",
+                A,
+                vec![gen_dev("device-1", "v5")],
+            ),
             slice(
                 "slice-2",
                 "node-2",
@@ -543,7 +628,13 @@ fn prioritized_list_allocation_mode_all_with_selectors_multiple_pools_across_nod
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", A, "pool-1", "device-1", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            A,
+            "pool-1",
+            "device-1",
+            false,
+        )])]),
     );
 }
 
@@ -579,7 +670,13 @@ fn prioritized_list_allocation_mode_all_with_selectors_deviceclass_subset() {
     };
     check(
         c,
-        Want::Results(vec![on_node1(vec![("req-0/subReq-1", A, "pool-1", "device-3", false)])]),
+        Want::Results(vec![on_node1(vec![(
+            "req-0/subReq-1",
+            A,
+            "pool-1",
+            "device-3",
+            false,
+        )])]),
     );
 }
 
@@ -598,7 +695,11 @@ fn prioritized_list_max_allocation_limit_request() {
     };
     let c = Case {
         features: PRIO,
-        claims: vec![claim("claim-0", json!([]), vec![both("req-0"), both("req-1")])],
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![both("req-0"), both("req-1")],
+        )],
         slices: vec![slice("slice-1", "node-1", "pool-1", A, devices(max * 2))],
         ..Default::default()
     };
@@ -630,7 +731,10 @@ fn prioritized_list_max_allocation_allocation_mode_all() {
             vec![
                 first(
                     "req-0",
-                    vec![sub_all(sub("subReq-0", "class-a", 0)), sub("subReq-1", "class-a", 2)],
+                    vec![
+                        sub_all(sub("subReq-0", "class-a", 0)),
+                        sub("subReq-1", "class-a", 2),
+                    ],
                 ),
                 req("req-1", "class-b", 2),
             ],
