@@ -44,6 +44,7 @@ use ksim_api::resource::{
 use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use rustc_hash::FxHashMap;
 
+use super::alloc_config::{allocation_config, Chosen};
 use super::cel::{device_value, root_context, CelCache, DeviceValue};
 use crate::plugins::helper::CompiledNodeSelector;
 
@@ -838,79 +839,25 @@ impl<'a> Search<'a, '_> {
         out
     }
 
-    /// The claim's `devices.config` in its allocation (upstream `Allocate`, "Populate
-    /// configs"): each class's config once, `FromClass`, for the requests (or chosen
-    /// subrequests) of that class in request order; then each claim config, `FromClaim`, once
-    /// per request it names (or whose chosen subrequest it names), once if it names none.
+    /// The claim's `devices.config` (see [`super::alloc_config`]): per request, the written
+    /// request name and class of the request or its chosen subrequest.
     fn config(&self, ci: usize) -> Vec<serde_json::Value> {
-        use serde_json::Value;
         let claim = &self.a.claims[ci];
-        let mut out: Vec<Value> = Vec::new();
-        let mut class_ranges: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-        for (ri, r) in claim.spec.devices.requests.iter().enumerate() {
-            let si = if r.first_available.is_empty() {
-                0
-            } else {
-                self.selected_sub.get(&(ci, ri)).copied().unwrap_or(0)
-            };
-            let Some(d) = self.requests.get(&(ci, ri, si)) else {
-                continue;
-            };
-            let name = match d.parent {
-                Some(p) => format!("{p}/{}", d.name),
-                None => d.name.to_string(),
-            };
-            let class = d.class.metadata.name.as_str();
-            if let Some(&(start, end)) = class_ranges.get(class) {
-                for c in &mut out[start..end] {
-                    if let Some(Value::Array(rs)) = c.get_mut("requests") {
-                        rs.push(Value::String(name.clone()));
-                    }
-                }
-                continue;
-            }
-            let start = out.len();
-            for c in &d.class.spec.config {
-                let mut v = c.clone();
-                if let Value::Object(m) = &mut v {
-                    m.insert("source".into(), Value::from("FromClass"));
-                    m.insert("requests".into(), Value::from(vec![name.clone()]));
-                }
-                out.push(v);
-            }
-            class_ranges.insert(class.to_string(), (start, out.len()));
-        }
-        for c in &claim.spec.devices.config {
-            let names: Vec<&str> = c
-                .get("requests")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let mut entry = c.clone();
-            if let Value::Object(m) = &mut entry {
-                m.insert("source".into(), Value::from("FromClaim"));
-            }
-            if names.is_empty() {
-                out.push(entry);
-                continue;
-            }
-            for (ri, r) in claim.spec.devices.requests.iter().enumerate() {
-                if names.contains(&r.name.as_str()) {
-                    out.push(entry.clone());
-                    continue;
-                }
-                if r.first_available.is_empty() {
-                    continue;
-                }
-                let si = self.selected_sub.get(&(ci, ri)).copied().unwrap_or(0);
-                if let Some(sub) = r.first_available.get(si) {
-                    if names.contains(&format!("{}/{}", r.name, sub.name).as_str()) {
-                        out.push(entry.clone());
-                    }
-                }
-            }
-        }
-        out
+        let chosen: Vec<Option<Chosen>> = (0..claim.spec.devices.requests.len())
+            .map(|ri| {
+                let sub = self.selected_sub.get(&(ci, ri)).copied();
+                let d = self.requests.get(&(ci, ri, sub.unwrap_or(0)))?;
+                Some(Chosen {
+                    name: match d.parent {
+                        Some(p) => format!("{p}/{}", d.name),
+                        None => d.name.to_string(),
+                    },
+                    class: d.class.clone(),
+                    sub,
+                })
+            })
+            .collect();
+        allocation_config(claim, &chosen)
     }
 
     /// `createNodeSelector`.

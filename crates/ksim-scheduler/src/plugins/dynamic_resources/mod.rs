@@ -35,6 +35,7 @@
 //! PostFilter of a pod without claims answers `no new claims to deallocate` (v1.35), or
 //! `not found` when its PreFilter never ran because an earlier PreFilter plugin rejected it.
 
+mod alloc_config;
 pub mod allocator;
 pub mod cel;
 
