@@ -27,6 +27,10 @@
 //!    selector's requirements; `allNodes` devices add nothing (no selector at all when every
 //!    device is such).
 //!
+//! 5. **Config** (`Allocate`): the classes' config (`FromClass`) and the claim's config
+//!    (`FromClaim`) for the requests and chosen subrequests, as upstream lists them
+//!    ([`super::alloc_config`]).
+//!
 //! Cost: what does not depend on the node (classes, selectors, constraints, error texts) is
 //! prepared once per cycle ([`Prepared`]); pools per node, allocated devices and CEL verdicts
 //! come from the plugin's [`DraIndex`]. Per node, the search visits each device of the node's
@@ -44,6 +48,7 @@ use ksim_api::resource::{
 };
 use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 
+use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::index::{DraIndex, NodePools, Verdict};
 use crate::cluster_objects::DraMap;
@@ -111,6 +116,7 @@ fn claim_ref(c: &ResourceClaim) -> String {
 struct Request {
     name: String,
     parent: Option<String>,
+    class: Arc<DeviceClass>,
     /// `class <name>`: the owner in selector error texts.
     class_owner: String,
     class_slots: Vec<u32>,
@@ -214,6 +220,7 @@ fn request(
         name: name.to_string(),
         parent: parent.map(str::to_string),
         class_owner: format!("class {}", class.metadata.name),
+        class: class.clone(),
         class_slots,
         slots,
         all,
@@ -414,6 +421,9 @@ impl Prepared {
                     if !selectable(index, &self.prep[0].cref, r, s, dj)? {
                         continue;
                     }
+                    if consumes_counters(index, s, dj) {
+                        continue;
+                    }
                     picks.push(Pick {
                         ri: 0,
                         si: None,
@@ -476,10 +486,28 @@ impl Prepared {
                     }
                 })
                 .collect();
+            let claim = &self.claims[ci];
+            let chosen: Vec<Option<Chosen>> = (0..claim.spec.devices.requests.len())
+                .map(|ri| {
+                    let sub = match self.prep[ci].requests.get(ri)? {
+                        Entry::Subs(_) => claim_picks.iter().find(|p| p.ri == ri)?.si,
+                        _ => None,
+                    };
+                    let r = self.request(ci, ri, sub.unwrap_or(0))?;
+                    Some(Chosen {
+                        name: match &r.parent {
+                            Some(p) => format!("{p}/{}", r.name),
+                            None => r.name.clone(),
+                        },
+                        class: r.class.clone(),
+                        sub,
+                    })
+                })
+                .collect();
             out.push(AllocationResult {
                 devices: DeviceAllocationResult {
                     results,
-                    config: Vec::new(),
+                    config: allocation_config(claim, &chosen),
                 },
                 node_selector: node_selector(index, node, claim_picks),
                 allocation_timestamp: None,
@@ -554,6 +582,13 @@ fn selectable(
     s: u32,
     d: usize,
 ) -> Result<bool, String> {
+    // DRADeviceBindingConditions is not modelled (off): such devices are never selectable.
+    if !index.slices[s as usize].spec.devices[d]
+        .binding_conditions
+        .is_empty()
+    {
+        return Ok(false);
+    }
     for (slots, class) in [(&r.class_slots, true), (&r.slots, false)] {
         for (i, &slot) in slots.iter().enumerate() {
             let err = match index.verdict(slot, s, d) {
@@ -572,6 +607,14 @@ fn selectable(
         }
     }
     Ok(true)
+}
+
+/// DRAPartitionableDevices is not modelled (off): a device that consumes counters cannot be
+/// allocated.
+fn consumes_counters(index: &DraIndex, s: u32, d: usize) -> bool {
+    !index.slices[s as usize].spec.devices[d]
+        .consumes_counters
+        .is_empty()
 }
 
 /// The devices picked on one node, per claim to allocate.
@@ -990,6 +1033,9 @@ impl Search<'_, '_> {
             return Ok(false);
         }
         if !admin && self.in_use(id) {
+            return Ok(false);
+        }
+        if consumes_counters(self.idx, s, loc.device) {
             return Ok(false);
         }
         let (base, sub) = match &d.parent {

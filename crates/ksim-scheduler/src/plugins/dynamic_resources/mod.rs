@@ -37,6 +37,7 @@
 //! PostFilter of a pod without claims answers `no new claims to deallocate` (v1.35), or
 //! `not found` when its PreFilter never ran because an earlier PreFilter plugin rejected it.
 
+mod alloc_config;
 pub mod allocator;
 pub mod cel;
 pub mod index;
@@ -886,7 +887,15 @@ impl DynamicResources {
 }
 
 #[cfg(test)]
-mod shortcut_props;
+mod allocator_table;
+#[cfg(test)]
+mod allocator_table_basic;
+#[cfg(test)]
+mod allocator_table_constraints;
+#[cfg(test)]
+mod allocator_table_pools;
+#[cfg(test)]
+mod allocator_table_prioritized;
 #[cfg(test)]
 mod plugin_table;
 #[cfg(test)]
@@ -895,5 +904,7 @@ mod plugin_table_cases;
 mod plugin_table_hints;
 #[cfg(test)]
 mod plugin_table_scoring;
+#[cfg(test)]
+mod shortcut_props;
 #[cfg(test)]
 mod tests;
