@@ -42,14 +42,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ksim_api::resource::{
-    AllocationResult, DeviceAllocationResult, DeviceAttribute, DeviceClass,
-    DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
-    ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL, MODE_EXACT_COUNT,
+    AllocationResult, DeviceAllocationResult, DeviceClass, DeviceRequestAllocationResult,
+    DeviceSelector, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL,
+    MODE_EXACT_COUNT,
 };
 use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
+use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::index::{DraIndex, NodePools, Verdict};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
@@ -134,11 +135,6 @@ enum Entry {
     Subs(Vec<Result<Request, String>>),
     /// A request the allocator refuses whatever the node.
     Err(String),
-}
-
-struct ConstraintSpec {
-    requests: BTreeSet<String>,
-    attribute: String,
 }
 
 struct ClaimPrep {
@@ -672,83 +668,6 @@ pub struct Pick {
     loc: Loc,
 }
 
-/// A `matchAttribute` constraint's state during one search.
-#[derive(Default)]
-struct MatchState {
-    value: Option<DeviceAttribute>,
-    count: usize,
-}
-
-fn applies(spec: &ConstraintSpec, request: &str, sub: Option<&str>) -> bool {
-    if spec.requests.is_empty() {
-        return true;
-    }
-    match sub {
-        None => spec.requests.contains(request),
-        Some(s) => {
-            spec.requests.contains(request) || spec.requests.contains(&format!("{request}/{s}"))
-        }
-    }
-}
-
-/// `lookupAttribute`: the fully qualified name, or the bare name when the domain is the driver.
-fn lookup_attribute<'d>(
-    d: &'d ksim_api::resource::Device,
-    driver: &str,
-    qualified: &str,
-) -> Option<&'d DeviceAttribute> {
-    if let Some(a) = d.attributes.get(qualified) {
-        return Some(a);
-    }
-    let (domain, id) = qualified.split_once('/')?;
-    if domain != driver {
-        return None;
-    }
-    d.attributes.get(id)
-}
-
-/// `matchAttributeConstraint.add`.
-fn constraint_add(
-    spec: &ConstraintSpec,
-    st: &mut MatchState,
-    request: &str,
-    sub: Option<&str>,
-    driver: &str,
-    d: &ksim_api::resource::Device,
-) -> bool {
-    if !applies(spec, request, sub) {
-        return true;
-    }
-    let Some(attr) = lookup_attribute(d, driver, &spec.attribute) else {
-        return false;
-    };
-    if st.count == 0 {
-        st.value = Some(attr.clone());
-        st.count = 1;
-        return true;
-    }
-    let Some(v) = &st.value else {
-        return false;
-    };
-    let same = match (&attr.string, &attr.int, &attr.bool, &attr.version) {
-        (Some(s), _, _, _) => v.string.as_ref() == Some(s),
-        (_, Some(i), _, _) => v.int.as_ref() == Some(i),
-        (_, _, Some(b), _) => v.bool.as_ref() == Some(b),
-        (_, _, _, Some(x)) => v.version.as_ref() == Some(x),
-        _ => false,
-    };
-    if same {
-        st.count += 1;
-    }
-    same
-}
-
-fn constraint_remove(spec: &ConstraintSpec, st: &mut MatchState, request: &str, sub: Option<&str>) {
-    if applies(spec, request, sub) {
-        st.count = st.count.saturating_sub(1);
-    }
-}
-
 enum Fail {
     MaxSize,
     Fatal(String),
@@ -964,13 +883,13 @@ impl Search<'_, '_> {
         let admin = d.admin_access;
         let pools = self.pools.clone();
         let pools = &pools.pools;
-        for pi in start.pool..pools.len() {
-            if pools[pi].incomplete || pools[pi].invalid {
+        for (pi, pool) in pools.iter().enumerate().skip(start.pool) {
+            if pool.incomplete || pool.invalid {
                 continue;
             }
             let slice_start = if pi == start.pool { start.slice } else { 0 };
-            for sj in slice_start..pools[pi].slices.len() {
-                let s = pools[pi].slices[sj];
+            for sj in slice_start..pool.slices.len() {
+                let s = pool.slices[sj];
                 let dev_start = if pi == start.pool && sj == start.slice {
                     start.device
                 } else {
@@ -1060,8 +979,8 @@ impl Search<'_, '_> {
                             self.device_id(loc)
                         )));
                     }
-                    for e in 0..i {
-                        constraint_remove(&specs[e], &mut self.constraints[ci][e], base, sub);
+                    for (e, spec) in specs.iter().enumerate().take(i) {
+                        constraint_remove(spec, &mut self.constraints[ci][e], base, sub);
                     }
                     return Ok(false);
                 }

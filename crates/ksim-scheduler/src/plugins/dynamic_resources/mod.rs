@@ -40,6 +40,7 @@
 mod alloc_config;
 pub mod allocator;
 pub mod cel;
+mod constraint;
 pub mod index;
 
 use std::collections::{BTreeMap, BTreeSet};
