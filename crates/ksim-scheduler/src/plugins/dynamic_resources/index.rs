@@ -96,6 +96,8 @@ pub struct DraIndex {
     node_pools_by_object: FxHashMap<usize, (Arc<Node>, Arc<NodePools>)>,
     /// Per dense id: claims in the API with the device allocated.
     api_counts: Vec<u32>,
+    /// Per dense id: `api_counts > 0`, kept in step (a cycle copies it).
+    api_bits: Vec<bool>,
     /// Selector slots by expression.
     slot_ids: FxHashMap<String, u32>,
     slots: Vec<Slot>,
@@ -122,6 +124,7 @@ impl DraIndex {
             self.rebuild(&dra.resource_slices);
             self.claims_seen = DraMap::default();
             self.api_counts = vec![0; self.ids.len()];
+            self.api_bits = vec![false; self.ids.len()];
         }
         if self.claims_seen.ptr_eq(&dra.resource_claims) {
             return;
@@ -203,6 +206,7 @@ impl DraIndex {
         let id = *self.ids.entry(key).or_insert(next);
         if self.api_counts.len() < self.ids.len() {
             self.api_counts.resize(self.ids.len(), 0);
+            self.api_bits.resize(self.ids.len(), false);
         }
         id
     }
@@ -227,12 +231,13 @@ impl DraIndex {
         for id in ids {
             let n = &mut self.api_counts[id as usize];
             *n = n.saturating_add_signed(delta);
+            self.api_bits[id as usize] = *n > 0;
         }
     }
 
     /// Per dense id, whether some claim of the API has the device allocated.
     pub(super) fn api_allocated(&self) -> Vec<bool> {
-        self.api_counts.iter().map(|&n| n > 0).collect()
+        self.api_bits.clone()
     }
 
     /// Claims the API holds with the device allocated.
