@@ -291,14 +291,14 @@ pub struct NodeAffinity {
     pub preferred: Vec<PreferredSchedulingTerm>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelector {
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub node_selector_terms: Vec<NodeSelectorTerm>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelectorTerm {
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -309,7 +309,7 @@ pub struct NodeSelectorTerm {
     pub match_fields: Vec<NodeSelectorRequirement>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelectorRequirement {
     #[serde(deserialize_with = "crate::nulls::or_default")]

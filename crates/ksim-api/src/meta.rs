@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// (sorted vectors: see [`SortedMap`]).
 pub type Labels = SortedMap<String, String>;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectMeta {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -56,7 +56,7 @@ impl ObjectMeta {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OwnerReference {
     #[serde(deserialize_with = "crate::nulls::or_default")]

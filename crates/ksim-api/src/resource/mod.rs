@@ -47,7 +47,7 @@ pub const MODE_ALL: &str = "All";
 
 // ---- DeviceClass ---------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct DeviceClass {
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -62,7 +62,7 @@ pub struct DeviceClass {
     pub spec: DeviceClassSpec,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceClassSpec {
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -78,14 +78,14 @@ pub struct DeviceClassSpec {
     pub extended_resource_name: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceSelector {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cel: Option<CelDeviceSelector>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct CelDeviceSelector {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -94,7 +94,7 @@ pub struct CelDeviceSelector {
 
 // ---- ResourceSlice -------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ResourceSlice {
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -109,7 +109,7 @@ pub struct ResourceSlice {
     pub spec: ResourceSliceSpec,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ResourceSliceSpec {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -141,7 +141,7 @@ impl ResourceSlice {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ResourcePool {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -152,7 +152,7 @@ pub struct ResourcePool {
     pub resource_slice_count: i64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Device {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -190,7 +190,7 @@ pub struct Device {
 }
 
 /// One attribute value: exactly one of the four is set.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceAttribute {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -212,7 +212,7 @@ impl DeviceAttribute {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceCapacity {
     /// Required by validation.
@@ -225,7 +225,7 @@ pub struct DeviceCapacity {
 
 // ---- ResourceClaim -------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ResourceClaim {
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -259,14 +259,14 @@ impl ResourceClaim {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ResourceClaimSpec {
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub devices: DeviceClaim,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceClaim {
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -281,7 +281,7 @@ pub struct DeviceClaim {
     pub config: Vec<Value>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceRequest {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -293,7 +293,7 @@ pub struct DeviceRequest {
     pub first_available: Vec<DeviceSubRequest>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ExactDeviceRequest {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -318,7 +318,7 @@ pub struct ExactDeviceRequest {
     pub capacity: Option<Value>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceSubRequest {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -345,7 +345,7 @@ fn is_zero(v: &i64) -> bool {
     *v == 0
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceConstraint {
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -358,7 +358,7 @@ pub struct DeviceConstraint {
     pub distinct_attribute: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ResourceClaimStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -378,7 +378,7 @@ impl ResourceClaimStatus {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct AllocationResult {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -389,7 +389,7 @@ pub struct AllocationResult {
     pub allocation_timestamp: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DeviceAllocationResult {
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -417,7 +417,7 @@ pub struct DeviceRequestAllocationResult {
     pub share_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ResourceClaimConsumerReference {
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -433,7 +433,7 @@ pub struct ResourceClaimConsumerReference {
 
 // ---- ResourceClaimTemplate -----------------------------------------------------------------
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ResourceClaimTemplate {
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -448,7 +448,7 @@ pub struct ResourceClaimTemplate {
     pub spec: ResourceClaimTemplateSpec,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ResourceClaimTemplateSpec {
     /// Labels and annotations copied to the generated claims.
@@ -461,7 +461,7 @@ pub struct ResourceClaimTemplateSpec {
 // ---- Pod references ------------------------------------------------------------------------
 
 /// `v1.PodResourceClaim`: exactly one of the two names is set.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct PodResourceClaim {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -474,7 +474,7 @@ pub struct PodResourceClaim {
 
 /// `v1.PodResourceClaimStatus`: the claim generated for a template reference (`None` when the
 /// controller decided none was needed).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct PodResourceClaimStatus {
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -484,7 +484,7 @@ pub struct PodResourceClaimStatus {
 }
 
 /// `v1.ResourceClaim` in a container's `resources.claims`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ContainerResourceClaim {
     #[serde(deserialize_with = "crate::nulls::or_default")]

@@ -51,7 +51,7 @@ use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
-use super::index::{DraIndex, NodePools, Verdict};
+use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
 
@@ -355,7 +355,7 @@ impl Prepared {
             && !pools
                 .usable
                 .iter()
-                .any(|&id| !allocated.get(id as usize).copied().unwrap_or(false))
+                .any(|u| !allocated.get(u.id as usize).copied().unwrap_or(false))
         {
             return if pools.any_invalid {
                 Err("invalid resource pools were encountered".into())
@@ -404,39 +404,34 @@ impl Prepared {
             return Err("internal error: no request data for claim #0 request #0".into());
         };
         let mut picks: smallvec::SmallVec<[Pick; 1]> = smallvec::SmallVec::new();
-        'pools: for (pi, pool) in pools.pools.iter().enumerate() {
-            if pool.incomplete || pool.invalid {
+        // `usable` lists the devices of the complete, valid pools in pool, slice and device
+        // order: the order of the search's walk.
+        for u in &pools.usable {
+            if allocated.get(u.id as usize).copied().unwrap_or(false) {
                 continue;
             }
-            for (sj, &s) in pool.slices.iter().enumerate() {
-                for dj in 0..index.slices[s as usize].spec.devices.len() {
-                    let id = index.dense_id(s, dj);
-                    if allocated.get(id as usize).copied().unwrap_or(false) {
-                        continue;
-                    }
-                    if !selectable(index, &self.prep[0].cref, r, s, dj)? {
-                        continue;
-                    }
-                    if consumes_counters(index, s, dj) {
-                        continue;
-                    }
-                    picks.push(Pick {
-                        ri: 0,
-                        si: None,
-                        id,
-                        slice: s,
-                        device: dj as u32,
-                        admin_access: false,
-                        loc: Loc {
-                            pool: pi,
-                            slice: sj,
-                            device: dj,
-                        },
-                    });
-                    if picks.len() == r.count {
-                        break 'pools;
-                    }
-                }
+            let (s, dj) = (u.slice, u.device as usize);
+            if !selectable_at(index, &self.prep[0].cref, r, s, dj, u.pos)? {
+                continue;
+            }
+            if index.flags[u.pos as usize] & CONSUMES_COUNTERS != 0 {
+                continue;
+            }
+            picks.push(Pick {
+                ri: 0,
+                si: None,
+                id: u.id,
+                slice: s,
+                device: u.device,
+                admin_access: false,
+                loc: Loc {
+                    pool: u.pool_index as usize,
+                    slice: u.slice_in_pool as usize,
+                    device: dj,
+                },
+            });
+            if picks.len() == r.count {
+                break;
             }
         }
         if picks.len() == r.count {
@@ -578,16 +573,26 @@ fn selectable(
     s: u32,
     d: usize,
 ) -> Result<bool, String> {
+    let pos = index.position(s, d);
+    selectable_at(index, cref, r, s, d, pos)
+}
+
+/// [`selectable`] with the device's position known.
+fn selectable_at(
+    index: &mut DraIndex,
+    cref: &str,
+    r: &Request,
+    s: u32,
+    d: usize,
+    pos: u32,
+) -> Result<bool, String> {
     // DRADeviceBindingConditions is not modelled (off): such devices are never selectable.
-    if !index.slices[s as usize].spec.devices[d]
-        .binding_conditions
-        .is_empty()
-    {
+    if index.flags[pos as usize] & HAS_BINDING_CONDITIONS != 0 {
         return Ok(false);
     }
     for (slots, class) in [(&r.class_slots, true), (&r.slots, false)] {
         for (i, &slot) in slots.iter().enumerate() {
-            let err = match index.verdict(slot, s, d) {
+            let err = match index.verdict(slot, s, d, pos) {
                 Verdict::Match => continue,
                 Verdict::NoMatch => return Ok(false),
                 Verdict::Compile(e) => format!("CEL compile error: {e}"),
@@ -608,9 +613,7 @@ fn selectable(
 /// DRAPartitionableDevices is not modelled (off): a device that consumes counters cannot be
 /// allocated.
 fn consumes_counters(index: &DraIndex, s: u32, d: usize) -> bool {
-    !index.slices[s as usize].spec.devices[d]
-        .consumes_counters
-        .is_empty()
+    index.flags[index.position(s, d) as usize] & CONSUMES_COUNTERS != 0
 }
 
 /// The devices picked on one node, per claim to allocate.

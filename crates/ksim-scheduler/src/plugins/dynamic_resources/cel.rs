@@ -35,6 +35,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use cel::extractors::This;
 use cel::objects::Opaque;
 use cel::{Context, ExecutionError, Program, Value};
@@ -51,6 +52,9 @@ pub struct Selector {
     /// Quoted names with a dot, or indexing `attributes`/`capacity`, in the expression: the
     /// domains that read as empty maps when the device has nothing in them.
     domains: Vec<String>,
+    /// The expression reads nothing of the device but `device.driver` (as most DeviceClass
+    /// selectors): its verdict is the same on every device of a driver.
+    driver_only: bool,
 }
 
 /// Compiles a selector expression (upstream `compiler.CompileCELExpression`).
@@ -63,10 +67,53 @@ pub fn compile(expression: &str) -> Result<Selector, String> {
     }
     let program = Program::compile(expression)
         .map_err(|e| format!("compilation failed: {}", e.to_string().trim()))?;
+    let driver_only = reads_only_driver(program.expression());
     Ok(Selector {
         program,
         domains: quoted_domains(expression),
+        driver_only,
     })
+}
+
+/// Whether every use of the `device` variable in `e` is `device.driver` (and no
+/// comprehension binds a variable of that name).
+fn reads_only_driver(e: &IdedExpr) -> bool {
+    match &e.expr {
+        Expr::Ident(name) => name != "device",
+        Expr::Select(sel) => {
+            matches!(&sel.operand.expr, Expr::Ident(n) if n == "device") && sel.field == "driver"
+                || reads_only_driver(&sel.operand)
+        }
+        Expr::Call(call) => {
+            call.target.as_deref().is_none_or(reads_only_driver)
+                && call.args.iter().all(reads_only_driver)
+        }
+        Expr::Comprehension(c) => {
+            let binds_device = c.iter_var == "device"
+                || c.iter_var2.as_deref() == Some("device")
+                || c.accu_var == "device";
+            !binds_device
+                && [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ]
+                .into_iter()
+                .all(reads_only_driver)
+        }
+        Expr::List(l) => l.elements.iter().all(reads_only_driver),
+        Expr::Map(m) => m.entries.iter().all(|ent| match &ent.expr {
+            EntryExpr::MapEntry(me) => reads_only_driver(&me.key) && reads_only_driver(&me.value),
+            EntryExpr::StructField(f) => reads_only_driver(&f.value),
+        }),
+        Expr::Struct(st) => st.entries.iter().all(|ent| match &ent.expr {
+            EntryExpr::MapEntry(me) => reads_only_driver(&me.key) && reads_only_driver(&me.value),
+            EntryExpr::StructField(f) => reads_only_driver(&f.value),
+        }),
+        Expr::Literal(_) | Expr::Unspecified => true,
+    }
 }
 
 fn quoted_domains(expr: &str) -> Vec<String> {
@@ -349,6 +396,11 @@ fn attribute_value(a: &DeviceAttribute) -> Value {
 }
 
 impl Selector {
+    /// Whether the verdict depends on the device's driver alone.
+    pub fn driver_only(&self) -> bool {
+        self.driver_only
+    }
+
     /// Evaluates the selector for one device: `Ok(matches)`, or upstream's runtime error text.
     pub fn matches(&self, root: &Context<'_, '_>, device: &DeviceValue) -> Result<bool, String> {
         let mut ctx = root.new_inner_scope();
@@ -513,6 +565,25 @@ mod tests {
         let err = eval(r#"device.driver == "#).unwrap_err();
         assert!(err.starts_with("compilation failed: "), "{err}");
         assert!(compile(&"x".repeat(MAX_EXPRESSION_LENGTH + 1)).is_err());
+    }
+
+    #[test]
+    fn driver_only_expressions_are_recognized() {
+        let only = |e: &str| compile(e).map(|s| s.driver_only());
+        assert_eq!(only(r#"device.driver == "a""#), Ok(true));
+        assert_eq!(only(r#"device.driver.startsWith("a") && true"#), Ok(true));
+        assert_eq!(only(r#"has(device.driver)"#), Ok(true));
+        assert_eq!(only("true"), Ok(true));
+        assert_eq!(only(r#"device.attributes["a"].x == 1"#), Ok(false));
+        assert_eq!(
+            only(r#"device.driver == "a" && device.capacity["a"].m.isGreaterThan(quantity("1"))"#),
+            Ok(false)
+        );
+        assert_eq!(only(r#"device["driver"] == "a""#), Ok(false));
+        assert_eq!(only("device == null"), Ok(false));
+        // A comprehension variable named `device` is not the device.
+        assert_eq!(only(r#"["a"].exists(device, device == "a")"#), Ok(false));
+        assert_eq!(only(r#"["a"].exists(d, d == device.driver)"#), Ok(true));
     }
 
     #[test]

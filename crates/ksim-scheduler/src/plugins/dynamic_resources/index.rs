@@ -13,7 +13,8 @@
 //!   claim map the index saw last against the current one (both persistent maps, so only the
 //!   nodes that differ are visited).
 //! - **CEL verdicts**: per selector expression and device position, match / no match / runtime
-//!   error, computed once while the slices stay the same (a verdict depends on nothing else).
+//!   error, computed once while the slices stay the same (a verdict depends on nothing else);
+//!   a selector that reads only `device.driver` is evaluated once per driver.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,17 +41,43 @@ pub struct Pool {
 #[derive(Debug, Clone, Default)]
 pub struct NodePools {
     pub pools: Vec<Pool>,
-    /// Dense ids of the devices of the pools that are neither incomplete nor invalid, the
-    /// only ones the search may pick.
-    pub usable: Vec<u32>,
+    /// The devices of the pools that are neither incomplete nor invalid, the only ones the
+    /// search may pick, in pool, slice and device order.
+    pub usable: Vec<UsableDevice>,
     pub any_invalid: bool,
 }
+
+/// A device the search may pick on a node, with everything the first-fit loop reads, so
+/// that it walks one array instead of pools, slices and device structs.
+#[derive(Debug, Clone, Copy)]
+pub struct UsableDevice {
+    /// Dense id.
+    pub id: u32,
+    /// Position among all devices (the CEL verdict slots' index).
+    pub pos: u32,
+    /// Slice (index in the index) and device (index in the slice).
+    pub slice: u32,
+    pub device: u32,
+    /// Pool (index in [`NodePools::pools`]) and slice (index in the pool).
+    pub pool_index: u32,
+    pub slice_in_pool: u32,
+}
+
+/// Per device position: it has binding conditions (never selectable while
+/// DRADeviceBindingConditions is off).
+pub const HAS_BINDING_CONDITIONS: u8 = 1;
+/// Per device position: it consumes counters (never allocatable while
+/// DRAPartitionableDevices is off).
+pub const CONSUMES_COUNTERS: u8 = 2;
 
 /// A selector expression's verdicts on every device position.
 struct Slot {
     compiled: Arc<Result<Selector, String>>,
     /// Per device position: 0 not evaluated, 1 match, 2 no match, 3 runtime error.
     state: Vec<u8>,
+    /// For a selector that reads only `device.driver`: the verdict per driver (with the
+    /// runtime error's text), so that each driver is evaluated once.
+    by_driver: FxHashMap<String, (u8, Option<String>)>,
 }
 
 const UNKNOWN: u8 = 0;
@@ -81,6 +108,8 @@ pub struct DraIndex {
     base: Vec<u32>,
     /// Dense id of the device at each position.
     dense: Vec<u32>,
+    /// [`HAS_BINDING_CONDITIONS`] and [`CONSUMES_COUNTERS`] of the device at each position.
+    pub(super) flags: Vec<u8>,
     /// Dense ids by name; devices that claims name but no slice lists have one too.
     ids: FxHashMap<DeviceId, u32>,
     /// Slices by `nodeName`.
@@ -152,6 +181,7 @@ impl DraIndex {
         self.slices = slices.values().cloned().collect();
         self.base.clear();
         self.dense.clear();
+        self.flags.clear();
         self.ids.clear();
         self.by_node.clear();
         self.others.clear();
@@ -172,6 +202,14 @@ impl DraIndex {
                 let next = self.ids.len() as u32;
                 let dense = *self.ids.entry(id).or_insert(next);
                 self.dense.push(dense);
+                let mut flags = 0;
+                if !d.binding_conditions.is_empty() {
+                    flags |= HAS_BINDING_CONDITIONS;
+                }
+                if !d.consumes_counters.is_empty() {
+                    flags |= CONSUMES_COUNTERS;
+                }
+                self.flags.push(flags);
             }
             match s.spec.node_name.as_deref() {
                 Some(n) if !n.is_empty() => self
@@ -344,10 +382,21 @@ impl DraIndex {
             out.push(pool);
         }
         let mut usable = Vec::new();
-        for pool in out.iter().filter(|p| !p.incomplete && !p.invalid) {
-            for &s in &pool.slices {
+        for (pi, pool) in out.iter().enumerate() {
+            if pool.incomplete || pool.invalid {
+                continue;
+            }
+            for (sj, &s) in pool.slices.iter().enumerate() {
                 for d in 0..self.slices[s as usize].spec.devices.len() {
-                    usable.push(self.dense_id(s, d));
+                    let pos = self.position(s, d);
+                    usable.push(UsableDevice {
+                        id: self.dense[pos as usize],
+                        pos,
+                        slice: s,
+                        device: d as u32,
+                        pool_index: pi as u32,
+                        slice_in_pool: sj as u32,
+                    });
                 }
             }
         }
@@ -372,14 +421,15 @@ impl DraIndex {
         self.slots.push(Slot {
             compiled: cel.get_or_compile(expression),
             state: vec![UNKNOWN; self.dense.len()],
+            by_driver: FxHashMap::default(),
         });
         self.slot_ids.insert(expression.to_string(), s);
         s
     }
 
-    /// Slot `slot`'s verdict on device `d` of slice `s`, evaluated on first use.
-    pub(super) fn verdict(&mut self, slot: u32, s: u32, d: usize) -> Verdict<'_> {
-        let pos = self.position(s, d);
+    /// Slot `slot`'s verdict on device `d` of slice `s` (at position `pos`), evaluated on
+    /// first use.
+    pub(super) fn verdict(&mut self, slot: u32, s: u32, d: usize, pos: u32) -> Verdict<'_> {
         let state = self.slots[slot as usize].state[pos as usize];
         let state = if state == UNKNOWN {
             self.evaluate(slot, s, d, pos)
@@ -406,16 +456,33 @@ impl DraIndex {
             Err(_) => ERROR,
             Ok(sel) => {
                 let slice = &self.slices[s as usize];
-                let value = device_value(&slice.spec.driver, &slice.spec.devices[d]);
-                let root = self.root.get_or_insert_with(root_context);
-                match sel.matches(root, &value) {
-                    Ok(true) => MATCH,
-                    Ok(false) => NO_MATCH,
-                    Err(e) => {
-                        self.errors.insert((slot, pos), e);
-                        ERROR
+                let driver = slice.spec.driver.as_str();
+                let known = sel
+                    .driver_only()
+                    .then(|| self.slots[slot as usize].by_driver.get(driver).cloned())
+                    .flatten();
+                let (state, error) = match known {
+                    Some(k) => k,
+                    None => {
+                        let value = device_value(driver, &slice.spec.devices[d]);
+                        let root = self.root.get_or_insert_with(root_context);
+                        let verdict = match sel.matches(root, &value) {
+                            Ok(true) => (MATCH, None),
+                            Ok(false) => (NO_MATCH, None),
+                            Err(e) => (ERROR, Some(e)),
+                        };
+                        if sel.driver_only() {
+                            self.slots[slot as usize]
+                                .by_driver
+                                .insert(driver.to_string(), verdict.clone());
+                        }
+                        verdict
                     }
+                };
+                if let Some(e) = error {
+                    self.errors.insert((slot, pos), e);
                 }
+                state
             }
         };
         self.slots[slot as usize].state[pos as usize] = state;

@@ -586,3 +586,66 @@ fn newer_generation_replaces_older_slices() {
         vec![vec![dev("req-0", "driver-a", "pool-1", "device-1", false)]]
     );
 }
+
+/// A class selector that reads only `device.driver` is evaluated once per driver; the
+/// verdict (and a runtime error) must still be each driver's own.
+#[test]
+fn driver_only_selectors_give_each_driver_its_verdict() {
+    let two = json!([{"name": "device-1"}, {"name": "device-2"}]);
+    let mut c = Case {
+        claims: vec![claim(
+            "claim-0",
+            vec![all_req("req-0", "class-a")],
+            json!([]),
+        )],
+        slices: vec![
+            slice("slice-a", "node-1", "pool-a", "driver-a", two.clone()),
+            slice("slice-b", "node-1", "pool-b", "driver-b", two.clone()),
+            slice("slice-c", "node-1", "pool-c", "driver-a", two.clone()),
+        ],
+        ..Default::default()
+    };
+    let r = run(&c).unwrap().unwrap();
+    assert_eq!(
+        results(&r),
+        vec![vec![
+            dev("req-0", "driver-a", "pool-a", "device-1", false),
+            dev("req-0", "driver-a", "pool-a", "device-2", false),
+            dev("req-0", "driver-a", "pool-c", "device-1", false),
+            dev("req-0", "driver-a", "pool-c", "device-2", false),
+        ]]
+    );
+
+    // driver-b's devices fail at runtime; driver-a's match. Two devices are found in pool-a
+    // before the walk reaches driver-b.
+    let failing: Arc<DeviceClass> = Arc::new(
+        serde_json::from_value(
+            json!({"metadata": {"name": "class-a"}, "spec": {"selectors": [
+            {"cel": {"expression": "device.driver == \"driver-a\" || 1 / 0 == 1"}}]}}),
+        )
+        .unwrap(),
+    );
+    c.classes = vec![failing];
+    c.claims = vec![claim(
+        "claim-0",
+        vec![req("req-0", "class-a", 2)],
+        json!([]),
+    )];
+    let r = run(&c).unwrap().unwrap();
+    assert_eq!(
+        results(&r),
+        vec![vec![
+            dev("req-0", "driver-a", "pool-a", "device-1", false),
+            dev("req-0", "driver-a", "pool-a", "device-2", false),
+        ]]
+    );
+    // Pools go in (driver, pool) order: five devices take the walk past driver-a's four to
+    // driver-b's pool, whose first device errors.
+    c.claims = vec![claim(
+        "claim-0",
+        vec![req("req-0", "class-a", 5)],
+        json!([]),
+    )];
+    let err = run(&c).unwrap_err();
+    assert!(err.contains("CEL runtime error"), "{err}");
+}
