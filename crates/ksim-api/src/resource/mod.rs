@@ -15,6 +15,9 @@ use std::collections::BTreeMap;
 
 pub mod cel_cost;
 pub mod names;
+pub mod taints;
+
+pub use taints::{DeviceTaint, DeviceToleration};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -174,9 +177,10 @@ pub struct Device {
     pub node_selector: Option<NodeSelector>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
+    /// DRADeviceTaints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub taints: Vec<Value>,
+    pub taints: Vec<DeviceTaint>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub binding_conditions: Vec<String>,
@@ -309,10 +313,10 @@ pub struct ExactDeviceRequest {
     pub count: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
-    /// DRADeviceTaints: refused by validation (not modelled).
+    /// DRADeviceTaints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub tolerations: Vec<Value>,
+    pub tolerations: Vec<DeviceToleration>,
     /// DRAConsumableCapacity: refused by validation (not modelled).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Value>,
@@ -334,9 +338,10 @@ pub struct DeviceSubRequest {
     #[serde(skip_serializing_if = "is_zero")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub count: i64,
+    /// DRADeviceTaints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub tolerations: Vec<Value>,
+    pub tolerations: Vec<DeviceToleration>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Value>,
 }
@@ -415,6 +420,10 @@ pub struct DeviceRequestAllocationResult {
     pub admin_access: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
+    /// DRADeviceTaints: the request's tolerations at allocation time.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub tolerations: Vec<DeviceToleration>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -503,9 +512,11 @@ pub fn default_claim_spec(spec: &mut ResourceClaimSpec) {
     for r in &mut spec.devices.requests {
         if let Some(e) = &mut r.exactly {
             default_mode(&mut e.allocation_mode, &mut e.count);
+            taints::default_tolerations(&mut e.tolerations);
         }
         for s in &mut r.first_available {
             default_mode(&mut s.allocation_mode, &mut s.count);
+            taints::default_tolerations(&mut s.tolerations);
         }
     }
 }
@@ -726,6 +737,8 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
             ),
         ));
     }
+    let tainted = spec.devices.iter().any(|d| !d.taints.is_empty());
+    taints::validate_tainted_slice_size(&mut errs, "spec.devices", spec.devices.len(), tainted);
     let mut names = std::collections::BTreeSet::new();
     for (i, d) in spec.devices.iter().enumerate() {
         let f = format!("spec.devices[{i}]");
@@ -733,6 +746,7 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
         if !d.name.is_empty() && !names.insert(d.name.as_str()) {
             errs.push(FieldError::duplicate(format!("{f}.name"), &d.name));
         }
+        taints::validate_device_taints(&mut errs, &format!("{f}.taints"), &d.taints);
         if d.attributes.len() + d.capacity.len() > MAX_ATTRIBUTES_AND_CAPACITIES {
             errs.push(FieldError::new(
                 format!("{f}.attributes"),
@@ -843,7 +857,7 @@ fn validate_mode(
     f: &str,
     mode: &str,
     count: i64,
-    tolerations: &[Value],
+    tolerations: &[DeviceToleration],
     capacity: &Option<Value>,
 ) {
     match mode {
@@ -871,6 +885,7 @@ fn validate_mode(
             &[MODE_ALL, MODE_EXACT_COUNT],
         )),
     }
+    taints::validate_device_tolerations(errs, &format!("{f}.tolerations"), tolerations);
     if !tolerations.is_empty() {
         not_modelled(errs, &format!("{f}.tolerations"), "DRADeviceTaints");
     }

@@ -43,14 +43,15 @@ use std::sync::Arc;
 
 use ksim_api::resource::{
     AllocationResult, DeviceAllocationResult, DeviceClass, DeviceRequestAllocationResult,
-    DeviceSelector, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL,
-    MODE_EXACT_COUNT,
+    DeviceSelector, DeviceToleration, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE,
+    MODE_ALL, MODE_EXACT_COUNT,
 };
 use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
+use super::device_taints::taint_prevents_allocation;
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
@@ -62,14 +63,17 @@ pub struct Features {
     pub admin_access: bool,
     /// DRAPrioritizedList (`firstAvailable`).
     pub prioritized_list: bool,
+    /// DRADeviceTaints (device `taints`, request `tolerations`).
+    pub device_taints: bool,
 }
 
 impl Default for Features {
-    /// v1.35's and v1.36's defaults: both on.
+    /// v1.35's defaults: AdminAccess and PrioritizedList on, DeviceTaints off.
     fn default() -> Self {
         Features {
             admin_access: true,
             prioritized_list: true,
+            device_taints: false,
         }
     }
 }
@@ -126,6 +130,7 @@ struct Request {
     admin_access: bool,
     /// ExactCount's `count`.
     count: usize,
+    tolerations: Vec<DeviceToleration>,
 }
 
 enum Entry {
@@ -155,6 +160,8 @@ pub struct Prepared {
     /// One claim with one ExactCount request, no admin access, no constraints: the search is
     /// first fit without backtracking ([`Prepared::first_fit`]).
     single: bool,
+    /// DRADeviceTaints: untolerated NoSchedule/NoExecute taints prevent allocation.
+    device_taints: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -222,7 +229,14 @@ fn request(
         all,
         admin_access,
         count: count.max(0) as usize,
+        tolerations: Vec::new(),
     })
+}
+
+/// The request's `tolerations` (DRADeviceTaints), copied into its allocation results.
+fn with_tolerations(mut r: Request, tolerations: &[DeviceToleration]) -> Request {
+    r.tolerations = tolerations.to_vec();
+    r
 }
 
 impl Prepared {
@@ -266,26 +280,30 @@ impl Prepared {
                                         false,
                                         false,
                                     )
+                                    .map(|r| with_tolerations(r, &sub.tolerations))
                                 })
                                 .collect(),
                         )
                     }
                 } else if let Some(e) = &r.exactly {
-                    Entry::One(request(
-                        features,
-                        classes,
-                        index,
-                        cel,
-                        &cref,
-                        &r.name,
-                        None,
-                        &e.device_class_name,
-                        &e.selectors,
-                        &e.allocation_mode,
-                        e.count,
-                        e.admin_access.unwrap_or(false),
-                        e.admin_access.is_some(),
-                    ))
+                    Entry::One(
+                        request(
+                            features,
+                            classes,
+                            index,
+                            cel,
+                            &cref,
+                            &r.name,
+                            None,
+                            &e.device_class_name,
+                            &e.selectors,
+                            &e.allocation_mode,
+                            e.count,
+                            e.admin_access.unwrap_or(false),
+                            e.admin_access.is_some(),
+                        )
+                        .map(|r| with_tolerations(r, &e.tolerations)),
+                    )
                 } else {
                     Entry::Err(format!(
                         "claim {cref}, request {}: missing device class name (unsupported request type?)",
@@ -325,6 +343,7 @@ impl Prepared {
             prep,
             quick_reject,
             single,
+            device_taints: features.device_taints,
         }
     }
 
@@ -417,6 +436,10 @@ impl Prepared {
             if index.flags[u.pos as usize] & CONSUMES_COUNTERS != 0 {
                 continue;
             }
+            let device = &index.slices[s as usize].spec.devices[dj];
+            if self.device_taints && taint_prevents_allocation(device, &r.tolerations) {
+                continue;
+            }
             picks.push(Pick {
                 ri: 0,
                 si: None,
@@ -460,7 +483,8 @@ impl Prepared {
                 .iter()
                 .map(|p| {
                     let slice = &index.slices[p.slice as usize];
-                    let name = match self.request(ci, p.ri, p.si.unwrap_or(0)) {
+                    let r = self.request(ci, p.ri, p.si.unwrap_or(0));
+                    let name = match r {
                         Some(r) => match &r.parent {
                             Some(par) => format!("{par}/{}", r.name),
                             None => r.name.clone(),
@@ -474,6 +498,7 @@ impl Prepared {
                         device: slice.spec.devices[p.device as usize].name.clone(),
                         admin_access: p.admin_access.then_some(true),
                         share_id: None,
+                        tolerations: r.map(|r| r.tolerations.clone()).unwrap_or_default(),
                     }
                 })
                 .collect();
@@ -958,6 +983,10 @@ impl Search<'_, '_> {
             return Ok(false);
         }
         if consumes_counters(self.idx, s, loc.device) {
+            return Ok(false);
+        }
+        let device = &self.idx.slices[s as usize].spec.devices[loc.device];
+        if p.device_taints && taint_prevents_allocation(device, &d.tolerations) {
             return Ok(false);
         }
         let (base, sub) = match &d.parent {

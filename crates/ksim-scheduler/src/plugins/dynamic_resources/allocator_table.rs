@@ -13,7 +13,7 @@
 //! contract; a stable sort, so same-named slices keep their listed order), claims get the API
 //! server's defaulting, and `expectNumAllocateOneInvocations` (a performance counter ksim's
 //! allocator does not keep) is not checked. The cases are split over this file and
-//! `allocator_table_more.rs`.
+//! `allocator_table_more.rs`; DRADeviceTaints' cases are in `allocator_table_device_taints.rs`.
 //!
 //! Not ported, because they need a gate ksim keeps off and does not implement (upstream's
 //! harness skips a case whose gates its allocator does not support the same way):
@@ -39,11 +39,8 @@
 //!   partitionable-devices-with-binding-conditions-some-devices-no-conditions,
 //!   partitionable-devices-with-binding-conditions-multi-slices,
 //!   partitionable-devices-with-binding-conditions-and-taints,
-//!   partitionable-devices-with-binding-conditions-and-taints-tolerated.
-//! - DRADeviceTaints on: tainted-two-devices, tainted-one-device-two-taints,
-//!   tainted-two-devices-tolerated, tainted-two-devices-prioritized-list-tolerated,
-//!   tainted-no-effect, tainted-one-device-two-taints-both-tolerated, tainted-prioritized-list,
-//!   tainted-admin-access, tainted-all-devices-single.
+//!   partitionable-devices-with-binding-conditions-and-taints-tolerated (these two also need
+//!   DRADeviceBindingConditions).
 //! - DRADeviceBindingConditions on: device-binding-conditions,
 //!   binding-conditions-multiple-devices, binding-conditions-with-and-without, node-restriction,
 //!   check-combinations-with-backtracking-across-slices-and-pools,
@@ -111,14 +108,20 @@ pub(super) const B: &str = "driver-b";
 pub(super) const NONE: Features = Features {
     admin_access: false,
     prioritized_list: false,
+    device_taints: false,
 };
 pub(super) const ADMIN: Features = Features {
     admin_access: true,
-    prioritized_list: false,
+    ..NONE
 };
 pub(super) const PRIO: Features = Features {
-    admin_access: false,
     prioritized_list: true,
+    ..NONE
+};
+/// DRADeviceTaints on.
+pub(super) const TAINTS: Features = Features {
+    device_taints: true,
+    ..NONE
 };
 
 pub(super) fn node(name: &str, region: &str) -> Node {
@@ -351,6 +354,8 @@ pub(super) struct Alloc {
     pub devices: Vec<(&'static str, &'static str, &'static str, String, bool)>,
     /// `devices.config`, in order.
     pub config: Vec<Value>,
+    /// The `tolerations` every device result carries (DRADeviceTaints), in order.
+    pub tolerations: Vec<Value>,
 }
 
 /// `allocationResult(localNodeSelector("node-1"), deviceAllocationResult(...)...)`.
@@ -371,6 +376,7 @@ pub(super) fn with_selector(
             .map(|(r, d, p, n, a)| (r, d, p, n.to_string(), a))
             .collect(),
         config: vec![],
+        tolerations: vec![],
     }
 }
 
@@ -505,6 +511,14 @@ pub(super) fn check(c: Case, want: Want) {
                     "claim #{i}: node selector"
                 );
                 assert_eq!(g.devices.config, w.config, "claim #{i}: config");
+                let wt: Vec<ksim_api::resource::DeviceToleration> = w
+                    .tolerations
+                    .iter()
+                    .map(|v| serde_json::from_value(v.clone()).expect("toleration"))
+                    .collect();
+                for d in &g.devices.results {
+                    assert_eq!(d.tolerations, wt, "claim #{i}: {}'s tolerations", d.device);
+                }
                 assert_eq!(
                     g.allocation_timestamp, None,
                     "claim #{i}: allocationTimestamp"

@@ -41,6 +41,7 @@ mod alloc_config;
 pub mod allocator;
 pub mod cel;
 mod constraint;
+mod device_taints;
 pub mod index;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -893,6 +894,8 @@ mod allocator_table;
 mod allocator_table_basic;
 #[cfg(test)]
 mod allocator_table_constraints;
+#[cfg(test)]
+mod allocator_table_device_taints;
 #[cfg(test)]
 mod allocator_table_pools;
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The allocator's shortcuts (`Prepared::quick_reject`, `Prepared::first_fit`) give the same
 //! answer as the full backtracking search on random clusters: the same devices, the same
-//! node selectors, the same error texts (CEL runtime errors, invalid pools included).
+//! node selectors, the same error texts (CEL runtime errors, invalid pools included), with
+//! DRADeviceTaints on or off (tainted devices, tolerating requests).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -13,8 +14,9 @@ use serde_json::{json, Value};
 use super::allocator::{allocate_once_with, DeviceId, Features};
 
 /// One slice of node `node-1`'s pools: (pool, generation, resourceSliceCount, devices), each
-/// device (name index, model: 0 none, 1 "a", 2 "b").
-type SliceSpec = (u8, u8, u8, Vec<(u8, u8)>);
+/// device (name index, model: 0 none, 1 "a", 2 "b"; taint: 0 none, 1 NoSchedule, 2
+/// NoExecute, 3 None).
+type SliceSpec = (u8, u8, u8, Vec<(u8, u8, u8)>);
 
 fn slices(specs: &[SliceSpec], shared: bool) -> Vec<Arc<ResourceSlice>> {
     let mut out: Vec<Arc<ResourceSlice>> = specs
@@ -23,11 +25,15 @@ fn slices(specs: &[SliceSpec], shared: bool) -> Vec<Arc<ResourceSlice>> {
         .map(|(i, (pool, generation, count, devices))| {
             let devices: Vec<Value> = devices
                 .iter()
-                .map(|(name, model)| {
+                .map(|(name, model, taint)| {
                     let mut d = json!({"name": format!("dev-{name}")});
                     if *model > 0 {
                         let m = if *model == 1 { "a" } else { "b" };
                         d["attributes"] = json!({"model": {"string": m}});
+                    }
+                    if *taint > 0 {
+                        let e = ["NoSchedule", "NoExecute", "None"][*taint as usize - 1];
+                        d["taints"] = json!([{"key": "k", "value": "v", "effect": e}]);
                     }
                     d
                 })
@@ -49,7 +55,7 @@ fn slices(specs: &[SliceSpec], shared: bool) -> Vec<Arc<ResourceSlice>> {
     out
 }
 
-fn claim(count: u8, selector: u8) -> Arc<ResourceClaim> {
+fn claim(count: u8, selector: u8, toleration: u8) -> Arc<ResourceClaim> {
     let mut exactly = json!({"deviceClassName": "class-a", "allocationMode": "ExactCount",
                              "count": count});
     // 1: a selector that fails with a runtime error on devices without a model.
@@ -60,6 +66,14 @@ fn claim(count: u8, selector: u8) -> Arc<ResourceClaim> {
     if selector == 2 {
         exactly["selectors"] = json!([{"cel": {"expression":
             "!(\"model\" in device.attributes[\"driver-a\"]) || device.attributes[\"driver-a\"].model != \"b\""}}]);
+    }
+    // 1: tolerates NoSchedule taints of key `k`; 2: tolerates every taint.
+    if toleration == 1 {
+        exactly["tolerations"] =
+            json!([{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]);
+    }
+    if toleration == 2 {
+        exactly["tolerations"] = json!([{"operator": "Exists"}]);
     }
     let mut c: ResourceClaim = serde_json::from_value(json!({
         "metadata": {"name": "claim-0", "namespace": "default"},
@@ -74,7 +88,7 @@ fn slice_spec() -> impl Strategy<Value = SliceSpec> {
         0u8..3,
         1u8..3,
         1u8..3,
-        prop::collection::vec((0u8..6, 0u8..3), 0..5),
+        prop::collection::vec((0u8..6, 0u8..3, 0u8..4), 0..5),
     )
 }
 
@@ -88,6 +102,8 @@ proptest! {
         allocated in prop::collection::vec((0u8..3, 0u8..6), 0..8),
         count in 1u8..4,
         selector in 0u8..3,
+        toleration in 0u8..3,
+        device_taints in any::<bool>(),
     ) {
         let slices = slices(&specs, shared);
         let class: Arc<DeviceClass> = Arc::new(serde_json::from_value(json!({
@@ -104,8 +120,8 @@ proptest! {
             })
             .collect();
         let node: Node = serde_json::from_value(json!({"metadata": {"name": "node-1"}})).unwrap();
-        let claims = [claim(count, selector)];
-        let f = Features::default();
+        let claims = [claim(count, selector, toleration)];
+        let f = Features { device_taints, ..Features::default() };
         let fast = allocate_once_with(f, &classes, &slices, &allocated, &claims, &node, true);
         let full = allocate_once_with(f, &classes, &slices, &allocated, &claims, &node, false);
         prop_assert_eq!(fast, full);
