@@ -466,6 +466,7 @@ impl Simulation {
             initial.push(Arc::new(n));
         }
         let objects = sim.snapshot.objects.clone();
+        sim.check_initial_dra_gates(&objects.dra)?;
         sim.snapshot = Snapshot::build(initial, Vec::new(), objects);
         Ok(sim)
     }

@@ -71,6 +71,10 @@ use index::DraIndex;
 
 pub const NAME: &str = "DynamicResources";
 
+/// The DRA feature gates whose fields ksim models: with such a gate on, objects that use its
+/// fields are admitted (the others are refused, see docs/dra.md).
+pub const MODELLED_GATES: &[&str] = &[];
+
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
 
@@ -92,10 +96,18 @@ pub struct DynamicResources {
     unreservations: Mutex<Vec<(String, String)>>,
 }
 
-pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+pub fn new(args: &FactoryArgs<'_>) -> Result<PluginRef, String> {
     Ok(Arc::new(DynamicResources::with_features(
-        Features::default(),
+        allocator_features(args.features),
     )))
+}
+
+/// The allocator's gates, from the run's (upstream's `New` copies them from `fts`).
+pub fn allocator_features(f: &crate::framework::Features) -> Features {
+    Features {
+        admin_access: f.enable_dra_admin_access,
+        prioritized_list: f.enable_dra_prioritized_list,
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
