@@ -73,7 +73,7 @@ pub const NAME: &str = "DynamicResources";
 
 /// The DRA feature gates whose fields ksim models: with such a gate on, objects that use its
 /// fields are admitted (the others are refused, see docs/dra.md).
-pub const MODELLED_GATES: &[&str] = &[];
+pub const MODELLED_GATES: &[&str] = &["DRADeviceTaints"];
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
@@ -107,6 +107,7 @@ pub fn allocator_features(f: &crate::framework::Features) -> Features {
     Features {
         admin_access: f.enable_dra_admin_access,
         prioritized_list: f.enable_dra_prioritized_list,
+        device_taints: f.enable_dra_device_taints,
     }
 }
 
