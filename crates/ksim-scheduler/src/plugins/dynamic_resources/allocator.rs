@@ -233,10 +233,22 @@ fn request(
     })
 }
 
-/// The request's `tolerations` (DRADeviceTaints), copied into its allocation results.
-fn with_tolerations(mut r: Request, tolerations: &[DeviceToleration]) -> Request {
-    r.tolerations = tolerations.to_vec();
-    r
+/// Each request's and subrequest's `tolerations` (DRADeviceTaints; also copied into the
+/// allocation results).
+fn set_tolerations(entries: &mut [Entry], requests: &[ksim_api::resource::DeviceRequest]) {
+    for (entry, r) in entries.iter_mut().zip(requests) {
+        match (entry, &r.exactly) {
+            (Entry::One(Ok(q)), Some(e)) => q.tolerations = e.tolerations.clone(),
+            (Entry::Subs(subs), _) => {
+                for (q, s) in subs.iter_mut().zip(&r.first_available) {
+                    if let Ok(q) = q {
+                        q.tolerations = s.tolerations.clone();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Prepared {
@@ -280,30 +292,26 @@ impl Prepared {
                                         false,
                                         false,
                                     )
-                                    .map(|r| with_tolerations(r, &sub.tolerations))
                                 })
                                 .collect(),
                         )
                     }
                 } else if let Some(e) = &r.exactly {
-                    Entry::One(
-                        request(
-                            features,
-                            classes,
-                            index,
-                            cel,
-                            &cref,
-                            &r.name,
-                            None,
-                            &e.device_class_name,
-                            &e.selectors,
-                            &e.allocation_mode,
-                            e.count,
-                            e.admin_access.unwrap_or(false),
-                            e.admin_access.is_some(),
-                        )
-                        .map(|r| with_tolerations(r, &e.tolerations)),
-                    )
+                    Entry::One(request(
+                        features,
+                        classes,
+                        index,
+                        cel,
+                        &cref,
+                        &r.name,
+                        None,
+                        &e.device_class_name,
+                        &e.selectors,
+                        &e.allocation_mode,
+                        e.count,
+                        e.admin_access.unwrap_or(false),
+                        e.admin_access.is_some(),
+                    ))
                 } else {
                     Entry::Err(format!(
                         "claim {cref}, request {}: missing device class name (unsupported request type?)",
@@ -312,6 +320,7 @@ impl Prepared {
                 };
                 requests.push(entry);
             }
+            set_tolerations(&mut requests, &claim.spec.devices.requests);
             let mut constraints = Ok(Vec::new());
             for (i, c) in claim.spec.devices.constraints.iter().enumerate() {
                 match (&c.match_attribute, &mut constraints) {
