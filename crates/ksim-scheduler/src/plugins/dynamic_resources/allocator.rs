@@ -51,7 +51,7 @@ use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
-use super::device_taints::taint_prevents_allocation;
+use super::device_taints::untolerated;
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
@@ -445,8 +445,7 @@ impl Prepared {
             if index.flags[u.pos as usize] & CONSUMES_COUNTERS != 0 {
                 continue;
             }
-            let device = &index.slices[s as usize].spec.devices[dj];
-            if self.device_taints && taint_prevents_allocation(device, &r.tolerations) {
+            if self.device_taints && untolerated(index, s, dj, &r.tolerations) {
                 continue;
             }
             picks.push(Pick {
@@ -994,8 +993,7 @@ impl Search<'_, '_> {
         if consumes_counters(self.idx, s, loc.device) {
             return Ok(false);
         }
-        let device = &self.idx.slices[s as usize].spec.devices[loc.device];
-        if p.device_taints && taint_prevents_allocation(device, &d.tolerations) {
+        if p.device_taints && untolerated(self.idx, s, loc.device, &d.tolerations) {
             return Ok(false);
         }
         let (base, sub) = match &d.parent {
