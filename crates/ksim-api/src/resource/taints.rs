@@ -1,7 +1,7 @@
 //! DRADeviceTaints: a device's `taints` (in a ResourceSlice) and a request's `tolerations`
 //! (in a ResourceClaim's `exactly` request or `firstAvailable` subrequest), upstream
 //! `resourceapi.DeviceTaint` / `resourceapi.DeviceToleration`, with the API server's
-//! defaulting (`SetDefaults_DeviceToleration`: operator `Equal`) and validation
+//! defaulting (the `+default="Equal"` marker on `DeviceToleration.Operator`) and validation
 //! (`validateDeviceTaint`, `validateDeviceToleration` in `pkg/apis/resource/validation`).
 //!
 //! The matching of a toleration to a taint (`resourceclaim.ToleratesTaint`) is here too; the
@@ -94,7 +94,8 @@ pub fn tolerates_taint(toleration: &DeviceToleration, taint: &DeviceTaint) -> bo
     }
 }
 
-/// `SetDefaults_DeviceToleration`: an empty operator becomes `Equal`.
+/// The API server's defaulting (`+default="Equal"` on `DeviceToleration.Operator`): an
+/// empty operator becomes `Equal`.
 pub fn default_tolerations(tolerations: &mut [DeviceToleration]) {
     for t in tolerations {
         if t.operator.is_empty() {

@@ -51,7 +51,7 @@ use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
-use super::device_taints::taint_prevents_allocation;
+use super::device_taints::untolerated;
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
@@ -233,10 +233,22 @@ fn request(
     })
 }
 
-/// The request's `tolerations` (DRADeviceTaints), copied into its allocation results.
-fn with_tolerations(mut r: Request, tolerations: &[DeviceToleration]) -> Request {
-    r.tolerations = tolerations.to_vec();
-    r
+/// Each request's and subrequest's `tolerations` (DRADeviceTaints; also copied into the
+/// allocation results).
+fn set_tolerations(entries: &mut [Entry], requests: &[ksim_api::resource::DeviceRequest]) {
+    for (entry, r) in entries.iter_mut().zip(requests) {
+        match (entry, &r.exactly) {
+            (Entry::One(Ok(q)), Some(e)) => q.tolerations = e.tolerations.clone(),
+            (Entry::Subs(subs), _) => {
+                for (q, s) in subs.iter_mut().zip(&r.first_available) {
+                    if let Ok(q) = q {
+                        q.tolerations = s.tolerations.clone();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Prepared {
@@ -280,30 +292,26 @@ impl Prepared {
                                         false,
                                         false,
                                     )
-                                    .map(|r| with_tolerations(r, &sub.tolerations))
                                 })
                                 .collect(),
                         )
                     }
                 } else if let Some(e) = &r.exactly {
-                    Entry::One(
-                        request(
-                            features,
-                            classes,
-                            index,
-                            cel,
-                            &cref,
-                            &r.name,
-                            None,
-                            &e.device_class_name,
-                            &e.selectors,
-                            &e.allocation_mode,
-                            e.count,
-                            e.admin_access.unwrap_or(false),
-                            e.admin_access.is_some(),
-                        )
-                        .map(|r| with_tolerations(r, &e.tolerations)),
-                    )
+                    Entry::One(request(
+                        features,
+                        classes,
+                        index,
+                        cel,
+                        &cref,
+                        &r.name,
+                        None,
+                        &e.device_class_name,
+                        &e.selectors,
+                        &e.allocation_mode,
+                        e.count,
+                        e.admin_access.unwrap_or(false),
+                        e.admin_access.is_some(),
+                    ))
                 } else {
                     Entry::Err(format!(
                         "claim {cref}, request {}: missing device class name (unsupported request type?)",
@@ -312,6 +320,7 @@ impl Prepared {
                 };
                 requests.push(entry);
             }
+            set_tolerations(&mut requests, &claim.spec.devices.requests);
             let mut constraints = Ok(Vec::new());
             for (i, c) in claim.spec.devices.constraints.iter().enumerate() {
                 match (&c.match_attribute, &mut constraints) {
@@ -436,8 +445,7 @@ impl Prepared {
             if index.flags[u.pos as usize] & CONSUMES_COUNTERS != 0 {
                 continue;
             }
-            let device = &index.slices[s as usize].spec.devices[dj];
-            if self.device_taints && taint_prevents_allocation(device, &r.tolerations) {
+            if self.device_taints && untolerated(index, s, dj, &r.tolerations) {
                 continue;
             }
             picks.push(Pick {
@@ -985,8 +993,7 @@ impl Search<'_, '_> {
         if consumes_counters(self.idx, s, loc.device) {
             return Ok(false);
         }
-        let device = &self.idx.slices[s as usize].spec.devices[loc.device];
-        if p.device_taints && taint_prevents_allocation(device, &d.tolerations) {
+        if p.device_taints && untolerated(self.idx, s, loc.device, &d.tolerations) {
             return Ok(false);
         }
         let (base, sub) = match &d.parent {

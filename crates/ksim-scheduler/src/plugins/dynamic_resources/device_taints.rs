@@ -8,6 +8,8 @@
 use ksim_api::resource::taints::{tolerates_taint, EFFECT_NO_EXECUTE, EFFECT_NO_SCHEDULE};
 use ksim_api::resource::{Device, DeviceTaint, DeviceToleration};
 
+use super::index::DraIndex;
+
 /// `taintTolerated`: some toleration of the request tolerates `taint`.
 fn taint_tolerated(taint: &DeviceTaint, tolerations: &[DeviceToleration]) -> bool {
     tolerations.iter().any(|t| tolerates_taint(t, taint))
@@ -22,6 +24,20 @@ pub(super) fn taint_prevents_allocation(device: &Device, tolerations: &[DeviceTo
             EFFECT_NO_SCHEDULE | EFFECT_NO_EXECUTE
         ) && !taint_tolerated(taint, tolerations)
     })
+}
+
+/// [`taint_prevents_allocation`] for device `d` of the index's slice `s`.
+pub(super) fn untolerated(
+    index: &DraIndex,
+    s: u32,
+    d: usize,
+    tolerations: &[DeviceToleration],
+) -> bool {
+    index.slices[s as usize]
+        .spec
+        .devices
+        .get(d)
+        .is_some_and(|device| taint_prevents_allocation(device, tolerations))
 }
 
 #[cfg(test)]

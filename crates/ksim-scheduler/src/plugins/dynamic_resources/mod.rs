@@ -918,6 +918,8 @@ mod plugin_table;
 #[cfg(test)]
 mod plugin_table_cases;
 #[cfg(test)]
+mod plugin_table_device_taints;
+#[cfg(test)]
 mod plugin_table_hints;
 #[cfg(test)]
 mod plugin_table_scoring;
