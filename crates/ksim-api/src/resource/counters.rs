@@ -255,7 +255,8 @@ mod tests {
 
     #[test]
     fn a_valid_counter_slice_and_consuming_devices_pass() {
-        let v = counter_slice(json!([{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]));
+        let v =
+            counter_slice(json!([{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]));
         assert!(errors(v).is_empty());
         let d = json!({"metadata": {"name": "s"}, "spec": {"driver": "d.example.com",
             "pool": {"name": "p", "resourceSliceCount": 1}, "perDeviceNodeSelection": true,
@@ -280,15 +281,35 @@ mod tests {
             {"name": "a", "counters": {}},
             {"name": "a", "counters": {"x_y": {"value": "1"}}},
         ])));
-        assert!(e.iter().any(|e| e.starts_with("spec.sharedCounters[0].name: Invalid value: \"Bad_Name\"")), "{e:?}");
-        assert!(e.iter().any(|e| e == "spec.sharedCounters[1].counters: Required value"), "{e:?}");
-        assert!(e.iter().any(|e| e == "spec.sharedCounters[2].name: Duplicate value: \"a\""), "{e:?}");
-        assert!(e.iter().any(|e| e.starts_with("spec.sharedCounters[2].counters[\"x_y\"]: Invalid value")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|e| e.starts_with("spec.sharedCounters[0].name: Invalid value: \"Bad_Name\"")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|e| e == "spec.sharedCounters[1].counters: Required value"),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|e| e == "spec.sharedCounters[2].name: Duplicate value: \"a\""),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|e| e.starts_with("spec.sharedCounters[2].counters[\"x_y\"]: Invalid value")),
+            "{e:?}"
+        );
         let many: BTreeMap<String, serde_json::Value> = (0..33)
             .map(|i| (format!("c{i}"), json!({"value": "1"})))
             .collect();
         let e = errors(counter_slice(json!([{"name": "a", "counters": many}])));
-        assert!(e.iter().any(|e| e == "spec.sharedCounters[0].counters: Too many: 33: must have at most 32 items"), "{e:?}");
+        assert!(
+            e.iter().any(|e| e
+                == "spec.sharedCounters[0].counters: Too many: 33: must have at most 32 items"),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -296,29 +317,56 @@ mod tests {
         let mut v = counter_slice(json!([{"name": "a", "counters": {"c": {"value": "1"}}}]));
         v["spec"]["devices"] = json!([{"name": "d"}]);
         let e = errors(v);
-        assert!(e.iter().any(|e| e.contains("only one of `sharedCounters` or `devices` is allowed")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|e| e.contains("only one of `sharedCounters` or `devices` is allowed")),
+            "{e:?}"
+        );
     }
 
     #[test]
     fn device_consumption_and_node_selection_are_checked() {
         let c = json!({"counterSet": "a", "counters": {"c": {"value": "1"}}});
         let v = json!({"metadata": {"name": "s"}, "spec": {"driver": "d.example.com",
-            "pool": {"name": "p", "resourceSliceCount": 1}, "perDeviceNodeSelection": true,
-            "devices": [
-                {"name": "d0", "nodeName": "n", "consumesCounters": [c, c, {"counterSet": "b", "counters": {"c": {"value": "1"}}}]},
-                {"name": "d1"},
-                {"name": "d2", "nodeName": "n", "allNodes": true},
-            ]}});
+        "pool": {"name": "p", "resourceSliceCount": 1}, "perDeviceNodeSelection": true,
+        "devices": [
+            {"name": "d0", "nodeName": "n", "consumesCounters": [c, c, {"counterSet": "b", "counters": {"c": {"value": "1"}}}]},
+            {"name": "d1"},
+            {"name": "d2", "nodeName": "n", "allNodes": true},
+        ]}});
         let e = errors(v);
-        assert!(e.iter().any(|e| e == "spec.devices[0].consumesCounters: Too many: 3: must have at most 2 items"), "{e:?}");
-        assert!(e.iter().any(|e| e == "spec.devices[0].consumesCounters[1].counterSet: Duplicate value: \"a\""), "{e:?}");
-        assert!(e.iter().any(|e| e.starts_with("spec.devices[1]: Required value: exactly one of `nodeName`")), "{e:?}");
-        assert!(e.iter().any(|e| e.starts_with("spec.devices[2]: Invalid value: {`nodeName`, `allNodes`}")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|e| e
+                    == "spec.devices[0].consumesCounters: Too many: 3: must have at most 2 items"),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|e| e
+                    == "spec.devices[0].consumesCounters[1].counterSet: Duplicate value: \"a\""),
+            "{e:?}"
+        );
+        assert!(
+            e.iter().any(
+                |e| e.starts_with("spec.devices[1]: Required value: exactly one of `nodeName`")
+            ),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|e| e.starts_with("spec.devices[2]: Invalid value: {`nodeName`, `allNodes`}")),
+            "{e:?}"
+        );
         let v = json!({"metadata": {"name": "s"}, "spec": {"driver": "d.example.com",
             "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n",
             "devices": [{"name": "d0", "allNodes": true}]}});
         let e = errors(v);
-        assert!(e.iter().any(|e| e.contains("can only be set if `perDeviceNodeSelection` is set to true")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|e| e.contains("can only be set if `perDeviceNodeSelection` is set to true")),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -327,19 +375,29 @@ mod tests {
         let v = json!({"metadata": {"name": "s"}, "spec": {"driver": "d.example.com",
             "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n", "devices": devices.clone()}});
         assert!(errors(v).is_empty());
-        devices[0]["consumesCounters"] = json!([{"counterSet": "a", "counters": {"c": {"value": "1"}}}]);
+        devices[0]["consumesCounters"] =
+            json!([{"counterSet": "a", "counters": {"c": {"value": "1"}}}]);
         let v = json!({"metadata": {"name": "s"}, "spec": {"driver": "d.example.com",
             "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n", "devices": devices}});
         let e = errors(v);
-        assert!(e.iter().any(|e| e == "spec.devices: Too many: 65: must have at most 64 items"), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|e| e == "spec.devices: Too many: 65: must have at most 64 items"),
+            "{e:?}"
+        );
     }
 
     #[test]
     fn validate_resource_slice_runs_these_checks() {
         let v = counter_slice(json!([{"name": "Bad", "counters": {"c": {"value": "1"}}}]));
         let s: ResourceSlice = serde_json::from_value(v).expect("slice");
-        let e = validate_resource_slice(&s).expect_err("refused").to_string();
-        assert!(e.contains("spec.sharedCounters[0].name: Invalid value: \"Bad\""), "{e}");
+        let e = validate_resource_slice(&s)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("spec.sharedCounters[0].name: Invalid value: \"Bad\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -52,6 +52,7 @@ use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
+use super::partitionable::{self, Attempt, CycleCounters};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
 
@@ -62,14 +63,18 @@ pub struct Features {
     pub admin_access: bool,
     /// DRAPrioritizedList (`firstAvailable`).
     pub prioritized_list: bool,
+    /// DRAPartitionableDevices: counters and per-device node selection
+    /// ([`super::partitionable`]).
+    pub partitionable_devices: bool,
 }
 
 impl Default for Features {
-    /// v1.35's and v1.36's defaults: both on.
+    /// v1.35's defaults: admin access and prioritized lists on, partitionable devices off.
     fn default() -> Self {
         Features {
             admin_access: true,
             prioritized_list: true,
+            partitionable_devices: false,
         }
     }
 }
@@ -155,6 +160,8 @@ pub struct Prepared {
     /// One claim with one ExactCount request, no admin access, no constraints: the search is
     /// first fit without backtracking ([`Prepared::first_fit`]).
     single: bool,
+    /// DRAPartitionableDevices' counters of this cycle, made on first need.
+    counters: Option<std::sync::OnceLock<Arc<CycleCounters>>>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -316,7 +323,12 @@ impl Prepared {
             });
         }
         let quick_reject = quick_reject(&prep);
+        index.set_partitionable(features.partitionable_devices);
+        // Counters make first fit miss what backtracking finds: no shortcut then.
+        let counters =
+            (features.partitionable_devices && index.counters.any()).then(std::sync::OnceLock::new);
         let single = quick_reject
+            && counters.is_none()
             && matches!(prep.as_slice(), [cp] if cp.requests.len() == 1
                 && cp.constraints.as_ref().is_ok_and(Vec::is_empty)
                 && matches!(cp.requests[0], Entry::One(Ok(_))));
@@ -325,6 +337,7 @@ impl Prepared {
             prep,
             quick_reject,
             single,
+            counters,
         }
     }
 
@@ -366,6 +379,11 @@ impl Prepared {
         if self.single {
             return self.first_fit(index, allocated, &pools);
         }
+        let counters = self.counters.as_ref().map(|c| {
+            let c =
+                c.get_or_init(|| Arc::new(index.counters.cycle(allocated, &index.api_allocated())));
+            Attempt::new(c.clone())
+        });
         let mut s = Search {
             p: self,
             idx: index,
@@ -375,6 +393,7 @@ impl Prepared {
             constraints: Vec::new(),
             allocating: Vec::new(),
             result: (0..self.claims.len()).map(|_| Vec::new()).collect(),
+            counters,
         };
         s.prepare()?;
         match s.allocate_one((0, 0, 0, 0), false, Loc::default()) {
@@ -411,7 +430,9 @@ impl Prepared {
                 continue;
             }
             let (s, dj) = (u.slice, u.device as usize);
-            if !selectable_at(index, &self.prep[0].cref, r, s, dj, u.pos)? {
+            if !selectable_at(index, &self.prep[0].cref, r, s, dj, u.pos)?
+                || pools.hidden.binary_search(&u.pos).is_ok()
+            {
                 continue;
             }
             if index.flags[u.pos as usize] & CONSUMES_COUNTERS != 0 {
@@ -688,6 +709,8 @@ struct Search<'p, 'i> {
     /// Devices picked in this attempt, with the claim that picked them.
     allocating: Vec<(u32, usize)>,
     result: Vec<Vec<Pick>>,
+    /// DRAPartitionableDevices: the counters this attempt took (`None`: gate off).
+    counters: Option<Attempt>,
 }
 
 impl Search<'_, '_> {
@@ -798,7 +821,11 @@ impl Search<'_, '_> {
     /// `isSelectable` on the device at `loc`.
     fn selectable(&mut self, ci: usize, r: &Request, loc: Loc) -> Result<bool, String> {
         let s = self.slice_of(loc);
-        selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)
+        let pos = self.idx.position(s, loc.device);
+        Ok(
+            selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)?
+                && self.pools.hidden.binary_search(&pos).is_err(),
+        )
     }
 
     fn in_use(&self, id: u32) -> bool {
@@ -957,7 +984,10 @@ impl Search<'_, '_> {
         if !admin && self.in_use(id) {
             return Ok(false);
         }
-        if consumes_counters(self.idx, s, loc.device) {
+        let pos = self.idx.position(s, loc.device);
+        if consumes_counters(self.idx, s, loc.device)
+            && !partitionable::take(&mut self.counters, &self.idx.counters, pos)
+        {
             return Ok(false);
         }
         let (base, sub) = match &d.parent {
@@ -1023,6 +1053,8 @@ impl Search<'_, '_> {
         if let Some(i) = self.allocating.iter().rposition(|&x| x == (pick.id, ci)) {
             self.allocating.remove(i);
         }
+        let pos = self.idx.position(pick.slice, pick.device as usize);
+        partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
     }
 }
 
@@ -1031,7 +1063,8 @@ fn node_selector(index: &DraIndex, node: &str, picks: &[Pick]) -> Option<NodeSel
     let mut term = NodeSelectorTerm::default();
     for p in picks {
         let s = &index.slices[p.slice as usize];
-        if s.spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
+        let (node_name, node_selector) = partitionable::node_selection(s, p.device as usize);
+        if node_name {
             return Some(NodeSelector {
                 node_selector_terms: vec![NodeSelectorTerm {
                     match_expressions: Vec::new(),
@@ -1043,7 +1076,7 @@ fn node_selector(index: &DraIndex, node: &str, picks: &[Pick]) -> Option<NodeSel
                 }],
             });
         }
-        if let Some(ns) = &s.spec.node_selector {
+        if let Some(ns) = node_selector {
             if let [t] = ns.node_selector_terms.as_slice() {
                 add_requirements(&t.match_fields, &mut term.match_fields);
                 add_requirements(&t.match_expressions, &mut term.match_expressions);

@@ -42,6 +42,7 @@ pub mod allocator;
 pub mod cel;
 mod constraint;
 pub mod index;
+mod partitionable;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -893,6 +894,8 @@ mod allocator_table;
 mod allocator_table_basic;
 #[cfg(test)]
 mod allocator_table_constraints;
+#[cfg(test)]
+mod allocator_table_partitionable;
 #[cfg(test)]
 mod allocator_table_pools;
 #[cfg(test)]
