@@ -1140,3 +1140,35 @@ fn counters_of_a_device_a_constraint_refused_stay_taken() {
         ])]),
     );
 }
+
+/// A per-device slice whose first device is for node-2: one request for one device (the
+/// first-fit shortcut's case) gets the second.
+#[test]
+fn per_device_node_selection_in_first_fit() {
+    let c = Case {
+        features: PART,
+        claims: vec![claim(
+            "claim-0",
+            json!([]),
+            vec![req("req-0", "class-a", 1)],
+        )],
+        slices: vec![slice_n(
+            "slice-1",
+            At::PerDevice,
+            "pool-1",
+            1,
+            A,
+            vec![
+                on(dev("device-1"), At::Node("node-2")),
+                on(dev("device-2"), At::Node("node-1")),
+            ],
+        )],
+        ..Default::default()
+    };
+    check(
+        c,
+        Want::Results(vec![on_node1(vec![(
+            "req-0", A, "pool-1", "device-2", false,
+        )])]),
+    );
+}

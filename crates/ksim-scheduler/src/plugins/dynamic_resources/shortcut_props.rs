@@ -19,8 +19,8 @@ use super::allocator::{allocate_once_with, DeviceId, Features};
 /// units of its pool's `mem`).
 type SliceSpec = (u8, u8, u8, Vec<(u8, u8, u8)>);
 
-/// `shared`: every other slice has `allNodes`; `per_device`: every third slice has
-/// `perDeviceNodeSelection`, its devices on node-1, node-2 or all nodes in turn; `counters`:
+/// `shared`: every other slice has `allNodes`; `per_device`: every other slice (from the first) has
+/// `perDeviceNodeSelection`, its devices on node-2, node-1 or all nodes in turn; `counters`:
 /// devices take counters, and each pool has a counter slice with 4 units.
 fn slices(
     specs: &[SliceSpec],
@@ -45,10 +45,10 @@ fn slices(
                         d["consumesCounters"] = json!([{"counterSet": "set",
                             "counters": {"mem": {"value": take.to_string()}}}]);
                     }
-                    if per_device && i % 3 == 2 {
+                    if per_device && i % 2 == 0 {
                         match k % 3 {
-                            0 => d["nodeName"] = json!("node-1"),
-                            1 => d["nodeName"] = json!("node-2"),
+                            0 => d["nodeName"] = json!("node-2"),
+                            1 => d["nodeName"] = json!("node-1"),
                             _ => d["allNodes"] = json!(true),
                         }
                     }
@@ -59,7 +59,7 @@ fn slices(
                 "pool": {"name": format!("pool-{pool}"), "generation": generation,
                          "resourceSliceCount": count},
                 "devices": devices});
-            if per_device && i % 3 == 2 {
+            if per_device && i % 2 == 0 {
                 spec["perDeviceNodeSelection"] = json!(true);
             } else if shared && i % 2 == 1 {
                 spec["allNodes"] = json!(true);
@@ -126,8 +126,9 @@ proptest! {
         selector in 0u8..3,
         partitionable in any::<bool>(),
         per_device in any::<bool>(),
+        takes in any::<bool>(),
     ) {
-        let slices = slices(&specs, shared, partitionable && per_device, partitionable);
+        let slices = slices(&specs, shared, partitionable && per_device, partitionable && takes);
         let class: Arc<DeviceClass> = Arc::new(serde_json::from_value(json!({
             "metadata": {"name": "class-a"}, "spec": {"selectors": [
                 {"cel": {"expression": "device.driver == \"driver-a\""}}]}})).unwrap());
@@ -151,4 +152,27 @@ proptest! {
         let full = allocate_once_with(f, &classes, &slices, &allocated, &claims, &node, false);
         prop_assert_eq!(fast, full);
     }
+}
+
+/// The proptest's setting at one point: a per-device slice whose first device is for node-2.
+#[test]
+fn per_device_slice_first_device_elsewhere() {
+    let slices = slices(&[(0, 1, 1, vec![(0, 0, 0), (1, 0, 0)])], false, true, false);
+    let class: Arc<DeviceClass> = Arc::new(
+        serde_json::from_value(json!({"metadata": {"name": "class-a"}, "spec": {}})).unwrap(),
+    );
+    let classes: BTreeMap<String, Arc<DeviceClass>> =
+        [("class-a".to_string(), class)].into_iter().collect();
+    let node: Node = serde_json::from_value(json!({"metadata": {"name": "node-1"}})).unwrap();
+    let claims = [claim(1, 0)];
+    let f = Features {
+        partitionable_devices: true,
+        ..Features::default()
+    };
+    let none = BTreeSet::new();
+    let fast = allocate_once_with(f, &classes, &slices, &none, &claims, &node, true);
+    let full = allocate_once_with(f, &classes, &slices, &none, &claims, &node, false);
+    assert_eq!(fast, full);
+    let got = fast.unwrap().unwrap();
+    assert_eq!(got[0].devices.results[0].device, "dev-1");
 }
