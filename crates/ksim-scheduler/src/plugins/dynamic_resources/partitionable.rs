@@ -310,3 +310,125 @@ pub fn node_selection(s: &ResourceSlice, d: usize) -> (bool, Option<&NodeSelecto
     };
     (name.is_some_and(|n| !n.is_empty()), selector)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use ksim_api::resource::{DeviceClass, ResourceClaim, ResourceSlice};
+    use ksim_api::Node;
+    use serde_json::{json, Value};
+
+    use super::super::allocator::{Features, NodePicks, Prepared};
+    use super::super::cel::CelCache;
+    use super::super::index::DraIndex;
+    use crate::cluster_objects::DraObjects;
+
+    fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Arc<T> {
+        Arc::new(serde_json::from_value(v).expect("test object"))
+    }
+
+    fn consuming(name: &str, gi: u32) -> Value {
+        json!({"name": name, "consumesCounters": [{"counterSet": "gpu",
+            "counters": {"memory": {"value": format!("{gi}Gi")}}}]})
+    }
+
+    /// A claim of `default`, allocated to `device` when given.
+    fn claim(name: &str, device: Option<&str>) -> Arc<ResourceClaim> {
+        let mut c = json!({"metadata": {"name": name, "namespace": "default", "uid": name},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {
+                "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}});
+        if let Some(d) = device {
+            c["status"] = json!({"allocation": {"devices": {"results": [{"request": "r",
+                "driver": "gpu.example.com", "pool": "node-1", "device": d}]}}});
+        }
+        parse(c)
+    }
+
+    fn objects() -> DraObjects {
+        let mut dra = DraObjects::default();
+        dra.device_classes.insert(
+            "gpu".into(),
+            parse::<DeviceClass>(json!({"metadata": {"name": "gpu"}})),
+        );
+        let pool = json!({"name": "node-1", "generation": 1, "resourceSliceCount": 2});
+        dra.resource_slices.insert(
+            "a-counters".into(),
+            parse::<ResourceSlice>(json!({"metadata": {"name": "a-counters"}, "spec": {
+                "driver": "gpu.example.com", "pool": pool, "nodeName": "node-1",
+                "sharedCounters": [{"name": "gpu", "counters": {"memory": {"value": "8Gi"}}}]}})),
+        );
+        dra.resource_slices.insert(
+            "b-devices".into(),
+            parse::<ResourceSlice>(json!({"metadata": {"name": "b-devices"}, "spec": {
+                "driver": "gpu.example.com", "pool": pool, "nodeName": "node-1",
+                "devices": [consuming("six", 6), consuming("four", 4), consuming("two", 2)]}})),
+        );
+        dra
+    }
+
+    /// What a new claim gets on node-1, with the cluster's claims in `dra` and `in_flight`
+    /// (device names) also taken.
+    fn allocate(idx: &mut DraIndex, dra: &DraObjects, in_flight: &[&str]) -> Option<String> {
+        idx.sync(dra);
+        let mut allocated = idx.api_allocated();
+        for d in in_flight {
+            let id = idx.intern("gpu.example.com", "node-1", d) as usize;
+            allocated.resize(allocated.len().max(id + 1), false);
+            allocated[id] = true;
+        }
+        let features = Features {
+            partitionable_devices: true,
+            ..Features::default()
+        };
+        let cel = CelCache::default();
+        let p = Prepared::new(
+            features,
+            &dra.device_classes,
+            idx,
+            &cel,
+            vec![claim("new", None)],
+        );
+        let node = Arc::new(
+            serde_json::from_value::<Node>(json!({"metadata": {"name": "node-1"}})).expect("node"),
+        );
+        let picks: NodePicks = p.allocate(idx, &allocated, &node).expect("no error")?;
+        let a = p.materialize(idx, "node-1", &picks);
+        Some(a[0].devices.results[0].device.clone())
+    }
+
+    #[test]
+    fn allocated_and_in_flight_devices_take_counters_as_claims_change() {
+        let mut idx = DraIndex::default();
+        let mut dra = objects();
+        assert_eq!(allocate(&mut idx, &dra, &[]).as_deref(), Some("six"));
+        // A claim in the cluster holds `six`: 2Gi are left.
+        dra.resource_claims
+            .insert("default/held".into(), claim("held", Some("six")));
+        assert_eq!(allocate(&mut idx, &dra, &[]).as_deref(), Some("two"));
+        // ... and with `two` in flight, nothing fits.
+        assert_eq!(allocate(&mut idx, &dra, &["two"]), None);
+        // The claim moves to `four` (an update): 4Gi are left, `six` is free but too big.
+        dra.resource_claims
+            .insert("default/held".into(), claim("held", Some("four")));
+        assert_eq!(allocate(&mut idx, &dra, &[]).as_deref(), Some("two"));
+        // Deallocated: all 8Gi are back.
+        dra.resource_claims
+            .insert("default/held".into(), claim("held", None));
+        assert_eq!(allocate(&mut idx, &dra, &[]).as_deref(), Some("six"));
+        // Two claims hold `two` and `four`: 2Gi left, nothing free fits.
+        dra.resource_claims
+            .insert("default/a".into(), claim("a", Some("two")));
+        dra.resource_claims
+            .insert("default/b".into(), claim("b", Some("four")));
+        assert_eq!(allocate(&mut idx, &dra, &[]), None);
+        // Deleted: free again.
+        dra.resource_claims.remove("default/b");
+        assert_eq!(allocate(&mut idx, &dra, &[]).as_deref(), Some("six"));
+        // A fresh index agrees with the one kept through the changes.
+        let mut fresh = DraIndex::default();
+        assert_eq!(allocate(&mut fresh, &dra, &[]).as_deref(), Some("six"));
+        assert_eq!(allocate(&mut fresh, &dra, &["six"]).as_deref(), None);
+        assert_eq!(allocate(&mut idx, &dra, &["six"]).as_deref(), None);
+    }
+}
