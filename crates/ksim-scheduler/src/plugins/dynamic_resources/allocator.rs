@@ -631,8 +631,8 @@ fn selectable_at(
     Ok(true)
 }
 
-/// DRAPartitionableDevices is not modelled (off): a device that consumes counters cannot be
-/// allocated.
+/// Whether the device consumes counters: with DRAPartitionableDevices off it is never
+/// allocated, with it on only when its counters fit ([`partitionable::take`]).
 fn consumes_counters(index: &DraIndex, s: u32, d: usize) -> bool {
     index.flags[index.position(s, d) as usize] & CONSUMES_COUNTERS != 0
 }

@@ -12,6 +12,9 @@
 //!   (admin-access results excepted, as `GatherAllocatedState`), kept current by diffing the
 //!   claim map the index saw last against the current one (both persistent maps, so only the
 //!   nodes that differ are visited).
+//! - **Counters** (DRAPartitionableDevices, [`super::partitionable::CounterIndex`]): each
+//!   pool's counter sets and, kept in step with the allocated-device counts, what the
+//!   allocated devices consume.
 //! - **CEL verdicts**: per selector expression and device position, match / no match / runtime
 //!   error, computed once while the slices stay the same (a verdict depends on nothing else);
 //!   a selector that reads only `device.driver` is evaluated once per driver.
@@ -69,7 +72,7 @@ pub struct UsableDevice {
 /// DRADeviceBindingConditions is off).
 pub const HAS_BINDING_CONDITIONS: u8 = 1;
 /// Per device position: it consumes counters (never allocatable while
-/// DRAPartitionableDevices is off).
+/// DRAPartitionableDevices is off; counted by [`super::partitionable`] while it is on).
 pub const CONSUMES_COUNTERS: u8 = 2;
 
 /// A selector expression's verdicts on every device position.
