@@ -897,6 +897,8 @@ mod allocator_table_constraints;
 #[cfg(test)]
 mod allocator_table_partitionable;
 #[cfg(test)]
+mod allocator_table_partitionable_more;
+#[cfg(test)]
 mod allocator_table_pools;
 #[cfg(test)]
 mod allocator_table_prioritized;

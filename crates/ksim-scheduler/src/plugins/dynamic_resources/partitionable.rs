@@ -208,17 +208,32 @@ pub struct CycleCounters {
     available: Vec<Vec<i128>>,
 }
 
-/// What one allocation attempt has taken (upstream `allocator.consumedCounters`).
+/// What one allocation attempt has taken (upstream `allocator.consumedCounters`), per pool
+/// it touched (a node sees few pools, so a short list).
 #[derive(Debug)]
 pub struct Attempt {
     cycle: Arc<CycleCounters>,
-    taken: Vec<Vec<i128>>,
+    taken: Vec<(u32, Vec<i128>)>,
 }
 
 impl Attempt {
     pub fn new(cycle: Arc<CycleCounters>) -> Attempt {
-        let taken = cycle.available.iter().map(|a| vec![0; a.len()]).collect();
-        Attempt { cycle, taken }
+        Attempt {
+            cycle,
+            taken: Vec::new(),
+        }
+    }
+
+    fn pool(&mut self, p: u32) -> &mut Vec<i128> {
+        let i = match self.taken.iter().position(|(q, _)| *q == p) {
+            Some(i) => i,
+            None => {
+                let n = self.cycle.available[p as usize].len();
+                self.taken.push((p, vec![0; n]));
+                self.taken.len() - 1
+            }
+        };
+        &mut self.taken[i].1
     }
 }
 
@@ -229,14 +244,15 @@ pub fn take(attempt: &mut Option<Attempt>, index: &CounterIndex, pos: u32) -> bo
     let (Some(a), Some(c)) = (attempt.as_mut(), index.by_pos.get(&pos)) else {
         return false;
     };
-    let p = c.pool as usize;
-    add(&mut a.taken[p], c, true);
-    let fits = a.cycle.available[p]
+    let cycle = a.cycle.clone();
+    let taken = a.pool(c.pool);
+    add(taken, c, true);
+    let fits = cycle.available[c.pool as usize]
         .iter()
-        .zip(&a.taken[p])
+        .zip(taken.iter())
         .all(|(avail, taken)| avail >= taken);
     if !fits {
-        add(&mut a.taken[p], c, false);
+        add(taken, c, false);
     }
     fits
 }
@@ -244,7 +260,7 @@ pub fn take(attempt: &mut Option<Attempt>, index: &CounterIndex, pos: u32) -> bo
 /// `deallocateCountersForDevice`: gives back what the device at `pos` took.
 pub fn give_back(attempt: &mut Option<Attempt>, index: &CounterIndex, pos: u32) {
     if let (Some(a), Some(c)) = (attempt.as_mut(), index.by_pos.get(&pos)) {
-        add(&mut a.taken[c.pool as usize], c, false);
+        add(a.pool(c.pool), c, false);
     }
 }
 
