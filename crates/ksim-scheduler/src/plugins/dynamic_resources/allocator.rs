@@ -46,12 +46,13 @@ use ksim_api::resource::{
     DeviceSelector, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL,
     MODE_EXACT_COUNT,
 };
-use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+use ksim_api::Node;
 
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
+use super::node_selector::node_selector;
 use super::partitionable::{self, Attempt, CycleCounters};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
@@ -1055,54 +1056,6 @@ impl Search<'_, '_> {
         }
         let pos = self.idx.position(pick.slice, pick.device as usize);
         partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
-    }
-}
-
-/// `createNodeSelector`.
-fn node_selector(index: &DraIndex, node: &str, picks: &[Pick]) -> Option<NodeSelector> {
-    let mut term = NodeSelectorTerm::default();
-    for p in picks {
-        let s = &index.slices[p.slice as usize];
-        let (node_name, node_selector) = partitionable::node_selection(s, p.device as usize);
-        if node_name {
-            return Some(NodeSelector {
-                node_selector_terms: vec![NodeSelectorTerm {
-                    match_expressions: Vec::new(),
-                    match_fields: vec![NodeSelectorRequirement {
-                        key: "metadata.name".into(),
-                        operator: "In".into(),
-                        values: vec![node.to_string()],
-                    }],
-                }],
-            });
-        }
-        if let Some(ns) = node_selector {
-            if let [t] = ns.node_selector_terms.as_slice() {
-                add_requirements(&t.match_fields, &mut term.match_fields);
-                add_requirements(&t.match_expressions, &mut term.match_expressions);
-            }
-        }
-    }
-    if term.match_fields.is_empty() && term.match_expressions.is_empty() {
-        None
-    } else {
-        Some(NodeSelector {
-            node_selector_terms: vec![term],
-        })
-    }
-}
-
-fn add_requirements(from: &[NodeSelectorRequirement], to: &mut Vec<NodeSelectorRequirement>) {
-    for r in from {
-        let values: BTreeSet<&String> = r.values.iter().collect();
-        let present = to.iter().any(|e| {
-            e.key == r.key
-                && e.operator == r.operator
-                && e.values.iter().collect::<BTreeSet<_>>() == values
-        });
-        if !present {
-            to.push(r.clone());
-        }
     }
 }
 

@@ -42,6 +42,7 @@ pub mod allocator;
 pub mod cel;
 mod constraint;
 pub mod index;
+mod node_selector;
 mod partitionable;
 
 use std::collections::{BTreeMap, BTreeSet};
