@@ -14,10 +14,13 @@
 use std::collections::BTreeMap;
 
 pub mod cel_cost;
+pub mod counters;
 pub mod names;
 pub mod taints;
 
 pub use taints::{DeviceTaint, DeviceToleration};
+
+pub use counters::{Counter, CounterSet, DeviceCounterConsumption};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -134,7 +137,7 @@ pub struct ResourceSliceSpec {
     /// DRAPartitionableDevices: refused by validation (not modelled).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub shared_counters: Vec<Value>,
+    pub shared_counters: Vec<CounterSet>,
 }
 
 impl ResourceSlice {
@@ -170,7 +173,7 @@ pub struct Device {
     // Everything below is refused by validation (features ksim does not model).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub consumes_counters: Vec<Value>,
+    pub consumes_counters: Vec<DeviceCounterConsumption>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -790,6 +793,7 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
     }
     let tainted = spec.devices.iter().any(|d| !d.taints.is_empty());
     taints::validate_tainted_slice_size(&mut errs, "spec.devices", spec.devices.len(), tainted);
+    counters::validate_partitionable(spec, &mut errs);
     let mut names = std::collections::BTreeSet::new();
     for (i, d) in spec.devices.iter().enumerate() {
         let f = format!("spec.devices[{i}]");

@@ -23,8 +23,8 @@ pub const RESOURCE_SLICE_MAX_DEVICES_WITH_TAINTS: usize = 64;
 
 /// `DeviceTaintEffectNoSchedule`: no new allocation of the device unless tolerated.
 pub const EFFECT_NO_SCHEDULE: &str = "NoSchedule";
-/// `DeviceTaintEffectNoExecute`: as NoSchedule, and (upstream, not in ksim) pods using the
-/// device are evicted.
+/// `DeviceTaintEffectNoExecute`: as NoSchedule, and the device taint eviction controller
+/// deletes the pods using the device.
 pub const EFFECT_NO_EXECUTE: &str = "NoExecute";
 /// `DeviceTaintEffectNone`: informational, prevents nothing.
 pub const EFFECT_NONE: &str = "None";
@@ -49,7 +49,8 @@ pub struct DeviceTaint {
     pub value: String,
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub effect: String,
-    /// RFC 3339; kept, not read (it matters to the eviction controller ksim does not model).
+    /// RFC 3339 on the run's clock; stamped with the time of the write when missing (read by
+    /// the device taint eviction controller, `ksim-engine` `sim/devicetainteviction.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_added: Option<String>,
 }
@@ -72,7 +73,8 @@ pub struct DeviceToleration {
     #[serde(skip_serializing_if = "String::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub effect: String,
-    /// Kept, not read (eviction is not modelled).
+    /// How long the pod may keep a device tainted `NoExecute` (read by the eviction
+    /// controller; none: forever).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
 }

@@ -46,13 +46,15 @@ use ksim_api::resource::{
     DeviceSelector, DeviceToleration, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE,
     MODE_ALL, MODE_EXACT_COUNT,
 };
-use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+use ksim_api::Node;
 
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::device_taints::untolerated;
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
+use super::node_selector::node_selector;
+use super::partitionable::{self, Attempt, CycleCounters};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
 
@@ -65,15 +67,20 @@ pub struct Features {
     pub prioritized_list: bool,
     /// DRADeviceTaints (device `taints`, request `tolerations`).
     pub device_taints: bool,
+    /// DRAPartitionableDevices: counters and per-device node selection
+    /// ([`super::partitionable`]).
+    pub partitionable_devices: bool,
 }
 
 impl Default for Features {
-    /// v1.35's defaults: AdminAccess and PrioritizedList on, DeviceTaints off.
+    /// v1.35's defaults: admin access and prioritized lists on, device taints and partitionable
+    /// devices off.
     fn default() -> Self {
         Features {
             admin_access: true,
             prioritized_list: true,
             device_taints: false,
+            partitionable_devices: false,
         }
     }
 }
@@ -162,6 +169,8 @@ pub struct Prepared {
     single: bool,
     /// DRADeviceTaints: untolerated NoSchedule/NoExecute taints prevent allocation.
     device_taints: bool,
+    /// DRAPartitionableDevices' counters of this cycle, made on first need.
+    counters: Option<std::sync::OnceLock<Arc<CycleCounters>>>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -343,7 +352,12 @@ impl Prepared {
             });
         }
         let quick_reject = quick_reject(&prep);
+        index.set_partitionable(features.partitionable_devices);
+        // Counters make first fit miss what backtracking finds: no shortcut then.
+        let counters =
+            (features.partitionable_devices && index.counters.any()).then(std::sync::OnceLock::new);
         let single = quick_reject
+            && counters.is_none()
             && matches!(prep.as_slice(), [cp] if cp.requests.len() == 1
                 && cp.constraints.as_ref().is_ok_and(Vec::is_empty)
                 && matches!(cp.requests[0], Entry::One(Ok(_))));
@@ -353,6 +367,7 @@ impl Prepared {
             quick_reject,
             single,
             device_taints: features.device_taints,
+            counters,
         }
     }
 
@@ -394,6 +409,11 @@ impl Prepared {
         if self.single {
             return self.first_fit(index, allocated, &pools);
         }
+        let counters = self.counters.as_ref().map(|c| {
+            let c =
+                c.get_or_init(|| Arc::new(index.counters.cycle(allocated, &index.api_allocated())));
+            Attempt::new(c.clone())
+        });
         let mut s = Search {
             p: self,
             idx: index,
@@ -403,6 +423,7 @@ impl Prepared {
             constraints: Vec::new(),
             allocating: Vec::new(),
             result: (0..self.claims.len()).map(|_| Vec::new()).collect(),
+            counters,
         };
         s.prepare()?;
         match s.allocate_one((0, 0, 0, 0), false, Loc::default()) {
@@ -439,7 +460,9 @@ impl Prepared {
                 continue;
             }
             let (s, dj) = (u.slice, u.device as usize);
-            if !selectable_at(index, &self.prep[0].cref, r, s, dj, u.pos)? {
+            if !selectable_at(index, &self.prep[0].cref, r, s, dj, u.pos)?
+                || pools.hidden.binary_search(&u.pos).is_ok()
+            {
                 continue;
             }
             if index.flags[u.pos as usize] & CONSUMES_COUNTERS != 0 {
@@ -643,8 +666,8 @@ fn selectable_at(
     Ok(true)
 }
 
-/// DRAPartitionableDevices is not modelled (off): a device that consumes counters cannot be
-/// allocated.
+/// Whether the device consumes counters: with DRAPartitionableDevices off it is never
+/// allocated, with it on only when its counters fit ([`partitionable::take`]).
 fn consumes_counters(index: &DraIndex, s: u32, d: usize) -> bool {
     index.flags[index.position(s, d) as usize] & CONSUMES_COUNTERS != 0
 }
@@ -721,6 +744,8 @@ struct Search<'p, 'i> {
     /// Devices picked in this attempt, with the claim that picked them.
     allocating: Vec<(u32, usize)>,
     result: Vec<Vec<Pick>>,
+    /// DRAPartitionableDevices: the counters this attempt took (`None`: gate off).
+    counters: Option<Attempt>,
 }
 
 impl Search<'_, '_> {
@@ -831,7 +856,11 @@ impl Search<'_, '_> {
     /// `isSelectable` on the device at `loc`.
     fn selectable(&mut self, ci: usize, r: &Request, loc: Loc) -> Result<bool, String> {
         let s = self.slice_of(loc);
-        selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)
+        let pos = self.idx.position(s, loc.device);
+        Ok(
+            selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)?
+                && self.pools.hidden.binary_search(&pos).is_err(),
+        )
     }
 
     fn in_use(&self, id: u32) -> bool {
@@ -990,7 +1019,10 @@ impl Search<'_, '_> {
         if !admin && self.in_use(id) {
             return Ok(false);
         }
-        if consumes_counters(self.idx, s, loc.device) {
+        let pos = self.idx.position(s, loc.device);
+        if consumes_counters(self.idx, s, loc.device)
+            && !partitionable::take(&mut self.counters, &self.idx.counters, pos)
+        {
             return Ok(false);
         }
         if p.device_taints && untolerated(self.idx, s, loc.device, &d.tolerations) {
@@ -1059,53 +1091,8 @@ impl Search<'_, '_> {
         if let Some(i) = self.allocating.iter().rposition(|&x| x == (pick.id, ci)) {
             self.allocating.remove(i);
         }
-    }
-}
-
-/// `createNodeSelector`.
-fn node_selector(index: &DraIndex, node: &str, picks: &[Pick]) -> Option<NodeSelector> {
-    let mut term = NodeSelectorTerm::default();
-    for p in picks {
-        let s = &index.slices[p.slice as usize];
-        if s.spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
-            return Some(NodeSelector {
-                node_selector_terms: vec![NodeSelectorTerm {
-                    match_expressions: Vec::new(),
-                    match_fields: vec![NodeSelectorRequirement {
-                        key: "metadata.name".into(),
-                        operator: "In".into(),
-                        values: vec![node.to_string()],
-                    }],
-                }],
-            });
-        }
-        if let Some(ns) = &s.spec.node_selector {
-            if let [t] = ns.node_selector_terms.as_slice() {
-                add_requirements(&t.match_fields, &mut term.match_fields);
-                add_requirements(&t.match_expressions, &mut term.match_expressions);
-            }
-        }
-    }
-    if term.match_fields.is_empty() && term.match_expressions.is_empty() {
-        None
-    } else {
-        Some(NodeSelector {
-            node_selector_terms: vec![term],
-        })
-    }
-}
-
-fn add_requirements(from: &[NodeSelectorRequirement], to: &mut Vec<NodeSelectorRequirement>) {
-    for r in from {
-        let values: BTreeSet<&String> = r.values.iter().collect();
-        let present = to.iter().any(|e| {
-            e.key == r.key
-                && e.operator == r.operator
-                && e.values.iter().collect::<BTreeSet<_>>() == values
-        });
-        if !present {
-            to.push(r.clone());
-        }
+        let pos = self.idx.position(pick.slice, pick.device as usize);
+        partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
     }
 }
 

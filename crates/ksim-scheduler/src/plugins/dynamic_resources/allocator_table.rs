@@ -18,29 +18,15 @@
 //! Not ported, because they need a gate ksim keeps off and does not implement (upstream's
 //! harness skips a case whose gates its allocator does not support the same way):
 //!
-//! - DRAPartitionableDevices on: partitionable-devices-single-device,
-//!   partitionable-devices-prioritized-list, partitionable-devices-multiple-devices,
-//!   partitionable-devices-multiple-capacity-pools, partitionable-devices-multiple-counters,
-//!   partitionable-devices-multiple-pools, partitionable-devices-unused-counters-in-counter-set,
-//!   partitionable-devices-no-capacity-available,
-//!   partitionable-devices-overallocated-capacity-pool,
-//!   partitionable-devices-per-device-node-selection-nodename,
-//!   partitionable-devices-per-device-node-selection-node-selector,
-//!   partitionable-devices-per-device-node-selection-node-selector-multiple-devices,
-//!   partitionable-devices-with-attribute-selector,
-//!   partitionable-devices-same-counter-set-name-in-different-resource-slices,
-//!   partitionable-devices-device-counter-consumption-references-unknown-counter-set,
-//!   partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-set,
-//!   partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool,
-//!   partitionable-devices-devices-on-different-nodes-consume-same-counter-set,
-//!   partitionable-devices-validation-error-on-non-targeting-slice,
-//!   partitionable-devices-with-binding-conditions,
+//! - DRAPartitionableDevices together with DRADeviceBindingConditions or DRADeviceTaints
+//!   (the first of which ksim does not implement): partitionable-devices-with-binding-conditions,
 //!   partitionable-devices-with-binding-conditions-multiple,
 //!   partitionable-devices-with-binding-conditions-some-devices-no-conditions,
 //!   partitionable-devices-with-binding-conditions-multi-slices,
 //!   partitionable-devices-with-binding-conditions-and-taints,
 //!   partitionable-devices-with-binding-conditions-and-taints-tolerated (these two also need
-//!   DRADeviceBindingConditions).
+//!   DRADeviceBindingConditions). The other DRAPartitionableDevices cases are in
+//!   `allocator_table_partitionable.rs`.
 //! - DRADeviceBindingConditions on: device-binding-conditions,
 //!   binding-conditions-multiple-devices, binding-conditions-with-and-without, node-restriction,
 //!   check-combinations-with-backtracking-across-slices-and-pools,
@@ -109,6 +95,7 @@ pub(super) const NONE: Features = Features {
     admin_access: false,
     prioritized_list: false,
     device_taints: false,
+    partitionable_devices: false,
 };
 pub(super) const ADMIN: Features = Features {
     admin_access: true,

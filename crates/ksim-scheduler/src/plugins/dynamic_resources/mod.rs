@@ -43,6 +43,8 @@ pub mod cel;
 mod constraint;
 mod device_taints;
 pub mod index;
+mod node_selector;
+mod partitionable;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -73,7 +75,7 @@ pub const NAME: &str = "DynamicResources";
 
 /// The DRA feature gates whose fields ksim models: with such a gate on, objects that use its
 /// fields are admitted (the others are refused, see docs/dra.md).
-pub const MODELLED_GATES: &[&str] = &["DRADeviceTaints"];
+pub const MODELLED_GATES: &[&str] = &["DRADeviceTaints", "DRAPartitionableDevices"];
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
@@ -108,6 +110,7 @@ pub fn allocator_features(f: &crate::framework::Features) -> Features {
         admin_access: f.enable_dra_admin_access,
         prioritized_list: f.enable_dra_prioritized_list,
         device_taints: f.enable_dra_device_taints,
+        partitionable_devices: f.enable_dra_partitionable_devices,
     }
 }
 
@@ -909,6 +912,10 @@ mod allocator_table_basic;
 mod allocator_table_constraints;
 #[cfg(test)]
 mod allocator_table_device_taints;
+#[cfg(test)]
+mod allocator_table_partitionable;
+#[cfg(test)]
+mod allocator_table_partitionable_more;
 #[cfg(test)]
 mod allocator_table_pools;
 #[cfg(test)]
