@@ -121,9 +121,7 @@ fn partitions_share_the_counters_of_their_gpu() {
 
 #[test]
 fn v1_35_refuses_counter_slices() {
-    let err = run(KubernetesVersion::V1_35, vec![])
-        .err()
-        .expect("refused");
+    let err = run(KubernetesVersion::V1_35, vec![]).expect_err("refused");
     assert!(
         err.contains("ResourceSlice n1-counters")
             && err.contains("spec.sharedCounters")
