@@ -8,7 +8,7 @@
 use ksim_api::resource::taints::{tolerates_taint, EFFECT_NO_EXECUTE, EFFECT_NO_SCHEDULE};
 use ksim_api::resource::{Device, DeviceTaint, DeviceToleration};
 
-use super::index::DraIndex;
+use super::index::{DraIndex, HAS_TAINTS};
 
 /// `taintTolerated`: some toleration of the request tolerates `taint`.
 fn taint_tolerated(taint: &DeviceTaint, tolerations: &[DeviceToleration]) -> bool {
@@ -33,6 +33,11 @@ pub(super) fn untolerated(
     d: usize,
     tolerations: &[DeviceToleration],
 ) -> bool {
+    // Most devices have no taint: the per-position flag spares reading the device.
+    let pos = index.position(s, d) as usize;
+    if index.flags.get(pos).is_some_and(|f| f & HAS_TAINTS == 0) {
+        return false;
+    }
     index.slices[s as usize]
         .spec
         .devices

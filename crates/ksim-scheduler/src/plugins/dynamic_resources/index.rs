@@ -74,6 +74,8 @@ pub const HAS_BINDING_CONDITIONS: u8 = 1;
 /// Per device position: it consumes counters (never allocatable while
 /// DRAPartitionableDevices is off; counted by [`super::partitionable`] while it is on).
 pub const CONSUMES_COUNTERS: u8 = 2;
+/// Per device position: it has taints (the taint check reads the device only then).
+pub const HAS_TAINTS: u8 = 4;
 
 /// A selector expression's verdicts on every device position.
 struct Slot {
@@ -113,7 +115,8 @@ pub struct DraIndex {
     base: Vec<u32>,
     /// Dense id of the device at each position.
     dense: Vec<u32>,
-    /// [`HAS_BINDING_CONDITIONS`] and [`CONSUMES_COUNTERS`] of the device at each position.
+    /// [`HAS_BINDING_CONDITIONS`], [`CONSUMES_COUNTERS`] and [`HAS_TAINTS`] of the device at
+    /// each position.
     pub(super) flags: Vec<u8>,
     /// Dense ids by name; devices that claims name but no slice lists have one too.
     ids: FxHashMap<DeviceId, u32>,
@@ -217,6 +220,9 @@ impl DraIndex {
                 }
                 if !d.consumes_counters.is_empty() {
                     flags |= CONSUMES_COUNTERS;
+                }
+                if !d.taints.is_empty() {
+                    flags |= HAS_TAINTS;
                 }
                 self.flags.push(flags);
             }
