@@ -23,7 +23,8 @@
 //! - `disruption` — the disruption controller: PodDisruptionBudget status.
 //! - `podgc` — the pod garbage collector: orphaned pods, terminating pods out of service.
 //! - `resourceclaim` — the resource claim controller (DRA) and the DRA objects' hand-over to
-//!   the scheduler's `DynamicResources`.
+//!   the scheduler's `DynamicResources`; DRA gated fields at admission (`resourceclaim/gates`).
+//! - `devicetainteviction` — DRADeviceTaints' eviction of pods on `NoExecute`-tainted devices.
 //! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
