@@ -603,16 +603,22 @@ fn validate_selectors(errs: &mut FieldErrors, field: &str, selectors: &[DeviceSe
                 format!("{field}[{i}].cel.expression"),
                 "",
             )),
-            // `validateCELSelector`: upstream refuses an expression whose worst-case cost
-            // exceeds `CELSelectorExpressionMaxCost`. One that does not parse is left to the
-            // scheduler, which reports its compile error where the selector is used.
+            // `validateCELSelector`: upstream refuses an expression that does not compile
+            // (`convertCELErrorToValidationError`, `Invalid` with the compiler's detail; the
+            // parser's message is cel-rust's), and one whose worst-case cost exceeds
+            // `CELSelectorExpressionMaxCost`.
             Some(c) if c.expression.len() <= CEL_SELECTOR_EXPRESSION_MAX_LENGTH => {
-                if matches!(cel_cost::estimate(&c.expression), Ok(cost) if cost > cel_cost::MAX_COST)
-                {
-                    errs.push(FieldError::forbidden(
+                match cel_cost::estimate(&c.expression) {
+                    Err(msg) => errs.push(FieldError::invalid(
+                        format!("{field}[{i}].cel.expression"),
+                        crate::validation::quote(&c.expression),
+                        &format!("compilation failed: {}", msg.trim()),
+                    )),
+                    Ok(cost) if cost > cel_cost::MAX_COST => errs.push(FieldError::forbidden(
                         format!("{field}[{i}].cel.expression"),
                         "too complex, exceeds cost limit",
-                    ));
+                    )),
+                    Ok(_) => {}
                 }
             }
             Some(_) => {}
