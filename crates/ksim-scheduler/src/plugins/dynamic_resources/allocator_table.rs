@@ -96,6 +96,7 @@ pub(super) const NONE: Features = Features {
     prioritized_list: false,
     device_taints: false,
     partitionable_devices: false,
+    device_binding_conditions: false,
 };
 pub(super) const ADMIN: Features = Features {
     admin_access: true,

@@ -161,6 +161,7 @@ proptest! {
         let claims = [claim(count, selector, toleration)];
         let f = Features {
             partitionable_devices: partitionable,
+            device_binding_conditions: false,
             device_taints,
             ..Features::default()
         };
@@ -188,6 +189,7 @@ fn per_device_slice_first_device_elsewhere() {
     let claims = [claim(1, 0, 0)];
     let f = Features {
         partitionable_devices: true,
+        device_binding_conditions: false,
         ..Features::default()
     };
     let none = BTreeSet::new();
