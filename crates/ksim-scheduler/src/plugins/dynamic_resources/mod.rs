@@ -954,6 +954,8 @@ mod allocator_table;
 #[cfg(test)]
 mod allocator_table_basic;
 #[cfg(test)]
+mod allocator_table_binding_conditions;
+#[cfg(test)]
 mod allocator_table_constraints;
 #[cfg(test)]
 mod allocator_table_device_taints;
