@@ -161,7 +161,10 @@ fn the_pod_binds_once_the_driver_reports_its_conditions_on_the_poll_grid() {
     let c = &s.snapshot().objects.dra.resource_claims["default/c"];
     let a = c.status.allocation.as_ref().expect("allocated");
     assert_eq!(a.devices.results[0].binding_conditions, ["attached"]);
-    assert_eq!(a.devices.results[0].binding_failure_conditions, ["attach-failed"]);
+    assert_eq!(
+        a.devices.results[0].binding_failure_conditions,
+        ["attach-failed"]
+    );
     assert_eq!(c.status.devices[0].conditions[0].type_, "attached");
     assert_eq!(c.status.devices[0].conditions[0].status, "True");
     // A driver that reports at once: the pod binds without waiting.
@@ -187,7 +190,10 @@ fn other_pods_bind_while_one_waits_for_its_device() {
     let q = bound(&r, "q").expect("q bound");
     let p = bound(&r, "p").expect("p bound");
     assert!(q < secs(3), "q bound at {q:?}");
-    assert_eq!(p, first_scheduled(&r) + SimDuration::from_secs(30) + BIND_LATENCY);
+    assert_eq!(
+        p,
+        first_scheduled(&r) + SimDuration::from_secs(30) + BIND_LATENCY
+    );
 }
 
 #[test]
@@ -212,7 +218,12 @@ fn a_failure_condition_fails_the_binding_and_the_pod_goes_back_to_the_queue() {
     );
     // The pod is retried (error backoff), and fails the same way again.
     assert!(a.len() > 3, "{a:?}");
-    assert!(a[2..].iter().any(|(_, r, _)| *r == AttemptResult::Scheduled), "{a:?}");
+    assert!(
+        a[2..]
+            .iter()
+            .any(|(_, r, _)| *r == AttemptResult::Scheduled),
+        "{a:?}"
+    );
 }
 
 #[test]
@@ -233,7 +244,10 @@ fn without_a_driver_the_binding_times_out_after_600s() {
     );
     // The next attempt finds the claim unavailable until it is deallocated, then allocates
     // it again.
-    assert!(a.iter().skip_while(|x| x.1 != AttemptResult::Error).count() > 1, "{a:?}");
+    assert!(
+        a.iter().skip_while(|x| x.1 != AttemptResult::Error).count() > 1,
+        "{a:?}"
+    );
 }
 
 fn with_binding_timeout(t: &str) -> KubeSchedulerConfiguration {
@@ -261,7 +275,8 @@ fn the_binding_timeout_is_the_profiles_dynamic_resources_args() {
         .err()
         .expect("refused");
     assert!(
-        e.to_string().contains("bindingTimeout: Invalid value: \"500ms\": must be at least 1 second"),
+        e.to_string()
+            .contains("bindingTimeout: Invalid value: \"500ms\": must be at least 1 second"),
         "{e}"
     );
 }
@@ -275,7 +290,13 @@ fn a_trace_update_of_the_claim_status_lets_the_pod_bind() {
     // The driver's status write, as a trace records it: the claim as it stands, with the
     // device's condition.
     let mut c = (*s.snapshot().objects.dra.resource_claims["default/c"]).clone();
-    let res = &c.status.allocation.as_ref().expect("allocated").devices.results[0];
+    let res = &c
+        .status
+        .allocation
+        .as_ref()
+        .expect("allocated")
+        .devices
+        .results[0];
     c.status.devices = vec![serde_json::from_value(json!({
         "driver": res.driver, "pool": res.pool, "device": res.device,
         "conditions": [{"type": "attached", "status": "True", "reason": "Attached"}]}))

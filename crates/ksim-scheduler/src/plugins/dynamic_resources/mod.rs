@@ -970,6 +970,8 @@ mod allocator_table_prioritized;
 #[cfg(test)]
 mod plugin_table;
 #[cfg(test)]
+mod plugin_table_binding_conditions;
+#[cfg(test)]
 mod plugin_table_cases;
 #[cfg(test)]
 mod plugin_table_device_taints;

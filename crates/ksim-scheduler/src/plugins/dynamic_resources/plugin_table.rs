@@ -4,6 +4,7 @@
 //! in the order upstream's test loop drives them, with the same expected statuses, claims
 //! written, in-flight and assumed claims. The prioritized-list rows are in
 //! `plugin_table_scoring.rs`, the DRADeviceTaints rows in `plugin_table_device_taints.rs`, the
+//! DRADeviceBindingConditions rows in `plugin_table_binding_conditions.rs`, the
 //! other rows in `plugin_table_cases.rs`; the queueing-hint, `computeScore` and `NormalizeScore` tables in
 //! `plugin_table_hints.rs`.
 //!
@@ -25,11 +26,10 @@
 //!   `extended-resource-name-with-resources-has-claim`,
 //!   `extended-resource-name-with-resources-delete-claim`, `extended-resource-name-bind-failure`,
 //!   `extended-resource-name-skip-bind`, `extended-resource-name-claim-creation-failure`;
-//!   DRADeviceBindingConditions: `bound-claim-with-succeeded-binding-conditions`,
-//!   `bound-claim-with-failed-binding`, `bound-claim-with-timed-out-binding`,
-//!   `prebind-fail-with-binding-timeout`, `bound-claim-with-mixed-binding-conditions`,
-//!   `bound-claim-without-binding-conditions`, `multi-claims-binding-conditions-all-success`,
-//!   `multi-claims-binding-conditions-one-fail`.
+//!   DRADeviceBindingConditions' rows are in `plugin_table_binding_conditions.rs`, except the
+//!   three that time out against the wall clock (`bound-claim-with-timed-out-binding`,
+//!   `prebind-fail-with-binding-timeout`, `bound-claim-with-mixed-binding-conditions`; see
+//!   there).
 //! - upstream plumbing with no ksim counterpart: `DRA-disabled` (DynamicResourceAllocation is
 //!   GA and locked on in v1.35; ksim has no "plugin disabled" mode inside the plugin),
 //!   `canceled`, `timeout`, `timeout_disabled`, `timeout_zero` (`filterTimeout` and a
