@@ -54,3 +54,32 @@ impl Default for DraDriverModel {
 
 /// The simulated drivers by driver name (none by default).
 pub type DraDrivers = BTreeMap<String, DraDriverModel>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drivers_parse_with_defaults_and_refuse_unknown_fields() {
+        let d: DraDrivers = serde_json::from_value(serde_json::json!({
+            "gpu.example.com": {"bindingDelay": "30s"},
+            "fabric.example.com": {"outcome": "Failure"},
+        }))
+        .expect("drivers");
+        assert_eq!(
+            d["gpu.example.com"].binding_delay,
+            SimDuration::from_secs(30)
+        );
+        assert_eq!(d["gpu.example.com"].outcome, DraBindingOutcome::Ready);
+        assert_eq!(d["fabric.example.com"].binding_delay, SimDuration::ZERO);
+        assert_eq!(d["fabric.example.com"].outcome, DraBindingOutcome::Failure);
+        let e = serde_json::from_value::<DraDrivers>(serde_json::json!({
+            "gpu.example.com": {"delay": "30s"}}))
+        .expect_err("unknown field");
+        assert!(e.to_string().contains("unknown field `delay`"), "{e}");
+        let e = serde_json::from_value::<DraDrivers>(serde_json::json!({
+            "gpu.example.com": {"bindingDelay": "-1s"}}))
+        .expect_err("negative");
+        assert!(e.to_string().contains("negative duration"), "{e}");
+    }
+}

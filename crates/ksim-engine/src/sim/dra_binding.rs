@@ -154,7 +154,7 @@ impl Simulation {
                 }
                 if let Some(m) = drivers.get(&r.driver) {
                     reports.push((
-                        self.now + m.binding_delay,
+                        self.now + SimDuration(m.binding_delay.0.max(0)),
                         Ev::DraDriverReport {
                             claim: key.clone(),
                             uid: c.metadata.uid.clone(),
@@ -305,6 +305,12 @@ impl Simulation {
             .get(&pod)
             .is_none_or(|w| w.generation != generation)
         {
+            return;
+        }
+        let slot = &self.pods[pod as usize];
+        if slot.generation != generation || slot.phase != PodPhase::Binding {
+            // The pod ended another way meanwhile.
+            self.drop_dra_binding_wait(pod);
             return;
         }
         let Some(w) = self.dra_binding_waits.remove(&pod) else {
