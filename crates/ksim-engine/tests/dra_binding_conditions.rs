@@ -204,10 +204,20 @@ fn a_failure_condition_fails_the_binding_and_the_pod_goes_back_to_the_queue() {
         vec![],
     )
     .expect("sim");
-    let r = run(&mut s, 60);
+    let mut r = run(&mut s, 11);
+    // Right after the failure (t0 = 1 s, failed at 11 s): Unreserve took the pod out of
+    // the claim's `reservedFor`.
+    let c = &s.snapshot().objects.dra.resource_claims["default/c"];
+    assert!(
+        c.status.reserved_for.is_empty(),
+        "{:?}",
+        c.status.reserved_for
+    );
+    r.extend(run(&mut s, 60));
     assert_eq!(bound(&r, "p"), None);
     let a = attempts(&r);
     let t0 = a[0].0;
+    assert_eq!(t0, secs(1));
     // Reported at t0+7, seen at the poll of t0+10.
     let (at, result, msg) = &a[1];
     assert_eq!(*result, AttemptResult::Error);
