@@ -445,7 +445,9 @@ impl PreFilterPlugin for DynamicResources {
             }
             s.to_allocate.push(i);
             let key = claim.key();
-            lock(&self.binding_timed_out).remove(&key);
+            if self.binding_timeout.is_some() {
+                lock(&self.binding_timed_out).remove(&key);
+            }
             if matches!(lock(&self.in_flight).get(&key), Some((false, _))) {
                 return (
                     None,
