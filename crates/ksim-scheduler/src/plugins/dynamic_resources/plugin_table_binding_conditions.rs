@@ -10,12 +10,15 @@
 //! (`ksim_engine::sim::dra_binding`, tested by `crates/ksim-engine/tests/
 //! dra_binding_conditions.rs`), so these rows check what the plugin decides: PreBind of a
 //! claim whose conditions are met, Filter refusing a claim whose binding failed, PostFilter
-//! deallocating it. The rows about the timeout (`bound-claim-with-timed-out-binding`,
-//! `prebind-fail-with-binding-timeout`, `bound-claim-with-mixed-binding-conditions`) set
-//! allocation timestamps against the wall clock; ksim's timeout is the engine's virtual
-//! `bindingTimeout` (engine test `without_a_driver_the_binding_times_out_after_600s`), so
-//! they are not ported. The second driver's name is not read by any row (its claim is only
-//! compared with itself); ksim calls it `some-driver-2`.
+//! deallocating it. Upstream's timed-out rows (`bound-claim-with-timed-out-binding`,
+//! `bound-claim-with-mixed-binding-conditions`) stamp the allocation 10 minutes ago, past the
+//! 600 s `bindingTimeout` (`isClaimTimeout`); ksim does not write allocation timestamps and
+//! learns of a timeout from the engine's timer, so these rows tell the plugin the claim timed
+//! out (`Case::binding_timed_out`). `prebind-fail-with-binding-timeout` (PreBind polling until
+//! the timestamp expires) is the engine's wait in ksim (engine test
+//! `without_a_driver_the_binding_times_out_after_600s`), not ported here. The second
+//! driver's name is not read by any row (its claim is only compared with itself); ksim calls
+//! it `some-driver-2`.
 
 use ksim_api::resource::ResourceClaim;
 use serde_json::json;
@@ -284,4 +287,96 @@ fn multi_claims_binding_conditions_one_fail() {
         ],
     );
     check_stored(&r, &[(CLAIM2, dealloc)]);
+}
+
+/// `bound-claim-with-timed-out-binding`: the device has a status without conditions and the
+/// binding timed out: unavailable, deallocated by PostFilter.
+#[test]
+fn bound_claim_with_timed_out_binding() {
+    let mut c = with_binding_allocation(pending_claim(), false);
+    c.status.devices = vec![serde_json::from_value(json!({
+        "driver": "some-driver", "pool": "worker", "device": "instance-1"}))
+    .expect("device status")];
+    let r = run(Case {
+        features: features(),
+        pod: pod_with_claim_name(),
+        claims: vec![c],
+        binding_timed_out: vec![CLAIM],
+        ..Case::default()
+    });
+    check_steps(
+        &r,
+        &[
+            ("PreEnqueue", W::Ok),
+            ("PreFilter", W::Ok),
+            (
+                "Filter/worker",
+                W::Msg("resourceclaim not available on the node"),
+            ),
+            (
+                "PostFilter",
+                W::Msg("deallocation of ResourceClaim completed"),
+            ),
+        ],
+    );
+    check_stored(&r, &[(CLAIM, dealloc)]);
+}
+
+/// `bound-claim-with-mixed-binding-conditions`: conditions other than the device's binding
+/// condition are set (`condition1` True, `condition2` False), so it is not ready, and it
+/// timed out.
+#[test]
+fn bound_claim_with_mixed_binding_conditions() {
+    let mut c = with_binding_allocation(pending_claim(), false);
+    c.status.devices = vec![serde_json::from_value(json!({
+        "driver": "some-driver", "pool": "worker", "device": "instance-1",
+        "conditions": [{"type": "condition1", "status": "True"},
+                       {"type": "condition2", "status": "False"}]}))
+    .expect("device status")];
+    let r = run(Case {
+        features: features(),
+        pod: pod_with_claim_name(),
+        claims: vec![c],
+        binding_timed_out: vec![CLAIM],
+        ..Case::default()
+    });
+    check_steps(
+        &r,
+        &[
+            ("PreEnqueue", W::Ok),
+            ("PreFilter", W::Ok),
+            (
+                "Filter/worker",
+                W::Msg("resourceclaim not available on the node"),
+            ),
+            (
+                "PostFilter",
+                W::Msg("deallocation of ResourceClaim completed"),
+            ),
+        ],
+    );
+    check_stored(&r, &[(CLAIM, dealloc)]);
+}
+
+/// ksim's own: the same claim before its timeout waits (Filter passes; PreBind, whose wait
+/// is the engine's, reserves it).
+#[test]
+fn a_claim_not_ready_and_not_timed_out_is_available() {
+    let r = run(Case {
+        features: features(),
+        pod: pod_with_claim_name(),
+        claims: vec![with_binding_allocation(pending_claim(), false)],
+        ..Case::default()
+    });
+    check_steps(
+        &r,
+        &[
+            ("PreEnqueue", W::Ok),
+            ("PreFilter", W::Ok),
+            ("Filter/worker", W::Ok),
+            ("Reserve", W::Ok),
+            ("PreBind", W::Ok),
+        ],
+    );
+    check_stored(&r, &[(CLAIM, reserve)]);
 }
