@@ -13,13 +13,16 @@
 
 use std::collections::BTreeMap;
 
+pub mod binding_conditions;
 pub mod cel_cost;
+mod claim_status;
 pub mod counters;
 pub mod names;
 pub mod taints;
 
 pub use taints::{DeviceTaint, DeviceToleration};
 
+pub use binding_conditions::{AllocatedDeviceStatus, DeviceCondition};
 pub use counters::{Counter, CounterSet, DeviceCounterConsumption};
 
 use serde::{Deserialize, Serialize};
@@ -374,10 +377,11 @@ pub struct ResourceClaimStatus {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub reserved_for: Vec<ResourceClaimConsumerReference>,
-    /// DRAResourceClaimDeviceStatus: written by drivers; kept, not read.
+    /// DRAResourceClaimDeviceStatus: written by drivers; DRADeviceBindingConditions reads the
+    /// conditions ([`binding_conditions`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub devices: Vec<Value>,
+    pub devices: Vec<AllocatedDeviceStatus>,
 }
 
 impl ResourceClaimStatus {
@@ -427,6 +431,13 @@ pub struct DeviceRequestAllocationResult {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub tolerations: Vec<DeviceToleration>,
+    /// DRADeviceBindingConditions: the device's conditions at allocation time.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub binding_conditions: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub binding_failure_conditions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -748,6 +759,12 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
             errs.push(FieldError::duplicate(format!("{f}.name"), &d.name));
         }
         taints::validate_device_taints(&mut errs, &format!("{f}.taints"), &d.taints);
+        binding_conditions::validate_device_binding_parameters(
+            &mut errs,
+            &f,
+            &d.binding_conditions,
+            &d.binding_failure_conditions,
+        );
         if d.attributes.len() + d.capacity.len() > MAX_ATTRIBUTES_AND_CAPACITIES {
             errs.push(FieldError::new(
                 format!("{f}.attributes"),
@@ -1044,58 +1061,7 @@ pub fn validate_resource_claim(c: &ResourceClaim) -> Result<(), FieldErrors> {
     let mut errs = FieldErrors::default();
     validate_name(&mut errs, "metadata.name", &c.metadata.name, false);
     errs.0.extend(validate_claim_spec(&c.spec, "spec").0);
-    let st = &c.status;
-    if st.reserved_for.len() > RESERVED_FOR_MAX_SIZE {
-        errs.push(FieldError::new(
-            "status.reservedFor",
-            format!(
-                "Too many: {}: must have at most {RESERVED_FOR_MAX_SIZE} items",
-                st.reserved_for.len()
-            ),
-        ));
-    }
-    for (i, r) in st.reserved_for.iter().enumerate() {
-        let f = format!("status.reservedFor[{i}]");
-        if r.resource.is_empty() {
-            errs.push(FieldError::required(format!("{f}.resource"), ""));
-        }
-        if r.name.is_empty() {
-            errs.push(FieldError::required(format!("{f}.name"), ""));
-        }
-        if r.uid.is_empty() {
-            errs.push(FieldError::required(format!("{f}.uid"), ""));
-        }
-    }
-    if !st.reserved_for.is_empty() && st.allocation.is_none() {
-        errs.push(FieldError::forbidden(
-            "status.reservedFor",
-            "may not be specified when `allocated` is not set",
-        ));
-    }
-    if let Some(a) = &st.allocation {
-        if a.devices.results.len() > ALLOCATION_RESULTS_MAX_SIZE {
-            errs.push(FieldError::new(
-                "status.allocation.devices.results",
-                format!(
-                    "Too many: {}: must have at most {ALLOCATION_RESULTS_MAX_SIZE} items",
-                    a.devices.results.len()
-                ),
-            ));
-        }
-        for (i, r) in a.devices.results.iter().enumerate() {
-            let f = format!("status.allocation.devices.results[{i}]");
-            for (v, n) in [
-                (&r.request, "request"),
-                (&r.driver, "driver"),
-                (&r.pool, "pool"),
-                (&r.device, "device"),
-            ] {
-                if v.is_empty() {
-                    errs.push(FieldError::required(format!("{f}.{n}"), ""));
-                }
-            }
-        }
-    }
+    claim_status::validate_claim_status(&mut errs, &c.status);
     errs.into_result()
 }
 

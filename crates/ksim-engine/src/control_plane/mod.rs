@@ -8,6 +8,7 @@
 //!   nodeLifecycle: {nodeMonitorGracePeriod: 50s}
 //!   disruption: {reactionDelay: 1s}
 //!   podGC: {gcCheckPeriod: 20s, quarantineTime: 40s, terminatedPodGCThreshold: 12500}
+//!   draDrivers: {gpu.example.com: {bindingDelay: 30s}}
 //! ```
 //!
 //! Adding a component: a module with its settings struct (`#[serde(default)]`, camelCase,
@@ -16,10 +17,12 @@
 use serde::{Deserialize, Serialize};
 
 pub mod disruption;
+pub mod dra_drivers;
 pub mod node_lifecycle;
 pub mod pod_gc;
 
 pub use disruption::DisruptionConfig;
+pub use dra_drivers::{DraBindingOutcome, DraDriverModel, DraDrivers};
 pub use node_lifecycle::*;
 pub use pod_gc::PodGcConfig;
 
@@ -38,6 +41,9 @@ pub struct ControlPlane {
     /// The pod garbage collector.
     #[serde(rename = "podGC", skip_serializing_if = "PodGcConfig::is_default")]
     pub pod_gc: PodGcConfig,
+    /// ksim's model of the DRA drivers that report device binding conditions.
+    #[serde(skip_serializing_if = "DraDrivers::is_empty")]
+    pub dra_drivers: DraDrivers,
 }
 
 impl ControlPlane {

@@ -185,6 +185,7 @@ impl Simulation {
             node_order: self.node_order.clone(),
             ghosts: self.ghosts.clone(),
             volume_waits: self.volume_waits.clone(),
+            dra_binding_waits: self.dra_binding_waits.clone(),
             devices_stale: self.devices_stale,
             device_counts: self.device_counts.clone(),
             pods: self.pods.clone(),

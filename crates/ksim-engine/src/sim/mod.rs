@@ -58,6 +58,7 @@ mod cycle;
 mod devices;
 mod devicetainteviction;
 mod disruption;
+mod dra_binding;
 mod fork;
 mod hints;
 mod live;
@@ -142,6 +143,22 @@ enum Ev {
     VolumeBindTimeout {
         pod: PodId,
         generation: u32,
+    },
+    /// DynamicResources' PreBind polls the binding conditions of a pod's devices, or gives
+    /// up (`sim/dra_binding.rs`).
+    DraBindingPoll {
+        pod: PodId,
+        generation: u32,
+    },
+    DraBindingTimeout {
+        pod: PodId,
+        generation: u32,
+    },
+    /// A simulated DRA driver reports its devices' binding conditions for a claim.
+    DraDriverReport {
+        claim: String,
+        uid: String,
+        driver: String,
     },
     /// The node lifecycle controller's `monitorNodeHealth` pass (`sim/nodelifecycle`).
     NodeMonitor,
@@ -264,6 +281,8 @@ pub struct Simulation {
     ghosts: BTreeMap<String, NodeInfo>,
     /// Pods whose PreBind waits for dynamically provisioned claims (see `volumes`).
     volume_waits: BTreeMap<PodId, volumes::VolumeWait>,
+    /// Pods whose PreBind waits for device binding conditions (see `dra_binding`).
+    dra_binding_waits: BTreeMap<PodId, dra_binding::DraBindingWait>,
     /// A ResourceClaim or ResourceSlice changed since the device counts were last recorded
     /// (see `devices`).
     devices_stale: bool,
@@ -408,6 +427,7 @@ impl Simulation {
             node_order: Vec::new(),
             ghosts: BTreeMap::new(),
             volume_waits: BTreeMap::new(),
+            dra_binding_waits: BTreeMap::new(),
             devices_stale: false,
             device_counts: BTreeMap::new(),
             pods: Vec::new(),
@@ -777,6 +797,13 @@ impl Simulation {
             Ev::Provision { claims, node } => self.provision(&claims, &node, obs),
             Ev::VolumeBindTimeout { pod, generation } => {
                 self.volume_bind_timeout(pod, generation, obs)
+            }
+            Ev::DraBindingPoll { pod, generation } => self.dra_binding_poll(pod, generation, obs),
+            Ev::DraBindingTimeout { pod, generation } => {
+                self.dra_binding_timeout(pod, generation, obs)
+            }
+            Ev::DraDriverReport { claim, uid, driver } => {
+                self.dra_driver_report(&claim, &uid, &driver)
             }
             Ev::BindDone { pod, generation } => self.bind_done(pod, generation, obs),
             Ev::PodFinish { pod, generation } => self.pod_finished(pod, generation, obs),

@@ -451,6 +451,7 @@ impl Simulation {
             }
             PodPhase::Binding | PodPhase::Bound => {
                 self.drop_volume_wait(id);
+                self.drop_dra_binding_wait(id);
                 let node = &self.pods[id as usize].node;
                 if !self.snapshot.remove_pod(node, info.uid()) {
                     if let Some(g) = self.ghosts.get_mut(node) {

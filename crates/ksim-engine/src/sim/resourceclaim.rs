@@ -132,7 +132,7 @@ pub fn generate_name(pod: &str, entry: &str) -> String {
 }
 
 /// The claim keys a pod names (`resourceclaim.Name` of each entry that resolves).
-fn claim_keys(pod: &Pod) -> Vec<String> {
+pub(super) fn claim_keys(pod: &Pod) -> Vec<String> {
     pod.spec
         .resource_claims
         .iter()

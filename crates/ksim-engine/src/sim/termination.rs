@@ -42,7 +42,8 @@ impl Simulation {
             .filter(|&id| {
                 let slot = &self.pods[id as usize];
                 (slot.phase == PodPhase::Pending && self.framework_for(&slot.info).is_some())
-                    || (slot.phase == PodPhase::Binding && self.volume_waits.contains_key(&id))
+                    || (slot.phase == PodPhase::Binding
+                        && (self.volume_waits.contains_key(&id) || self.in_dra_binding_wait(id)))
             })
             .collect();
         if waiting.is_empty() {

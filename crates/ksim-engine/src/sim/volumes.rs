@@ -132,6 +132,20 @@ impl Simulation {
                 dr.writes_applied(&keys);
             }
         }
+        // DRADeviceBindingConditions: PreBind waits for the devices' binding conditions.
+        let state = self.dra_binding_begin(pod, node, fwk, state, obs)?;
+        self.pre_bind_volumes(pod, node, state, obs)
+    }
+
+    /// VolumeBinding's PreBind writes and wait (after DynamicResources'). Returns the state
+    /// when the pod can go on to Bind now.
+    pub(super) fn pre_bind_volumes(
+        &mut self,
+        pod: PodId,
+        node: &str,
+        state: CycleState,
+        obs: &mut dyn Observer,
+    ) -> Option<CycleState> {
         let decision = match volume_binding::decision(&state) {
             Some(d) if !d.all_bound && d.node == node => d.clone(),
             _ => return Some(state),
@@ -458,6 +472,7 @@ impl Simulation {
         // The resource claim controller's informers (`sim/resourceclaim.rs`).
         match kind {
             ObjectKind::ResourceClaim => {
+                self.dra_binding_claim_changed(&format!("{ns}/{name}"));
                 self.claims_claim_changed(&ns, &name, action == ObjectAction::Delete)
             }
             ObjectKind::ResourceClaimTemplate if action != ObjectAction::Delete => {

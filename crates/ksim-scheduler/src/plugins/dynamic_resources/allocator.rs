@@ -49,6 +49,7 @@ use ksim_api::resource::{
 use ksim_api::Node;
 
 use super::alloc_config::{allocation_config, Chosen};
+use super::binding_conditions;
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::device_taints::untolerated;
@@ -70,6 +71,9 @@ pub struct Features {
     /// DRAPartitionableDevices: counters and per-device node selection
     /// ([`super::partitionable`]).
     pub partitionable_devices: bool,
+    /// DRADeviceBindingConditions: devices with binding conditions are selectable, their
+    /// conditions are copied into the result ([`super::binding_conditions`]).
+    pub device_binding_conditions: bool,
 }
 
 impl Default for Features {
@@ -81,6 +85,7 @@ impl Default for Features {
             prioritized_list: true,
             device_taints: false,
             partitionable_devices: false,
+            device_binding_conditions: false,
         }
     }
 }
@@ -353,6 +358,7 @@ impl Prepared {
         }
         let quick_reject = quick_reject(&prep);
         index.set_partitionable(features.partitionable_devices);
+        index.set_binding_conditions(features.device_binding_conditions);
         // Counters make first fit miss what backtracking finds: no shortcut then.
         let counters =
             (features.partitionable_devices && index.counters.any()).then(std::sync::OnceLock::new);
@@ -530,6 +536,7 @@ impl Prepared {
                         admin_access: p.admin_access.then_some(true),
                         share_id: None,
                         tolerations: r.map(|r| r.tolerations.clone()).unwrap_or_default(),
+                        ..binding_conditions::result_conditions(index, slice, p.device)
                     }
                 })
                 .collect();
@@ -642,8 +649,8 @@ fn selectable_at(
     d: usize,
     pos: u32,
 ) -> Result<bool, String> {
-    // DRADeviceBindingConditions is not modelled (off): such devices are never selectable.
-    if index.flags[pos as usize] & HAS_BINDING_CONDITIONS != 0 {
+    // DRADeviceBindingConditions off: such devices are never selectable.
+    if !index.binding_conditions && index.flags[pos as usize] & HAS_BINDING_CONDITIONS != 0 {
         return Ok(false);
     }
     for (slots, class) in [(&r.class_slots, true), (&r.slots, false)] {

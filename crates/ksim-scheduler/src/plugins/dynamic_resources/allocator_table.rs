@@ -18,20 +18,12 @@
 //! Not ported, because they need a gate ksim keeps off and does not implement (upstream's
 //! harness skips a case whose gates its allocator does not support the same way):
 //!
-//! - DRAPartitionableDevices together with DRADeviceBindingConditions or DRADeviceTaints
-//!   (the first of which ksim does not implement): partitionable-devices-with-binding-conditions,
-//!   partitionable-devices-with-binding-conditions-multiple,
-//!   partitionable-devices-with-binding-conditions-some-devices-no-conditions,
-//!   partitionable-devices-with-binding-conditions-multi-slices,
-//!   partitionable-devices-with-binding-conditions-and-taints,
-//!   partitionable-devices-with-binding-conditions-and-taints-tolerated (these two also need
-//!   DRADeviceBindingConditions). The other DRAPartitionableDevices cases are in
-//!   `allocator_table_partitionable.rs`.
-//! - DRADeviceBindingConditions on: device-binding-conditions,
-//!   binding-conditions-multiple-devices, binding-conditions-with-and-without, node-restriction,
-//!   check-combinations-with-backtracking-across-slices-and-pools,
-//!   consumable-capacity-disabled-feature, consumable-capacity-disabled-feature-with-prioritized-list
-//!   (the last two turn the gate on to select upstream's experimental allocator).
+//! - DRADeviceBindingConditions on: check-combinations-with-backtracking-across-slices-and-pools
+//!   (not located in the stored upstream table), consumable-capacity-disabled-feature and
+//!   consumable-capacity-disabled-feature-with-prioritized-list (they turn the gate on to
+//!   select upstream's experimental allocator, and their claims carry capacity requests,
+//!   which ksim refuses at admission). The other binding-condition cases, with those that
+//!   combine it with DRAPartitionableDevices, are in `allocator_table_binding_conditions.rs`.
 //! - DRAConsumableCapacity on (capacity requests, `allowMultipleAllocations`, share IDs,
 //!   `distinctAttribute`): consumable-capacity-multi-allocatable-device-with-missing-capacity-request,
 //!   consumable-capacity-multi-allocatable-device-allocation-mode-all-with-missing-capacity-request,
@@ -96,6 +88,7 @@ pub(super) const NONE: Features = Features {
     prioritized_list: false,
     device_taints: false,
     partitionable_devices: false,
+    device_binding_conditions: false,
 };
 pub(super) const ADMIN: Features = Features {
     admin_access: true,
@@ -378,7 +371,7 @@ pub(super) enum Want {
 }
 
 /// The one place that runs the allocator (keep constructor changes here).
-fn allocate(c: &Case) -> Result<Option<Vec<AllocationResult>>, String> {
+pub(super) fn allocate(c: &Case) -> Result<Option<Vec<AllocationResult>>, String> {
     let classes = c
         .classes
         .iter()

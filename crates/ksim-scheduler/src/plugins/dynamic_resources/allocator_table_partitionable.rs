@@ -14,12 +14,14 @@ pub(super) const PART: Features = Features {
     prioritized_list: false,
     device_taints: false,
     partitionable_devices: true,
+    device_binding_conditions: false,
 };
 pub(super) const PART_PRIO: Features = Features {
     admin_access: false,
     prioritized_list: true,
     device_taints: false,
     partitionable_devices: true,
+    device_binding_conditions: false,
 };
 
 /// `device(name, fromCounters?, nil).withDeviceCounterConsumption(...)`: `sets` is a list

@@ -69,7 +69,8 @@ pub struct UsableDevice {
 }
 
 /// Per device position: it has binding conditions (never selectable while
-/// DRADeviceBindingConditions is off).
+/// DRADeviceBindingConditions is off; the first-fit and full searches both read it in
+/// `selectable_at`, and the gate changes nothing else about the search).
 pub const HAS_BINDING_CONDITIONS: u8 = 1;
 /// Per device position: it consumes counters (never allocatable while
 /// DRAPartitionableDevices is off; counted by [`super::partitionable`] while it is on).
@@ -146,6 +147,8 @@ pub struct DraIndex {
     pub(super) counters: super::partitionable::CounterIndex,
     /// Whether DRAPartitionableDevices is on (pools per node depend on it).
     partitionable: bool,
+    /// Whether DRADeviceBindingConditions is on.
+    pub(super) binding_conditions: bool,
 }
 
 // The index lives in the plugin's mutex, so it must be `Send` (the CEL context included).
@@ -243,6 +246,12 @@ impl DraIndex {
         }
         self.counters.rebuild(&self.slices, &self.base, &self.dense);
         self.slices_seen = Some(slices.clone());
+    }
+
+    /// Sets DRADeviceBindingConditions: off, a device with [`HAS_BINDING_CONDITIONS`] is
+    /// never selectable (upstream `isSelectable`).
+    pub(super) fn set_binding_conditions(&mut self, on: bool) {
+        self.binding_conditions = on;
     }
 
     /// Sets DRAPartitionableDevices (the pools per node are gathered again on a change).

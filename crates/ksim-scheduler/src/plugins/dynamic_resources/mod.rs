@@ -39,6 +39,7 @@
 
 mod alloc_config;
 pub mod allocator;
+pub mod binding_conditions;
 pub mod cel;
 mod constraint;
 mod device_taints;
@@ -75,7 +76,11 @@ pub const NAME: &str = "DynamicResources";
 
 /// The DRA feature gates whose fields ksim models: with such a gate on, objects that use its
 /// fields are admitted (the others are refused, see docs/dra.md).
-pub const MODELLED_GATES: &[&str] = &["DRADeviceTaints", "DRAPartitionableDevices"];
+pub const MODELLED_GATES: &[&str] = &[
+    "DRADeviceBindingConditions",
+    "DRADeviceTaints",
+    "DRAPartitionableDevices",
+];
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
@@ -96,12 +101,21 @@ pub struct DynamicResources {
     /// `(namespace/name, pod uid)`: claims PreBind reserved for a pod whose binding then
     /// failed; Unreserve takes the pod back out of `reservedFor` (for the engine to apply).
     unreservations: Mutex<Vec<(String, String)>>,
+    /// DRADeviceBindingConditions: PreBind's `bindingTimeout` (None: the gates are off).
+    binding_timeout: Option<std::time::Duration>,
+    /// Claims (`namespace/name`) whose PreBind wait timed out, until seen unallocated
+    /// (upstream's `isClaimTimeout` reads the allocation timestamp instead).
+    binding_timed_out: Mutex<BTreeSet<String>>,
 }
 
 pub fn new(args: &FactoryArgs<'_>) -> Result<PluginRef, String> {
-    Ok(Arc::new(DynamicResources::with_features(
-        allocator_features(args.features),
-    )))
+    let mut p = DynamicResources::with_features(allocator_features(args.features));
+    p.binding_timeout = binding_conditions::binding_timeout(
+        args.args,
+        args.features.enable_dra_device_binding_conditions
+            && args.features.enable_dra_resource_claim_device_status,
+    )?;
+    Ok(Arc::new(p))
 }
 
 /// The allocator's gates, from the run's (upstream's `New` copies them from `fts`).
@@ -111,6 +125,8 @@ pub fn allocator_features(f: &crate::framework::Features) -> Features {
         prioritized_list: f.enable_dra_prioritized_list,
         device_taints: f.enable_dra_device_taints,
         partitionable_devices: f.enable_dra_partitionable_devices,
+        device_binding_conditions: f.enable_dra_device_binding_conditions
+            && f.enable_dra_resource_claim_device_status,
     }
 }
 
@@ -131,7 +147,24 @@ impl DynamicResources {
             deallocations: Mutex::new(Vec::new()),
             index: Mutex::new(DraIndex::default()),
             unreservations: Mutex::new(Vec::new()),
+            binding_timeout: features
+                .device_binding_conditions
+                .then_some(binding_conditions::BINDING_TIMEOUT_DEFAULT),
+            binding_timed_out: Mutex::new(BTreeSet::new()),
         }
+    }
+
+    /// DRADeviceBindingConditions: how long PreBind waits for the binding conditions of the
+    /// pod's devices (None: the gates are off, PreBind never waits).
+    pub fn binding_timeout(&self) -> Option<std::time::Duration> {
+        self.binding_timeout
+    }
+
+    /// PreBind's wait for claim `namespace/name` timed out: until the claim is seen
+    /// unallocated, Filter finds it unavailable (upstream `isClaimTimeout`), so that
+    /// PostFilter can deallocate it.
+    pub fn binding_timed_out(&self, key: &str) {
+        lock(&self.binding_timed_out).insert(key.to_string());
     }
 
     /// The cluster objects PreEnqueue checks pods against (the engine calls it when they
@@ -282,6 +315,8 @@ struct StateData {
     available_on: Vec<Option<CompiledNodeSelector>>,
     /// Indices into `claims` of the claims to allocate.
     to_allocate: Vec<usize>,
+    /// Allocated claims whose binding failed or timed out: unavailable on every node.
+    binding_blocked: Vec<usize>,
     /// The claims to allocate, prepared for the allocator.
     prepared: Option<Arc<Prepared>>,
     /// Per dense id of the plugin's index: allocated in the cluster or in flight.
@@ -401,10 +436,18 @@ impl PreFilterPlugin for DynamicResources {
                 if let Some(ns) = &a.node_selector {
                     s.available_on[i] = Some(CompiledNodeSelector::new(ns));
                 }
+                if self.binding_timeout.is_some()
+                    && binding_conditions::binding_blocked(claim, &lock(&self.binding_timed_out))
+                {
+                    s.binding_blocked.push(i);
+                }
                 continue;
             }
             s.to_allocate.push(i);
             let key = claim.key();
+            if self.binding_timeout.is_some() {
+                lock(&self.binding_timed_out).remove(&key);
+            }
             if matches!(lock(&self.in_flight).get(&key), Some((false, _))) {
                 return (
                     None,
@@ -488,6 +531,7 @@ impl DynamicResources {
                     .as_ref()
                     .is_some_and(|sel| !sel.matches(n))
             })
+            .chain(s.binding_blocked.iter().copied())
             .collect();
         let mut allocations = None;
         if let Some(prepared) = &s.prepared {
@@ -538,6 +582,9 @@ impl FilterPlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return 0;
         };
+        if !s.binding_blocked.is_empty() {
+            return 0;
+        }
         let mut idx = lock(&self.index);
         let mut sh = lock(&s.shared);
         let mut k = 0;
@@ -909,6 +956,8 @@ mod allocator_table;
 #[cfg(test)]
 mod allocator_table_basic;
 #[cfg(test)]
+mod allocator_table_binding_conditions;
+#[cfg(test)]
 mod allocator_table_constraints;
 #[cfg(test)]
 mod allocator_table_device_taints;
@@ -922,6 +971,8 @@ mod allocator_table_pools;
 mod allocator_table_prioritized;
 #[cfg(test)]
 mod plugin_table;
+#[cfg(test)]
+mod plugin_table_binding_conditions;
 #[cfg(test)]
 mod plugin_table_cases;
 #[cfg(test)]

@@ -16,7 +16,7 @@ pub(super) fn node_selector(index: &DraIndex, node: &str, picks: &[Pick]) -> Opt
     for p in picks {
         let s = &index.slices[p.slice as usize];
         let (node_name, node_selector) = partitionable::node_selection(s, p.device as usize);
-        if node_name {
+        if node_name || super::binding_conditions::binds_to_node(s, p.device as usize) {
             return Some(NodeSelector {
                 node_selector_terms: vec![NodeSelectorTerm {
                     match_expressions: Vec::new(),

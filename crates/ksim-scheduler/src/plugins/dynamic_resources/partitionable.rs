@@ -395,6 +395,7 @@ mod tests {
         }
         let features = Features {
             partitionable_devices: true,
+            device_binding_conditions: false,
             ..Features::default()
         };
         let cel = CelCache::default();

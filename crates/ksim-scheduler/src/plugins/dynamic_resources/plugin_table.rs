@@ -4,6 +4,7 @@
 //! in the order upstream's test loop drives them, with the same expected statuses, claims
 //! written, in-flight and assumed claims. The prioritized-list rows are in
 //! `plugin_table_scoring.rs`, the DRADeviceTaints rows in `plugin_table_device_taints.rs`, the
+//! DRADeviceBindingConditions rows in `plugin_table_binding_conditions.rs`, the
 //! other rows in `plugin_table_cases.rs`; the queueing-hint, `computeScore` and `NormalizeScore` tables in
 //! `plugin_table_hints.rs`.
 //!
@@ -25,11 +26,8 @@
 //!   `extended-resource-name-with-resources-has-claim`,
 //!   `extended-resource-name-with-resources-delete-claim`, `extended-resource-name-bind-failure`,
 //!   `extended-resource-name-skip-bind`, `extended-resource-name-claim-creation-failure`;
-//!   DRADeviceBindingConditions: `bound-claim-with-succeeded-binding-conditions`,
-//!   `bound-claim-with-failed-binding`, `bound-claim-with-timed-out-binding`,
-//!   `prebind-fail-with-binding-timeout`, `bound-claim-with-mixed-binding-conditions`,
-//!   `bound-claim-without-binding-conditions`, `multi-claims-binding-conditions-all-success`,
-//!   `multi-claims-binding-conditions-one-fail`.
+//!   DRADeviceBindingConditions' rows are in `plugin_table_binding_conditions.rs`, except
+//!   `prebind-fail-with-binding-timeout` (PreBind's wait is the engine's; see there).
 //! - upstream plumbing with no ksim counterpart: `DRA-disabled` (DynamicResourceAllocation is
 //!   GA and locked on in v1.35; ksim has no "plugin disabled" mode inside the plugin),
 //!   `canceled`, `timeout`, `timeout_disabled`, `timeout_zero` (`filterTimeout` and a
@@ -356,6 +354,9 @@ pub(super) struct Case {
     pub(super) prepare_prebind: Option<fn(&mut ResourceClaim)>,
     pub(super) unreserve_before_prebind: bool,
     pub(super) unreserve_after_bind_failure: bool,
+    /// Claims whose binding timed out (upstream: an `allocationTimestamp` older than
+    /// `bindingTimeout`; ksim: the engine's timer told the plugin).
+    pub(super) binding_timed_out: Vec<&'static str>,
 }
 
 impl Default for Case {
@@ -376,6 +377,7 @@ impl Default for Case {
             prepare_prebind: None,
             unreserve_before_prebind: false,
             unreserve_after_bind_failure: false,
+            binding_timed_out: vec![],
         }
     }
 }
@@ -423,6 +425,9 @@ fn objects_of(
 /// Upstream `testPlugin`'s loop for one case.
 pub(super) fn run(case: Case) -> Run {
     let p = plugin(case.features);
+    for name in &case.binding_timed_out {
+        p.binding_timed_out(&format!("default/{name}"));
+    }
     let mut r = Run::default();
     // `setup`: the claims are created through the API (uid `UID-<n>` in order, defaulted).
     let mut api = BTreeMap::new();

@@ -3,7 +3,9 @@
 //! node selectors, the same error texts (CEL runtime errors, invalid pools included), also
 //! with DRAPartitionableDevices on: devices consuming counters of their pool's counter set
 //! (so that first fit would miss what backtracking finds) and per-device node selection; and
-//! with DRADeviceTaints on or off (tainted devices, tolerating requests).
+//! with DRADeviceTaints on or off (tainted devices, tolerating requests); and with
+//! DRADeviceBindingConditions on or off (devices with binding conditions, some binding to
+//! the node).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -22,12 +24,15 @@ type SliceSpec = (u8, u8, u8, Vec<(u8, u8, u8, u8)>);
 
 /// `shared`: every other slice has `allNodes`; `per_device`: every other slice (from the first) has
 /// `perDeviceNodeSelection`, its devices on node-2, node-1 or all nodes in turn; `counters`:
-/// devices take counters, and each pool has a counter slice with 4 units.
+/// devices take counters, and each pool has a counter slice with 4 units; `binding`: devices
+/// with an odd name index have binding conditions, those with a name index divisible by 3
+/// `bindsToNode: true`.
 fn slices(
     specs: &[SliceSpec],
     shared: bool,
     per_device: bool,
     counters: bool,
+    binding: bool,
 ) -> Vec<Arc<ResourceSlice>> {
     let mut out: Vec<Arc<ResourceSlice>> = specs
         .iter()
@@ -45,6 +50,13 @@ fn slices(
                     if *taint > 0 {
                         let e = ["NoSchedule", "NoExecute", "None"][*taint as usize - 1];
                         d["taints"] = json!([{"key": "k", "value": "v", "effect": e}]);
+                    }
+                    if binding && name % 2 == 1 {
+                        d["bindingConditions"] = json!(["ready"]);
+                        d["bindingFailureConditions"] = json!(["failed"]);
+                    }
+                    if binding && name % 3 == 0 {
+                        d["bindsToNode"] = json!(true);
                     }
                     if counters && *take > 0 {
                         d["consumesCounters"] = json!([{"counterSet": "set",
@@ -142,8 +154,16 @@ proptest! {
         takes in any::<bool>(),
         toleration in 0u8..3,
         device_taints in any::<bool>(),
+        binding in any::<bool>(),
+        binding_on in any::<bool>(),
     ) {
-        let slices = slices(&specs, shared, partitionable && per_device, partitionable && takes);
+        let slices = slices(
+            &specs,
+            shared,
+            partitionable && per_device,
+            partitionable && takes,
+            binding,
+        );
         let class: Arc<DeviceClass> = Arc::new(serde_json::from_value(json!({
             "metadata": {"name": "class-a"}, "spec": {"selectors": [
                 {"cel": {"expression": "device.driver == \"driver-a\""}}]}})).unwrap());
@@ -161,6 +181,7 @@ proptest! {
         let claims = [claim(count, selector, toleration)];
         let f = Features {
             partitionable_devices: partitionable,
+            device_binding_conditions: binding_on,
             device_taints,
             ..Features::default()
         };
@@ -178,6 +199,7 @@ fn per_device_slice_first_device_elsewhere() {
         false,
         true,
         false,
+        false,
     );
     let class: Arc<DeviceClass> = Arc::new(
         serde_json::from_value(json!({"metadata": {"name": "class-a"}, "spec": {}})).unwrap(),
@@ -188,6 +210,7 @@ fn per_device_slice_first_device_elsewhere() {
     let claims = [claim(1, 0, 0)];
     let f = Features {
         partitionable_devices: true,
+        device_binding_conditions: false,
         ..Features::default()
     };
     let none = BTreeSet::new();
