@@ -58,6 +58,7 @@ mod cycle;
 mod devices;
 mod devicetainteviction;
 mod disruption;
+mod extended_resources;
 mod fork;
 mod hints;
 mod live;

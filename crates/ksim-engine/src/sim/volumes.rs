@@ -132,6 +132,11 @@ impl Simulation {
                 dr.writes_applied(&keys);
             }
         }
+        if let Some((claim, mappings)) =
+            ksim_scheduler::plugins::dynamic_resources::prebind_extended_claim(&state)
+        {
+            self.create_extended_resource_claim(pod, claim, mappings);
+        }
         let decision = match volume_binding::decision(&state) {
             Some(d) if !d.all_bound && d.node == node => d.clone(),
             _ => return Some(state),

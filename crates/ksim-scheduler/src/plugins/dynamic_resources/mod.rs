@@ -42,6 +42,7 @@ pub mod allocator;
 pub mod cel;
 mod constraint;
 mod device_taints;
+pub mod extended_resources;
 pub mod index;
 mod node_selector;
 mod partitionable;
@@ -75,7 +76,11 @@ pub const NAME: &str = "DynamicResources";
 
 /// The DRA feature gates whose fields ksim models: with such a gate on, objects that use its
 /// fields are admitted (the others are refused, see docs/dra.md).
-pub const MODELLED_GATES: &[&str] = &["DRADeviceTaints", "DRAPartitionableDevices"];
+pub const MODELLED_GATES: &[&str] = &[
+    "DRADeviceTaints",
+    "DRAExtendedResource",
+    "DRAPartitionableDevices",
+];
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
@@ -96,12 +101,17 @@ pub struct DynamicResources {
     /// `(namespace/name, pod uid)`: claims PreBind reserved for a pod whose binding then
     /// failed; Unreserve takes the pod back out of `reservedFor` (for the engine to apply).
     unreservations: Mutex<Vec<(String, String)>>,
+    /// DRAExtendedResource ([`extended_resources`]).
+    extended_resource: bool,
+    /// Claims (`namespace/name`) to delete: extended resource claims PostFilter found stale
+    /// or Unreserve created in vain, for the engine to apply.
+    deletions: Mutex<Vec<String>>,
 }
 
 pub fn new(args: &FactoryArgs<'_>) -> Result<PluginRef, String> {
-    Ok(Arc::new(DynamicResources::with_features(
-        allocator_features(args.features),
-    )))
+    let mut p = DynamicResources::with_features(allocator_features(args.features));
+    p.extended_resource = args.features.enable_dra_extended_resource;
+    Ok(Arc::new(p))
 }
 
 /// The allocator's gates, from the run's (upstream's `New` copies them from `fts`).
@@ -131,7 +141,20 @@ impl DynamicResources {
             deallocations: Mutex::new(Vec::new()),
             index: Mutex::new(DraIndex::default()),
             unreservations: Mutex::new(Vec::new()),
+            extended_resource: false,
+            deletions: Mutex::new(Vec::new()),
         }
+    }
+
+    /// With DRAExtendedResource on or off.
+    pub fn with_extended_resource(mut self, on: bool) -> DynamicResources {
+        self.extended_resource = on;
+        self
+    }
+
+    /// Extended resource claims to delete since the last call, by `namespace/name`.
+    pub fn take_deletions(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.deletions))
     }
 
     /// The cluster objects PreEnqueue checks pods against (the engine calls it when they
@@ -287,6 +310,8 @@ struct StateData {
     /// Per dense id of the plugin's index: allocated in the cluster or in flight.
     allocated: Arc<Vec<bool>>,
     shared: Arc<Mutex<Shared>>,
+    /// DRAExtendedResource: the pod's extended resources backed by DRA.
+    extended: Option<Arc<extended_resources::Extended>>,
 }
 
 #[derive(Default)]
@@ -303,6 +328,20 @@ struct Shared {
     reserved: Option<(String, BTreeMap<usize, AllocationResult>)>,
     /// The claims PreBind wrote.
     written: Vec<ResourceClaim>,
+}
+
+/// The extended resource claim PreBind wrote in this cycle, for the engine to create under a
+/// generated name, and the pod's request mappings (`status.extendedResourceClaimStatus`).
+pub fn prebind_extended_claim(
+    state: &CycleState,
+) -> Option<(
+    ResourceClaim,
+    Vec<ksim_api::resource::extended::ContainerExtendedResourceRequest>,
+)> {
+    let s = state.read::<StateData>(NAME)?;
+    let e = s.extended.as_ref()?;
+    let w = lock(&e.written).clone();
+    w
 }
 
 /// The claims PreBind wrote in this cycle (the API writes the engine applies).
@@ -377,7 +416,11 @@ impl PreFilterPlugin for DynamicResources {
         snapshot: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         state.write(NAME, StateData::default());
-        if pod.pod.spec.resource_claims.is_empty() {
+        let extended = match self.extended_resource && !pod.requests.scalar.is_empty() {
+            true => extended_resources::pre_filter(pod, &snapshot.objects).map(Arc::new),
+            false => None,
+        };
+        if pod.pod.spec.resource_claims.is_empty() && extended.is_none() {
             return (None, Status::skip());
         }
         let objects = snapshot.objects.clone();
@@ -386,11 +429,12 @@ impl PreFilterPlugin for DynamicResources {
             Ok(c) => c,
             Err(e) => return (None, unresolvable(e)),
         };
-        if claims.is_empty() {
+        if claims.is_empty() && extended.is_none() {
             return (None, Status::skip());
         }
         let mut s = StateData {
             available_on: vec![None; claims.len()],
+            extended,
             ..Default::default()
         };
         for (i, claim) in claims.iter().enumerate() {
@@ -442,10 +486,13 @@ impl PreFilterPlugin for DynamicResources {
                 }
             }
         }
-        if !s.to_allocate.is_empty() {
+        if !s.to_allocate.is_empty() || s.extended.is_some() {
             let mut idx = lock(&self.index);
             idx.sync(&objects.dra);
             s.allocated = Arc::new(self.allocated(&mut idx, &objects));
+        }
+        if !s.to_allocate.is_empty() {
+            let mut idx = lock(&self.index);
             let to_allocate = s.to_allocate.iter().map(|&i| claims[i].clone()).collect();
             s.prepared = Some(Arc::new(Prepared::new(
                 self.features,
@@ -477,11 +524,25 @@ fn validate_class(objects: &ClusterObjects, class: &str, request: &str) -> Optio
 }
 
 impl DynamicResources {
-    fn filter_status(&self, s: &StateData, node: &NodeInfo) -> Status {
-        if s.claims.is_empty() {
+    fn filter_status(&self, s: &StateData, pod: &PodInfo, node: &NodeInfo) -> Status {
+        if s.claims.is_empty() && s.extended.is_none() {
             return Status::success();
         }
         let n = &node.node;
+        let mut prepared = s.prepared.clone();
+        if let Some(e) = &s.extended {
+            match e.verdict(&node.allocatable) {
+                extended_resources::NodeVerdict::Reject(msg) => return unresolvable(msg),
+                extended_resources::NodeVerdict::NoClaim if s.claims.is_empty() => {
+                    return Status::success()
+                }
+                extended_resources::NodeVerdict::NoClaim => e.passed(&n.metadata.name, vec![]),
+                extended_resources::NodeVerdict::Dra(set) => {
+                    prepared = Some(self.extended_variant(s, e, pod, &set).prepared.clone());
+                    e.passed(&n.metadata.name, set);
+                }
+            }
+        }
         let unavailable: Vec<usize> = (0..s.claims.len())
             .filter(|&i| {
                 s.available_on[i]
@@ -490,7 +551,7 @@ impl DynamicResources {
             })
             .collect();
         let mut allocations = None;
-        if let Some(prepared) = &s.prepared {
+        if let Some(prepared) = &prepared {
             let mut idx = lock(&self.index);
             match prepared.allocate(&mut idx, &s.allocated, n) {
                 Err(e) => return Status::error(e),
@@ -512,11 +573,32 @@ impl DynamicResources {
     }
 }
 
+impl DynamicResources {
+    /// The node claim for `set` and the allocator for the pod's claims with it (last).
+    fn extended_variant(
+        &self,
+        s: &StateData,
+        e: &extended_resources::Extended,
+        pod: &PodInfo,
+        set: &[usize],
+    ) -> Arc<extended_resources::Variant> {
+        e.variant(&pod.pod, set, |claim, classes| {
+            let mut claims: Vec<_> = s.to_allocate.iter().map(|&i| s.claims[i].clone()).collect();
+            claims.push(claim);
+            let mut idx = lock(&self.index);
+            Prepared::new(self.features, classes, &mut idx, &self.cel, claims)
+        })
+    }
+}
+
+/// Reserve's key of the extended resource claim's allocation (after the pod's claims).
+const EXTENDED_INDEX: usize = usize::MAX;
+
 impl FilterPlugin for DynamicResources {
     fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         match state.read::<StateData>(NAME) {
             None => Status::error("reading \"DynamicResources\" from cycleState: not found").into(),
-            Some(s) => self.filter_status(s, node).into(),
+            Some(s) => self.filter_status(s, _pod, node).into(),
         }
     }
 
@@ -538,6 +620,10 @@ impl FilterPlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return 0;
         };
+        if s.extended.is_some() {
+            // Each node's claim depends on its allocatable: `filter` judges them one by one.
+            return 0;
+        }
         let mut idx = lock(&self.index);
         let mut sh = lock(&s.shared);
         let mut k = 0;
@@ -579,7 +665,7 @@ impl PostFilterPlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return (None, Status::error("not found"));
         };
-        if s.claims.is_empty() {
+        if s.claims.is_empty() && s.extended.is_none() {
             return (None, Status::unschedulable("no new claims to deallocate"));
         }
         let unavailable: Vec<usize> = lock(&s.shared).unavailable.iter().copied().collect();
@@ -593,6 +679,14 @@ impl PostFilterPlugin for DynamicResources {
                     Status::unschedulable("deallocation of ResourceClaim completed"),
                 );
             }
+        }
+        if let Some(e) = s.extended.as_ref().filter(|e| e.existing) {
+            // A claim a former cycle created (its binding failed): deleted, to retry anew.
+            lock(&self.deletions).push(e.claim.key());
+            return (
+                None,
+                Status::unschedulable("deletion of ResourceClaim completed"),
+            );
         }
         (None, Status::unschedulable("still not schedulable"))
     }
@@ -699,7 +793,8 @@ impl ReservePlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return Status::error("not found");
         };
-        if s.to_allocate.is_empty() {
+        let variant = s.extended.as_ref().and_then(|e| e.variant_for(node));
+        if s.to_allocate.is_empty() && variant.is_none() {
             return Status::success();
         }
         let mut sh = lock(&s.shared);
@@ -710,15 +805,19 @@ impl ReservePlugin for DynamicResources {
         else {
             return Status::error("claim allocation not found for node");
         };
-        let allocs = match &s.prepared {
+        let prepared = match &variant {
+            Some(v) => Some(&v.prepared),
+            None => s.prepared.as_ref(),
+        };
+        let allocs = match prepared {
             Some(p) => p.materialize(&lock(&self.index), node, picks),
             None => Vec::new(),
         };
-        if allocs.len() != s.to_allocate.len() {
+        let want = s.to_allocate.len() + usize::from(variant.is_some());
+        if allocs.len() != want {
             return Status::error(format!(
-                "internal error, have {} allocations, {} claims to allocate",
+                "internal error, have {} allocations, {want} claims to allocate",
                 allocs.len(),
-                s.to_allocate.len()
             ));
         }
         let mut reserved = BTreeMap::new();
@@ -732,6 +831,15 @@ impl ReservePlugin for DynamicResources {
             inf.insert(c.key(), (false, Arc::new(c)));
             reserved.insert(i, allocs[k].clone());
         }
+        if let (Some(v), Some(e)) = (&variant, &s.extended) {
+            // The node's extended resource claim, last: in flight under its temporary UID.
+            let a = allocs[s.to_allocate.len()].clone();
+            let mut c = (*v.claim).clone();
+            c.metadata.add_finalizer(FINALIZER);
+            c.status.allocation = Some(a.clone());
+            inf.insert(e.in_flight_key(), (false, Arc::new(c)));
+            reserved.insert(EXTENDED_INDEX, a);
+        }
         sh.reserved = Some((node.to_string(), reserved));
         Status::success()
     }
@@ -743,6 +851,16 @@ impl ReservePlugin for DynamicResources {
         let mut inf = lock(&self.in_flight);
         for c in &s.claims {
             inf.remove(&c.key());
+        }
+        if let Some(e) = &s.extended {
+            inf.remove(&e.in_flight_key());
+            // `unreserveExtendedResourceClaim`: a claim PreBind created is deleted.
+            if lock(&e.written).take().is_some() {
+                let objects = lock(&self.objects).clone();
+                if let Some(c) = objects.and_then(|o| extended_resources::find_claim(&pod.pod, &o)) {
+                    lock(&self.deletions).push(c.key());
+                }
+            }
         }
         let mut sh = lock(&s.shared);
         sh.reserved = None;
@@ -762,13 +880,14 @@ impl PreBindPlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return Status::error("not found");
         };
-        if s.claims.is_empty() {
+        if s.claims.is_empty() && s.extended.is_none() {
             return Status::success();
         }
+        let variant = s.extended.as_ref().and_then(|e| e.variant_for(node));
         let mut sh = lock(&s.shared);
         let reserved = match &sh.reserved {
             Some((n, r)) if n == node => r.clone(),
-            Some(_) | None if !s.to_allocate.is_empty() => {
+            Some(_) | None if !s.to_allocate.is_empty() || variant.is_some() => {
                 return Status::error("claim allocation not found for node")
             }
             _ => BTreeMap::new(),
@@ -805,7 +924,17 @@ impl PreBindPlugin for DynamicResources {
             });
             written.push(c);
         }
+        if let (Some(v), Some(e)) = (&variant, &s.extended) {
+            let st = extended_resources::pre_bind(v, e, reserved.get(&EXTENDED_INDEX), pod, node);
+            if !st.is_success() {
+                return st;
+            }
+        }
         let mut inf = lock(&self.in_flight);
+        if let Some(e) = &s.extended {
+            // The engine creates the claim with this cycle's writes (see `pre_bind`).
+            inf.remove(&e.in_flight_key());
+        }
         for c in &written {
             inf.insert(c.key(), (true, Arc::new(c.clone())));
         }
