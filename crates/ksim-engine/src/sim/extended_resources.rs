@@ -35,6 +35,7 @@ impl Simulation {
         let name = self.generated_claim_name(&ns, &base);
         claim.metadata.name = name.clone();
         claim.metadata.creation_timestamp = Some(crate::time::rfc3339(self.now));
+        ksim_api::resource::default_resource_claim(&mut claim);
         let watch = [(ObjectKind::ResourceClaim, ns, name.clone())];
         self.change_objects(&watch, |objs| {
             objs.put_object(ApiObject::ResourceClaim(claim))

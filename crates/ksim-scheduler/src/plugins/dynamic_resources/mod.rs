@@ -1056,6 +1056,8 @@ mod plugin_table_cases;
 #[cfg(test)]
 mod plugin_table_device_taints;
 #[cfg(test)]
+mod plugin_table_extended_resources;
+#[cfg(test)]
 mod plugin_table_hints;
 #[cfg(test)]
 mod plugin_table_scoring;
