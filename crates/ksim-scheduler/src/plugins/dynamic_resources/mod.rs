@@ -1058,6 +1058,8 @@ mod plugin_table_device_taints;
 #[cfg(test)]
 mod plugin_table_extended_resources;
 #[cfg(test)]
+mod extended_resources_tests;
+#[cfg(test)]
 mod plugin_table_hints;
 #[cfg(test)]
 mod plugin_table_scoring;
