@@ -12,7 +12,9 @@ use common::dra::{class_for, config, node, node_with, slice, try_sim};
 use ksim_api::object::ApiObject;
 use ksim_api::version::KubernetesVersion;
 use ksim_api::Pod;
-use ksim_engine::{AttemptResult, InputEvent, Record, SimDuration, SimError, SimTime, Simulation, TimedEvent};
+use ksim_engine::{
+    AttemptResult, InputEvent, Record, SimDuration, SimError, SimTime, Simulation, TimedEvent,
+};
 use ksim_scheduler::framework::Registry;
 use serde_json::json;
 
@@ -114,7 +116,12 @@ fn ext_claims(sim: &Simulation) -> Vec<(String, String, Vec<String>, Vec<String>
                         .collect()
                 })
                 .unwrap_or_default();
-            let rf = c.status.reserved_for.iter().map(|r| r.name.clone()).collect();
+            let rf = c
+                .status
+                .reserved_for
+                .iter()
+                .map(|r| r.name.clone())
+                .collect();
             (c.metadata.name.clone(), owner, devices, rf)
         })
         .collect()
@@ -185,7 +192,10 @@ fn extended_resources_are_served_by_the_device_plugin_and_by_dra_devices() {
             let c = claims.iter().find(|c| &c.1 == p).expect("the pod's claim");
             // generateName `<pod>-extended-resources-` and 5 characters of upstream's alphabet.
             let base = format!("{p}-extended-resources-");
-            assert!(c.0.starts_with(&base) && c.0.len() == base.len() + 5, "{c:?}");
+            assert!(
+                c.0.starts_with(&base) && c.0.len() == base.len() + 5,
+                "{c:?}"
+            );
             assert!(c.0[base.len()..]
                 .bytes()
                 .all(|b| b"bcdfghjklmnpqrstvwxz2456789".contains(&b)));
@@ -253,7 +263,9 @@ fn with_the_gate_off_the_class_is_refused_naming_the_field_and_the_gate() {
     assert!(
         msg.contains("DeviceClass gpu")
             && msg.contains("spec.extendedResourceName")
-            && msg.contains("the DRAExtendedResource feature gate is off in this run (Kubernetes v1.35)"),
+            && msg.contains(
+                "the DRAExtendedResource feature gate is off in this run (Kubernetes v1.35)"
+            ),
         "{msg}"
     );
 }

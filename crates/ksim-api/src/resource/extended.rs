@@ -14,7 +14,8 @@ pub const RESOURCE_DEVICE_CLASS_PREFIX: &str = "deviceclass.resource.kubernetes.
 
 /// `resourceapi.ExtendedResourceClaimAnnotation`: set to `"true"` on the claim the scheduler
 /// creates for a pod's extended resources.
-pub const EXTENDED_RESOURCE_CLAIM_ANNOTATION: &str = "resource.kubernetes.io/extended-resource-claim";
+pub const EXTENDED_RESOURCE_CLAIM_ANNOTATION: &str =
+    "resource.kubernetes.io/extended-resource-claim";
 
 /// `v1.PodExtendedResourceClaimStatus`: the claim that serves a pod's extended resources, and
 /// which container's request of which resource maps to which device request of it.

@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use ksim_api::object::{ApiObject, ObjectKind};
-use ksim_api::resource::extended::{ContainerExtendedResourceRequest, PodExtendedResourceClaimStatus};
+use ksim_api::resource::extended::{
+    ContainerExtendedResourceRequest, PodExtendedResourceClaimStatus,
+};
 use ksim_api::resource::ResourceClaim;
 
 use super::{PodId, PodPhase, Simulation};

@@ -204,7 +204,11 @@ impl Simulation {
         };
         let mut keys = dr.take_deallocations();
         // PostFilter's deletion of a stale extended resource claim rides along, marked.
-        keys.extend(dr.take_deletions().into_iter().map(|k| format!("{DELETE}{k}")));
+        keys.extend(
+            dr.take_deletions()
+                .into_iter()
+                .map(|k| format!("{DELETE}{k}")),
+        );
         keys
     }
 
@@ -234,7 +238,9 @@ impl Simulation {
             .plugin(dynamic_resources::NAME)
             .and_then(|p| p.as_any())
             .and_then(|a| a.downcast_ref::<DynamicResources>());
-        let list = dr.map(DynamicResources::take_unreservations).unwrap_or_default();
+        let list = dr
+            .map(DynamicResources::take_unreservations)
+            .unwrap_or_default();
         // `unreserveExtendedResourceClaim`: the extended resource claim PreBind created goes.
         for key in dr.map(DynamicResources::take_deletions).unwrap_or_default() {
             self.delete_claim(&key);

@@ -127,8 +127,9 @@ pub fn class_for(resource: &str) -> ApiObject {
 /// [`node`] whose device plugin advertises `n` of the extended resource `resource`.
 pub fn node_with(name: &str, resource: &str, n: u32) -> Node {
     let mut node = node(name);
-    node.status
-        .capacity
-        .insert(resource.to_string(), ksim_api::Quantity::from_value(i64::from(n)));
+    node.status.capacity.insert(
+        resource.to_string(),
+        ksim_api::Quantity::from_value(i64::from(n)),
+    );
     node
 }

@@ -43,7 +43,10 @@ pub const SPECIAL_CLAIM_NAME: &str = "<extended-resources>";
 /// The implicit `deviceclass.resource.kubernetes.io/<class>` names its class; an explicit
 /// `spec.extendedResourceName` shared by several classes resolves to the newest class, the
 /// lowest name among equally old ones (upstream `ExtendedResourceCache`).
-pub fn device_class_for<'a>(classes: &'a DraMap<DeviceClass>, name: &str) -> Option<&'a DeviceClass> {
+pub fn device_class_for<'a>(
+    classes: &'a DraMap<DeviceClass>,
+    name: &str,
+) -> Option<&'a DeviceClass> {
     if let Some(class) = name.strip_prefix(RESOURCE_DEVICE_CLASS_PREFIX) {
         return classes.get(class).map(|c| &**c);
     }
@@ -194,7 +197,10 @@ impl Extended {
     /// The in-flight key of this pod's claim in Reserve (the in-memory claim has no name of
     /// its own; upstream keys it by its temporary UID).
     pub fn in_flight_key(&self) -> String {
-        format!("{}/{}", self.claim.metadata.namespace, self.claim.metadata.uid)
+        format!(
+            "{}/{}",
+            self.claim.metadata.namespace, self.claim.metadata.uid
+        )
     }
 
     /// `filterExtendedResources` for one node.
@@ -393,9 +399,7 @@ pub(super) fn pre_bind(
 ) -> crate::framework::Status {
     use crate::framework::Status;
     let Some(a) = allocation else {
-        return Status::error(format!(
-            "extended resource claim not found for node {node}"
-        ));
+        return Status::error(format!("extended resource claim not found for node {node}"));
     };
     if v.mappings.is_empty() {
         return Status::error(format!(

@@ -47,8 +47,10 @@ fn pod(cs: &[C<'_>]) -> Pod {
             }
         }
     }
-    serde_json::from_value(json!({"metadata": {"name": "my-pod", "namespace": "default"},
-        "spec": {"containers": containers, "initContainers": init}}))
+    serde_json::from_value(
+        json!({"metadata": {"name": "my-pod", "namespace": "default"},
+        "spec": {"containers": containers, "initContainers": init}}),
+    )
     .expect("pod")
 }
 
@@ -174,7 +176,11 @@ fn create_requests_and_mappings_mappings() {
         ]
     );
     // "one container, one explicit and one implicit request".
-    let implicit = [(GPU, "class"), (INIT, "classInit"), (IMPLICIT_INIT, "classInit")];
+    let implicit = [
+        (GPU, "class"),
+        (INIT, "classInit"),
+        (IMPLICIT_INIT, "classInit"),
+    ];
     let p = pod(&[C::Init(&[(INIT, "1"), (IMPLICIT_INIT, "2")])]);
     assert_eq!(
         mappings(&p, &implicit),
@@ -240,7 +246,10 @@ fn class(name: &str, resource: Option<&str>, created: &str) -> (String, Arc<Devi
     if let Some(r) = resource {
         v["spec"] = json!({"extendedResourceName": r});
     }
-    (name.into(), Arc::new(serde_json::from_value(v).expect("class")))
+    (
+        name.into(),
+        Arc::new(serde_json::from_value(v).expect("class")),
+    )
 }
 
 /// `ExtendedResourceCache.updateResourceName2class`: among classes naming the same resource,

@@ -857,7 +857,8 @@ impl ReservePlugin for DynamicResources {
             // `unreserveExtendedResourceClaim`: a claim PreBind created is deleted.
             if lock(&e.written).take().is_some() {
                 let objects = lock(&self.objects).clone();
-                if let Some(c) = objects.and_then(|o| extended_resources::find_claim(&pod.pod, &o)) {
+                if let Some(c) = objects.and_then(|o| extended_resources::find_claim(&pod.pod, &o))
+                {
                     lock(&self.deletions).push(c.key());
                 }
             }
@@ -1050,6 +1051,8 @@ mod allocator_table_pools;
 #[cfg(test)]
 mod allocator_table_prioritized;
 #[cfg(test)]
+mod extended_resources_tests;
+#[cfg(test)]
 mod plugin_table;
 #[cfg(test)]
 mod plugin_table_cases;
@@ -1057,8 +1060,6 @@ mod plugin_table_cases;
 mod plugin_table_device_taints;
 #[cfg(test)]
 mod plugin_table_extended_resources;
-#[cfg(test)]
-mod extended_resources_tests;
 #[cfg(test)]
 mod plugin_table_hints;
 #[cfg(test)]

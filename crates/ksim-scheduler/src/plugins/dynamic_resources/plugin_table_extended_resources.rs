@@ -13,11 +13,11 @@ use ksim_api::resource::{DeviceClass, ResourceClaim};
 use ksim_api::Pod;
 use serde_json::{json, Value};
 
-use super::plugin_table::{
-    check_steps, cmp_all, device_class, node, parse, run, slice, stored_form,
-    worker_node_slice, Case, Run, CLASS, POD_UID, W,
-};
 use super::extended_resources::SPECIAL_CLAIM_NAME;
+use super::plugin_table::{
+    check_steps, cmp_all, device_class, node, parse, run, slice, stored_form, worker_node_slice,
+    Case, Run, CLASS, POD_UID, W,
+};
 
 const GPU: &str = "example.com/gpu";
 const GPU2: &str = "example.com/gpu2";
@@ -34,13 +34,17 @@ fn pod_req(containers: &[&[(&str, &str)]]) -> Pod {
         .iter()
         .enumerate()
         .map(|(i, reqs)| {
-            let r: serde_json::Map<String, Value> =
-                reqs.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            let r: serde_json::Map<String, Value> = reqs
+                .iter()
+                .map(|(k, v)| (k.to_string(), json!(v)))
+                .collect();
             json!({"name": format!("con{i}"), "resources": {"requests": r}})
         })
         .collect();
-    parse(json!({"metadata": {"name": "my-pod", "namespace": "default", "uid": POD_UID},
-        "spec": {"containers": cs}}))
+    parse(
+        json!({"metadata": {"name": "my-pod", "namespace": "default", "uid": POD_UID},
+        "spec": {"containers": cs}}),
+    )
 }
 
 /// `podWithExtendedResourceName`.
@@ -78,8 +82,10 @@ fn ext_claim(
 ) -> ResourceClaim {
     let reqs: Vec<Value> = requests
         .iter()
-        .map(|(n, c, k)| json!({"name": n, "exactly": {"deviceClassName": c,
-            "allocationMode": "ExactCount", "count": k}}))
+        .map(|(n, c, k)| {
+            json!({"name": n, "exactly": {"deviceClassName": c,
+            "allocationMode": "ExactCount", "count": k}})
+        })
         .collect();
     let res: Vec<Value> = results
         .iter()

@@ -53,7 +53,11 @@ mod tests {
     }
 
     /// Filter's status for `requests` on the node (which runs a pod requesting `existing`).
-    fn filter(gate: bool, requests: serde_json::Value, existing: serde_json::Value) -> (Code, String) {
+    fn filter(
+        gate: bool,
+        requests: serde_json::Value,
+        existing: serde_json::Value,
+    ) -> (Code, String) {
         let node: ksim_api::Node = serde_json::from_value(json!({
             "metadata": {"name": "n"},
             "status": {"allocatable": {"cpu": "10m", "memory": "20", "pods": "32",
@@ -88,7 +92,10 @@ mod tests {
         .expect("plugin");
         let pod = pod("p", "", requests);
         let mut state = CycleState::new();
-        let (_, st) = p.as_pre_filter().expect("prefilter").pre_filter(&mut state, &pod, &snapshot);
+        let (_, st) = p
+            .as_pre_filter()
+            .expect("prefilter")
+            .pre_filter(&mut state, &pod, &snapshot);
         assert!(st.is_success(), "{st}");
         let st = p
             .as_filter()
@@ -106,20 +113,32 @@ mod tests {
 
     #[test]
     fn extended_resource_backed_by_dra() {
-        let (code, m) = filter(true, json!({"cpu": "1m", "memory": "1", DRA: "1"}), json!({}));
+        let (code, m) = filter(
+            true,
+            json!({"cpu": "1m", "memory": "1", DRA: "1"}),
+            json!({}),
+        );
         assert_eq!(code, Code::Success, "{m}");
     }
 
     #[test]
     fn extended_resource_backed_by_dra_not_enabled() {
-        let (code, m) = filter(false, json!({"cpu": "1m", "memory": "1", DRA: "1"}), json!({}));
+        let (code, m) = filter(
+            false,
+            json!({"cpu": "1m", "memory": "1", DRA: "1"}),
+            json!({}),
+        );
         assert_eq!(code, Code::UnschedulableAndUnresolvable);
         assert_eq!(m, format!("Insufficient {DRA}"));
     }
 
     #[test]
     fn extended_resource_not_backed_by_dra() {
-        let (code, m) = filter(true, json!({"cpu": "1m", "memory": "1", "example.com/bbb": "1"}), json!({}));
+        let (code, m) = filter(
+            true,
+            json!({"cpu": "1m", "memory": "1", "example.com/bbb": "1"}),
+            json!({}),
+        );
         assert_eq!(code, Code::UnschedulableAndUnresolvable);
         assert_eq!(m, "Insufficient example.com/bbb");
     }
@@ -132,7 +151,11 @@ mod tests {
 
     #[test]
     fn extended_resource_was_backed_by_device_plugin_allocatable_0_global_cache() {
-        let (code, m) = filter(true, json!({"example.com/aaa": "1"}), json!({"example.com/aaa": "0"}));
+        let (code, m) = filter(
+            true,
+            json!({"example.com/aaa": "1"}),
+            json!({"example.com/aaa": "0"}),
+        );
         assert_eq!(code, Code::Success, "{m}");
     }
 

@@ -90,4 +90,3 @@ fn requested_resources_increased(
         .iter()
         .any(|(name, q)| *q != 0 && n.scalar(name) > o.scalar(name))
 }
-

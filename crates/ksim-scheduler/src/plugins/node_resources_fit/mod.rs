@@ -666,7 +666,10 @@ impl PreFilterPlugin for Fit {
                 true => dra_extended::backed(pod, snapshot),
                 false => Vec::new(),
             };
-            let s = PreFilterState { checks_scalar, dra_backed };
+            let s = PreFilterState {
+                checks_scalar,
+                dra_backed,
+            };
             state.write(PRE_FILTER_KEY, s);
         }
         (None, Status::success())
