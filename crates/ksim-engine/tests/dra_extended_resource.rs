@@ -127,9 +127,12 @@ fn ext_claims(sim: &Simulation) -> Vec<(String, String, Vec<String>, Vec<String>
         .collect()
 }
 
+/// A request mapping: (container, resource, request).
+type Mapping = (String, String, String);
+
 /// The bound pod `name`'s `status.extendedResourceClaimStatus`: claim name and mappings
 /// (container, resource, request).
-fn ext_status(sim: &Simulation, name: &str) -> Option<(String, Vec<(String, String, String)>)> {
+fn ext_status(sim: &Simulation, name: &str) -> Option<(String, Vec<Mapping>)> {
     sim.snapshot()
         .nodes
         .iter()
@@ -204,7 +207,7 @@ fn extended_resources_are_served_by_the_device_plugin_and_by_dra_devices() {
             assert_eq!(c.2.len(), 1, "{c:?}");
             assert!(c.2[0].starts_with(&format!("{node}/gpu-")), "{c:?}");
             assert!(c.2[0].ends_with("/container-0-request-1"), "{c:?}");
-            assert_eq!(c.3, [p.clone()]);
+            assert_eq!(c.3, std::slice::from_ref(p));
             devices.push(c.2[0].clone());
             let (name, mappings) = ext_status(&s, p).expect("status");
             assert_eq!(name, c.0);

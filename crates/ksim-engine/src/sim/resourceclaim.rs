@@ -613,7 +613,7 @@ impl Simulation {
             return Err(Stop::Throttled);
         }
         let base = generate_name(&pod.metadata.name, &rc.name);
-        let name = self.generated_claim_name(&ns, &base);
+        let name = self.generated_claim_name(ns, &base);
         let mut c = ResourceClaim {
             api_version: ksim_api::resource::API_VERSION.into(),
             kind: "ResourceClaim".into(),
