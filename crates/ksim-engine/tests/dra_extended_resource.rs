@@ -292,3 +292,40 @@ fn without_a_backing_class_an_unadvertised_extended_resource_stays_unschedulable
     assert!(m.contains("1 Insufficient example.com/gpu"), "{m}");
     assert!(ext_claims(&s).is_empty());
 }
+
+#[test]
+fn a_class_created_later_requeues_the_pod_node_resources_fit_rejected() {
+    // No class at first: NodeResourcesFit rejects the pod (`Insufficient example.com/gpu`).
+    // The class's creation at 5 s is an event its DeviceClass hint queues the pod for
+    // (`isSchedulableAfterDeviceClassEvent`), well before the unschedulable pool's 5 min.
+    let create_class = at(
+        5.0,
+        InputEvent::CreateObject {
+            object: Box::new(class_for(GPU)),
+        },
+    );
+    let mut s = try_sim(
+        config(Some(600), None),
+        &Registry::in_tree_for(KubernetesVersion::V1_36),
+        vec![node("n1")],
+        vec![slice("n1", 2)],
+        vec![at(0.0, create(pod("p", 1), None)), create_class],
+    )
+    .expect("simulation");
+    let mut rec = Vec::new();
+    run_to(&mut s, 4.0, &mut rec);
+    let (r, m) = last_attempt(&rec, "p").expect("attempted");
+    assert_eq!(r, AttemptResult::Unschedulable);
+    assert!(m.contains("1 Insufficient example.com/gpu"), "{m}");
+    run_to(&mut s, 30.0, &mut rec);
+    let bound_at = rec.iter().find_map(|r| match r {
+        Record::PodBound { at, name, .. } if name == "p" => Some(*at),
+        _ => None,
+    });
+    let t = bound_at.expect("p bound after the class appeared");
+    assert!(
+        t >= SimTime::from_secs(5) && t < SimTime::from_secs(20),
+        "{t}"
+    );
+    assert_eq!(ext_claims(&s).len(), 1);
+}

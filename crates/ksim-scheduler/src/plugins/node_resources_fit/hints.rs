@@ -1,17 +1,35 @@
 //! NodeResourcesFit's queueing hints (`EventsToRegister`, `isSchedulableAfterPodEvent`,
-//! `isSchedulableAfterNodeChange`).
+//! `isSchedulableAfterNodeChange`, and with DRAExtendedResource
+//! `isSchedulableAfterDeviceClassEvent`).
 
 use super::*;
 
 impl EnqueueExtensions for Fit {
     fn events(&self) -> &'static [ClusterEventKind] {
+        use ksim_api::object::ObjectKind::DeviceClass;
+        use ClusterEventKind::{
+            AssignedPodDelete, NodeAdd, NodeUpdateAllocatable, Object, UnscheduledPodDelete,
+        };
         // With queueing hints on, upstream registers pod deletion (and scale-down) and node
-        // add / allocatable change only.
+        // add / allocatable change only; with DRAExtendedResource, DeviceClass add / update
+        // too (a pod may wait for a class to back its extended resource).
+        const ADD: crate::framework::ObjectAction = crate::framework::ObjectAction::Add;
+        const UPDATE: crate::framework::ObjectAction = crate::framework::ObjectAction::Update;
+        if self.dra_extended {
+            return &[
+                AssignedPodDelete,
+                UnscheduledPodDelete,
+                NodeAdd,
+                NodeUpdateAllocatable,
+                Object(DeviceClass, ADD),
+                Object(DeviceClass, UPDATE),
+            ];
+        }
         &[
-            ClusterEventKind::AssignedPodDelete,
-            ClusterEventKind::UnscheduledPodDelete,
-            ClusterEventKind::NodeAdd,
-            ClusterEventKind::NodeUpdateAllocatable,
+            AssignedPodDelete,
+            UnscheduledPodDelete,
+            NodeAdd,
+            NodeUpdateAllocatable,
         ]
     }
 
@@ -52,8 +70,51 @@ impl EnqueueExtensions for Fit {
                     Some(_) => QueueingHint::Skip,
                 }
             }
+            (
+                ClusterEventKind::Object(ksim_api::object::ObjectKind::DeviceClass, _),
+                ClusterEventObjects::Object {
+                    old,
+                    new: Some(ksim_api::object::ApiObject::DeviceClass(new)),
+                },
+            ) => {
+                let old = match old {
+                    Some(ksim_api::object::ApiObject::DeviceClass(o)) => Some(o),
+                    _ => None,
+                };
+                device_class_hint(pod, old, new)
+            }
             _ => QueueingHint::Queue,
         }
+    }
+}
+
+/// `isSchedulableAfterDeviceClassEvent`: a class that now backs one of the pod's requests
+/// (its `extendedResourceName`, or for a new class its implicit name) may make it fit.
+fn device_class_hint(
+    pod: &PodInfo,
+    old: Option<&ksim_api::resource::DeviceClass>,
+    new: &ksim_api::resource::DeviceClass,
+) -> QueueingHint {
+    let requests = |name: &str| pod.requests.scalar.iter().any(|(n, _)| n == name);
+    match old {
+        Some(o) if o.spec.extended_resource_name == new.spec.extended_resource_name => {
+            return QueueingHint::Skip
+        }
+        Some(_) => {}
+        None => {
+            let implicit = format!(
+                "{}{}",
+                ksim_api::resource::extended::RESOURCE_DEVICE_CLASS_PREFIX,
+                new.metadata.name
+            );
+            if requests(&implicit) {
+                return QueueingHint::Queue;
+            }
+        }
+    }
+    match &new.spec.extended_resource_name {
+        Some(r) if requests(r) => QueueingHint::Queue,
+        _ => QueueingHint::Skip,
     }
 }
 
