@@ -151,3 +151,107 @@ fn requested_resources_increased(
         .iter()
         .any(|(name, q)| *q != 0 && n.scalar(name) > o.scalar(name))
 }
+
+/// Upstream `fit_test.go` `Test_isSchedulableAfterDeviceClassChange`, as facts (the two rows
+/// that pass objects of the wrong Go type have no counterpart).
+#[cfg(test)]
+mod device_class_hint_tests {
+    use super::{device_class_hint, QueueingHint};
+    use crate::pod_info::PodInfo;
+    use serde_json::json;
+
+    /// `newResourcePod(framework.Resource{...})`: one container with these requests.
+    fn pod(requests: serde_json::Value) -> PodInfo {
+        PodInfo::new(
+            serde_json::from_value(json!({"metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": requests}}]}}))
+            .expect("pod"),
+        )
+    }
+
+    fn class(name: &str, resource: Option<&str>) -> ksim_api::resource::DeviceClass {
+        let mut v = json!({"metadata": {"name": name}});
+        if let Some(r) = resource {
+            v["spec"] = json!({"extendedResourceName": r});
+        }
+        serde_json::from_value(v).expect("class")
+    }
+
+    #[test]
+    fn is_schedulable_after_device_class_change() {
+        use QueueingHint::{Queue, Skip};
+        let memory = pod(json!({"memory": "2"}));
+        let implicit = pod(json!({"deviceclass.resource.kubernetes.io/gpuclass": "1"}));
+        let gpu = pod(json!({"example.com/gpu": "1"}));
+        let other = pod(json!({"example.com/othergpu": "1"}));
+        let g = Some("example.com/gpu");
+        let rows: Vec<(&str, &PodInfo, Option<_>, _, QueueingHint)> = vec![
+            (
+                "skip-queue-on-class-nil-extended-resource-name-pointer",
+                &memory,
+                Some(class("", None)),
+                class("", None),
+                Skip,
+            ),
+            (
+                "skip-queue-on-class-same-extended-resource-name-pointer",
+                &memory,
+                Some(class("", g)),
+                class("", g),
+                Skip,
+            ),
+            (
+                "skip-queue-on-class-same-extended-resource-name",
+                &memory,
+                Some(class("", g)),
+                class("", g),
+                Skip,
+            ),
+            (
+                "queue-on-class-add-with-implicit-extended-resource-name",
+                &implicit,
+                None,
+                class("gpuclass", g),
+                Queue,
+            ),
+            (
+                "skip-on-class-add-with-implicit-extended-resource-name-not-matching",
+                &implicit,
+                None,
+                class("myclass", g),
+                Skip,
+            ),
+            (
+                "skip-on-class-add-with-explicit-extended-resource-name-not-matching",
+                &other,
+                None,
+                class("myclass", g),
+                Skip,
+            ),
+            (
+                "skip-on-class-update-with-implicit-extended-resource-name",
+                &implicit,
+                Some(class("gpuclass", None)),
+                class("gpuclass", g),
+                Skip,
+            ),
+            (
+                "queue-on-class-add-with-extended-resource-name",
+                &gpu,
+                None,
+                class("", g),
+                Queue,
+            ),
+            (
+                "queue-on-class-update-with-extended-resource-name",
+                &gpu,
+                Some(class("", Some("example.com/gpu1"))),
+                class("", g),
+                Queue,
+            ),
+        ];
+        for (name, pod, old, new, want) in rows {
+            assert_eq!(device_class_hint(pod, old.as_ref(), &new), want, "{name}");
+        }
+    }
+}
