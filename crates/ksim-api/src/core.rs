@@ -115,6 +115,10 @@ pub struct PodStatus {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub resource_claim_statuses: Vec<crate::resource::PodResourceClaimStatus>,
+    /// DRAExtendedResource: the claim the scheduler created for the pod's extended resources.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extended_resource_claim_status:
+        Option<crate::resource::extended::PodExtendedResourceClaimStatus>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

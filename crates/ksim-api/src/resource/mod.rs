@@ -17,6 +17,7 @@ pub mod binding_conditions;
 pub mod cel_cost;
 mod claim_status;
 pub mod counters;
+pub mod extended;
 pub mod names;
 pub mod taints;
 
@@ -82,7 +83,8 @@ pub struct DeviceClassSpec {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub config: Vec<Value>,
-    /// DRAExtendedResource: refused by validation (not modelled).
+    /// DRAExtendedResource: the extended resource the class's devices serve (see
+    /// [`extended`]); admitted when the gate is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_resource_name: Option<String>,
 }
@@ -651,7 +653,8 @@ pub fn validate_device_class(c: &DeviceClass) -> Result<(), FieldErrors> {
             ),
         ));
     }
-    if c.spec.extended_resource_name.is_some() {
+    if let Some(name) = &c.spec.extended_resource_name {
+        extended::validate_extended_resource_name(&mut errs, "spec.extendedResourceName", name);
         not_modelled(
             &mut errs,
             "spec.extendedResourceName",

@@ -108,11 +108,12 @@ impl Simulation {
     }
 
     /// The pod's claims as they stand in the cluster objects, for [`Record::PodClaims`]; None
-    /// for a pod without `spec.resourceClaims`.
+    /// for a pod without `spec.resourceClaims` nor an extended resource claim.
     pub(super) fn pod_claims_record(&self, pod: PodId) -> Option<Record> {
         let info = &self.pods[pod as usize].info;
         let p = &info.pod;
-        if p.spec.resource_claims.is_empty() {
+        let extended = p.status.extended_resource_claim_status.as_ref();
+        if p.spec.resource_claims.is_empty() && extended.is_none() {
             return None;
         }
         let ns = info.namespace();
@@ -120,11 +121,13 @@ impl Simulation {
             .spec
             .resource_claims
             .iter()
-            .map(|entry| {
-                let name = match claim_name_for(p, entry) {
-                    Ok(Some((n, _))) => n,
-                    _ => String::new(),
-                };
+            .map(|entry| match claim_name_for(p, entry) {
+                Ok(Some((n, _))) => n,
+                _ => String::new(),
+            })
+            // DRAExtendedResource: the claim the scheduler created, after the pod's own.
+            .chain(extended.map(|x| x.resource_claim_name.clone()))
+            .map(|name| {
                 let devices = self
                     .snapshot
                     .objects

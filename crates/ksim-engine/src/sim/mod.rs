@@ -59,6 +59,7 @@ mod devices;
 mod devicetainteviction;
 mod disruption;
 mod dra_binding;
+mod extended_resources;
 mod fork;
 mod hints;
 mod live;

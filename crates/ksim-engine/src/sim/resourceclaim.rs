@@ -71,6 +71,9 @@ pub const CONTROLLER_NAME: &str = "resourceclaim-controller";
 const MAX_BASE_LEN: usize = 57;
 
 /// Upstream's `utilrand` alphabet.
+/// Marks a deletion among the keys [`Simulation::take_dra_deallocations`] hands on.
+const DELETE: &str = "delete:";
+
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// The work queue's per-item backoff (`DefaultControllerRateLimiter`): 5 ms doubling.
@@ -192,16 +195,30 @@ impl Simulation {
         &self,
         fwk: &ksim_scheduler::framework::Framework,
     ) -> Vec<String> {
-        fwk.plugin(dynamic_resources::NAME)
+        let Some(dr) = fwk
+            .plugin(dynamic_resources::NAME)
             .and_then(|p| p.as_any())
             .and_then(|a| a.downcast_ref::<DynamicResources>())
-            .map(DynamicResources::take_deallocations)
-            .unwrap_or_default()
+        else {
+            return Vec::new();
+        };
+        let mut keys = dr.take_deallocations();
+        // PostFilter's deletion of a stale extended resource claim rides along, marked.
+        keys.extend(
+            dr.take_deletions()
+                .into_iter()
+                .map(|k| format!("{DELETE}{k}")),
+        );
+        keys
     }
 
     /// Writes PostFilter's deallocations (each a ResourceClaim Update event).
     pub(super) fn apply_dra_deallocations(&mut self, keys: &[String]) {
         for key in keys {
+            if let Some(key) = key.strip_prefix(DELETE) {
+                self.delete_claim(key);
+                continue;
+            }
             let Some(c) = self.snapshot.objects.dra.resource_claims.get(key).cloned() else {
                 continue;
             };
@@ -217,12 +234,17 @@ impl Simulation {
     /// deleting the pod's `reservedFor` entry): each claim loses the pod's reservation (an
     /// Update event; the claim's sync then deallocates a claim left without consumers).
     pub(super) fn apply_dra_unreservations(&mut self, fwk: &ksim_scheduler::framework::Framework) {
-        let list = fwk
+        let dr = fwk
             .plugin(dynamic_resources::NAME)
             .and_then(|p| p.as_any())
-            .and_then(|a| a.downcast_ref::<DynamicResources>())
+            .and_then(|a| a.downcast_ref::<DynamicResources>());
+        let list = dr
             .map(DynamicResources::take_unreservations)
             .unwrap_or_default();
+        // `unreserveExtendedResourceClaim`: the extended resource claim PreBind created goes.
+        for key in dr.map(DynamicResources::take_deletions).unwrap_or_default() {
+            self.delete_claim(&key);
+        }
         for (key, uid) in list {
             let Some(c) = self.snapshot.objects.dra.resource_claims.get(&key).cloned() else {
                 continue;
@@ -234,6 +256,22 @@ impl Simulation {
             c.status.reserved_for.retain(|r| r.uid != uid);
             self.write_claim(c);
         }
+    }
+
+    /// Deletes the claim `namespace/name` (its finalizer removed first, as upstream's
+    /// `deleteClaim`): a Delete event.
+    pub(super) fn delete_claim(&mut self, key: &str) {
+        let Some((ns, name)) = key.split_once('/') else {
+            return;
+        };
+        let (ns, name) = (ns.to_string(), name.to_string());
+        if !self.snapshot.objects.dra.resource_claims.contains_key(key) {
+            return;
+        }
+        let watch = [(ObjectKind::ResourceClaim, ns.clone(), name.clone())];
+        self.change_objects(&watch, |objs| {
+            objs.delete_object(ObjectKind::ResourceClaim, &ns, &name)
+        });
     }
 
     /// Replaces a claim in the cluster (an Update event, or Add when new).
@@ -267,6 +305,11 @@ impl Simulation {
     /// A pod is gone (ended): each claim it named is synced (its reservation goes, and a
     /// generated claim with it).
     pub(super) fn claims_pod_gone(&mut self, info: &PodInfo) {
+        if let Some(x) = &info.pod.status.extended_resource_claim_status {
+            // `enqueuePod`: the claim the scheduler created for the pod's extended resources.
+            let key = format!("claim:{}/{}", info.namespace(), x.resource_claim_name);
+            self.queue_claim_sync(key, self.now + self.cfg.controller_delay());
+        }
         if info.pod.spec.resource_claims.is_empty() {
             return;
         }
@@ -570,21 +613,7 @@ impl Simulation {
             return Err(Stop::Throttled);
         }
         let base = generate_name(&pod.metadata.name, &rc.name);
-        let name = loop {
-            let suffix: String = (0..5)
-                .map(|_| ALPHABET[self.claims.rng.random_range(0..ALPHABET.len())] as char)
-                .collect();
-            let name = format!("{base}{suffix}");
-            if !self
-                .snapshot
-                .objects
-                .dra
-                .resource_claims
-                .contains_key(&format!("{ns}/{name}"))
-            {
-                break name;
-            }
-        };
+        let name = self.generated_claim_name(ns, &base);
         let mut c = ResourceClaim {
             api_version: ksim_api::resource::API_VERSION.into(),
             kind: "ResourceClaim".into(),
@@ -610,6 +639,26 @@ impl Simulation {
         ksim_api::resource::default_resource_claim(&mut c);
         self.write_claim(c);
         Ok(Some(name))
+    }
+
+    /// A name from `generateName` `base` (5 characters of upstream's alphabet from the
+    /// controller's RNG stream), not taken in `ns`.
+    pub(super) fn generated_claim_name(&mut self, ns: &str, base: &str) -> String {
+        loop {
+            let suffix: String = (0..5)
+                .map(|_| ALPHABET[self.claims.rng.random_range(0..ALPHABET.len())] as char)
+                .collect();
+            let name = format!("{base}{suffix}");
+            if !self
+                .snapshot
+                .objects
+                .dra
+                .resource_claims
+                .contains_key(&format!("{ns}/{name}"))
+            {
+                return name;
+            }
+        }
     }
 
     /// A pod's sync failed: recorded once per message (upstream's `FailedResourceClaimCreation`

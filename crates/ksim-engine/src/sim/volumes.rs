@@ -132,6 +132,12 @@ impl Simulation {
                 dr.writes_applied(&keys);
             }
         }
+        // DRAExtendedResource: the claim for the pod's extended resources is created now.
+        if let Some((claim, mappings)) =
+            ksim_scheduler::plugins::dynamic_resources::prebind_extended_claim(&state)
+        {
+            self.create_extended_resource_claim(pod, claim, mappings);
+        }
         // DRADeviceBindingConditions: PreBind waits for the devices' binding conditions.
         let state = self.dra_binding_begin(pod, node, fwk, state, obs)?;
         self.pre_bind_volumes(pod, node, state, obs)

@@ -112,3 +112,24 @@ pub fn try_sim(
     sim.add_source(Box::new(VecSource::new(events)))?;
     Ok(sim)
 }
+
+/// DeviceClass `gpu` (selecting [`DRIVER`]) backing the extended resource `resource`
+/// (DRAExtendedResource's `spec.extendedResourceName`).
+pub fn class_for(resource: &str) -> ApiObject {
+    object(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}],
+                 "extendedResourceName": resource}}),
+    )
+}
+
+/// [`node`] whose device plugin advertises `n` of the extended resource `resource`.
+pub fn node_with(name: &str, resource: &str, n: u32) -> Node {
+    let mut node = node(name);
+    node.status.capacity.insert(
+        resource.to_string(),
+        ksim_api::Quantity::from_value(i64::from(n)),
+    );
+    node
+}

@@ -43,6 +43,7 @@ pub mod binding_conditions;
 pub mod cel;
 mod constraint;
 mod device_taints;
+pub mod extended_resources;
 pub mod index;
 mod node_selector;
 mod partitionable;
@@ -79,6 +80,7 @@ pub const NAME: &str = "DynamicResources";
 pub const MODELLED_GATES: &[&str] = &[
     "DRADeviceBindingConditions",
     "DRADeviceTaints",
+    "DRAExtendedResource",
     "DRAPartitionableDevices",
 ];
 
@@ -106,6 +108,11 @@ pub struct DynamicResources {
     /// Claims (`namespace/name`) whose PreBind wait timed out, until seen unallocated
     /// (upstream's `isClaimTimeout` reads the allocation timestamp instead).
     binding_timed_out: Mutex<BTreeSet<String>>,
+    /// DRAExtendedResource ([`extended_resources`]).
+    extended_resource: bool,
+    /// Claims (`namespace/name`) to delete: extended resource claims PostFilter found stale
+    /// or Unreserve created in vain, for the engine to apply.
+    deletions: Mutex<Vec<String>>,
 }
 
 pub fn new(args: &FactoryArgs<'_>) -> Result<PluginRef, String> {
@@ -115,6 +122,7 @@ pub fn new(args: &FactoryArgs<'_>) -> Result<PluginRef, String> {
         args.features.enable_dra_device_binding_conditions
             && args.features.enable_dra_resource_claim_device_status,
     )?;
+    p.extended_resource = args.features.enable_dra_extended_resource;
     Ok(Arc::new(p))
 }
 
@@ -151,7 +159,20 @@ impl DynamicResources {
                 .device_binding_conditions
                 .then_some(binding_conditions::BINDING_TIMEOUT_DEFAULT),
             binding_timed_out: Mutex::new(BTreeSet::new()),
+            extended_resource: false,
+            deletions: Mutex::new(Vec::new()),
         }
+    }
+
+    /// With DRAExtendedResource on or off.
+    pub fn with_extended_resource(mut self, on: bool) -> DynamicResources {
+        self.extended_resource = on;
+        self
+    }
+
+    /// Extended resource claims to delete since the last call, by `namespace/name`.
+    pub fn take_deletions(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.deletions))
     }
 
     /// DRADeviceBindingConditions: how long PreBind waits for the binding conditions of the
@@ -322,6 +343,8 @@ struct StateData {
     /// Per dense id of the plugin's index: allocated in the cluster or in flight.
     allocated: Arc<Vec<bool>>,
     shared: Arc<Mutex<Shared>>,
+    /// DRAExtendedResource: the pod's extended resources backed by DRA.
+    extended: Option<Arc<extended_resources::Extended>>,
 }
 
 #[derive(Default)]
@@ -338,6 +361,20 @@ struct Shared {
     reserved: Option<(String, BTreeMap<usize, AllocationResult>)>,
     /// The claims PreBind wrote.
     written: Vec<ResourceClaim>,
+}
+
+/// The extended resource claim PreBind wrote in this cycle, for the engine to create under a
+/// generated name, and the pod's request mappings (`status.extendedResourceClaimStatus`).
+pub fn prebind_extended_claim(
+    state: &CycleState,
+) -> Option<(
+    ResourceClaim,
+    Vec<ksim_api::resource::extended::ContainerExtendedResourceRequest>,
+)> {
+    let s = state.read::<StateData>(NAME)?;
+    let e = s.extended.as_ref()?;
+    let w = lock(&e.written).clone();
+    w
 }
 
 /// The claims PreBind wrote in this cycle (the API writes the engine applies).
@@ -412,7 +449,11 @@ impl PreFilterPlugin for DynamicResources {
         snapshot: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         state.write(NAME, StateData::default());
-        if pod.pod.spec.resource_claims.is_empty() {
+        let extended = match self.extended_resource && !pod.requests.scalar.is_empty() {
+            true => extended_resources::pre_filter(pod, &snapshot.objects).map(Arc::new),
+            false => None,
+        };
+        if pod.pod.spec.resource_claims.is_empty() && extended.is_none() {
             return (None, Status::skip());
         }
         let objects = snapshot.objects.clone();
@@ -421,11 +462,12 @@ impl PreFilterPlugin for DynamicResources {
             Ok(c) => c,
             Err(e) => return (None, unresolvable(e)),
         };
-        if claims.is_empty() {
+        if claims.is_empty() && extended.is_none() {
             return (None, Status::skip());
         }
         let mut s = StateData {
             available_on: vec![None; claims.len()],
+            extended,
             ..Default::default()
         };
         for (i, claim) in claims.iter().enumerate() {
@@ -485,10 +527,13 @@ impl PreFilterPlugin for DynamicResources {
                 }
             }
         }
-        if !s.to_allocate.is_empty() {
+        if !s.to_allocate.is_empty() || s.extended.is_some() {
             let mut idx = lock(&self.index);
             idx.sync(&objects.dra);
             s.allocated = Arc::new(self.allocated(&mut idx, &objects));
+        }
+        if !s.to_allocate.is_empty() {
+            let mut idx = lock(&self.index);
             let to_allocate = s.to_allocate.iter().map(|&i| claims[i].clone()).collect();
             s.prepared = Some(Arc::new(Prepared::new(
                 self.features,
@@ -520,11 +565,25 @@ fn validate_class(objects: &ClusterObjects, class: &str, request: &str) -> Optio
 }
 
 impl DynamicResources {
-    fn filter_status(&self, s: &StateData, node: &NodeInfo) -> Status {
-        if s.claims.is_empty() {
+    fn filter_status(&self, s: &StateData, pod: &PodInfo, node: &NodeInfo) -> Status {
+        if s.claims.is_empty() && s.extended.is_none() {
             return Status::success();
         }
         let n = &node.node;
+        let mut prepared = s.prepared.clone();
+        if let Some(e) = &s.extended {
+            match e.verdict(&node.allocatable) {
+                extended_resources::NodeVerdict::Reject(msg) => return unresolvable(msg),
+                extended_resources::NodeVerdict::NoClaim if s.claims.is_empty() => {
+                    return Status::success()
+                }
+                extended_resources::NodeVerdict::NoClaim => e.passed(&n.metadata.name, vec![]),
+                extended_resources::NodeVerdict::Dra(set) => {
+                    prepared = Some(self.extended_variant(s, e, pod, &set).prepared.clone());
+                    e.passed(&n.metadata.name, set);
+                }
+            }
+        }
         let unavailable: Vec<usize> = (0..s.claims.len())
             .filter(|&i| {
                 s.available_on[i]
@@ -534,7 +593,7 @@ impl DynamicResources {
             .chain(s.binding_blocked.iter().copied())
             .collect();
         let mut allocations = None;
-        if let Some(prepared) = &s.prepared {
+        if let Some(prepared) = &prepared {
             let mut idx = lock(&self.index);
             match prepared.allocate(&mut idx, &s.allocated, n) {
                 Err(e) => return Status::error(e),
@@ -556,11 +615,32 @@ impl DynamicResources {
     }
 }
 
+impl DynamicResources {
+    /// The node claim for `set` and the allocator for the pod's claims with it (last).
+    fn extended_variant(
+        &self,
+        s: &StateData,
+        e: &extended_resources::Extended,
+        pod: &PodInfo,
+        set: &[usize],
+    ) -> Arc<extended_resources::Variant> {
+        e.variant(&pod.pod, set, |claim, classes| {
+            let mut claims: Vec<_> = s.to_allocate.iter().map(|&i| s.claims[i].clone()).collect();
+            claims.push(claim);
+            let mut idx = lock(&self.index);
+            Prepared::new(self.features, classes, &mut idx, &self.cel, claims)
+        })
+    }
+}
+
+/// Reserve's key of the extended resource claim's allocation (after the pod's claims).
+const EXTENDED_INDEX: usize = usize::MAX;
+
 impl FilterPlugin for DynamicResources {
     fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> FilterResult {
         match state.read::<StateData>(NAME) {
             None => Status::error("reading \"DynamicResources\" from cycleState: not found").into(),
-            Some(s) => self.filter_status(s, node).into(),
+            Some(s) => self.filter_status(s, _pod, node).into(),
         }
     }
 
@@ -582,7 +662,9 @@ impl FilterPlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return 0;
         };
-        if !s.binding_blocked.is_empty() {
+        // Each node's extended resource claim depends on its allocatable: `filter` judges
+        // them one by one.
+        if !s.binding_blocked.is_empty() || s.extended.is_some() {
             return 0;
         }
         let mut idx = lock(&self.index);
@@ -626,7 +708,7 @@ impl PostFilterPlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return (None, Status::error("not found"));
         };
-        if s.claims.is_empty() {
+        if s.claims.is_empty() && s.extended.is_none() {
             return (None, Status::unschedulable("no new claims to deallocate"));
         }
         let unavailable: Vec<usize> = lock(&s.shared).unavailable.iter().copied().collect();
@@ -640,6 +722,14 @@ impl PostFilterPlugin for DynamicResources {
                     Status::unschedulable("deallocation of ResourceClaim completed"),
                 );
             }
+        }
+        if let Some(e) = s.extended.as_ref().filter(|e| e.existing) {
+            // A claim a former cycle created (its binding failed): deleted, to retry anew.
+            lock(&self.deletions).push(e.claim.key());
+            return (
+                None,
+                Status::unschedulable("deletion of ResourceClaim completed"),
+            );
         }
         (None, Status::unschedulable("still not schedulable"))
     }
@@ -746,7 +836,8 @@ impl ReservePlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return Status::error("not found");
         };
-        if s.to_allocate.is_empty() {
+        let variant = s.extended.as_ref().and_then(|e| e.variant_for(node));
+        if s.to_allocate.is_empty() && variant.is_none() {
             return Status::success();
         }
         let mut sh = lock(&s.shared);
@@ -757,15 +848,19 @@ impl ReservePlugin for DynamicResources {
         else {
             return Status::error("claim allocation not found for node");
         };
-        let allocs = match &s.prepared {
+        let prepared = match &variant {
+            Some(v) => Some(&v.prepared),
+            None => s.prepared.as_ref(),
+        };
+        let allocs = match prepared {
             Some(p) => p.materialize(&lock(&self.index), node, picks),
             None => Vec::new(),
         };
-        if allocs.len() != s.to_allocate.len() {
+        let want = s.to_allocate.len() + usize::from(variant.is_some());
+        if allocs.len() != want {
             return Status::error(format!(
-                "internal error, have {} allocations, {} claims to allocate",
+                "internal error, have {} allocations, {want} claims to allocate",
                 allocs.len(),
-                s.to_allocate.len()
             ));
         }
         let mut reserved = BTreeMap::new();
@@ -779,6 +874,15 @@ impl ReservePlugin for DynamicResources {
             inf.insert(c.key(), (false, Arc::new(c)));
             reserved.insert(i, allocs[k].clone());
         }
+        if let (Some(v), Some(e)) = (&variant, &s.extended) {
+            // The node's extended resource claim, last: in flight under its temporary UID.
+            let a = allocs[s.to_allocate.len()].clone();
+            let mut c = (*v.claim).clone();
+            c.metadata.add_finalizer(FINALIZER);
+            c.status.allocation = Some(a.clone());
+            inf.insert(e.in_flight_key(), (false, Arc::new(c)));
+            reserved.insert(EXTENDED_INDEX, a);
+        }
         sh.reserved = Some((node.to_string(), reserved));
         Status::success()
     }
@@ -790,6 +894,17 @@ impl ReservePlugin for DynamicResources {
         let mut inf = lock(&self.in_flight);
         for c in &s.claims {
             inf.remove(&c.key());
+        }
+        if let Some(e) = &s.extended {
+            inf.remove(&e.in_flight_key());
+            // `unreserveExtendedResourceClaim`: a claim PreBind created is deleted.
+            if lock(&e.written).take().is_some() {
+                let objects = lock(&self.objects).clone();
+                if let Some(c) = objects.and_then(|o| extended_resources::find_claim(&pod.pod, &o))
+                {
+                    lock(&self.deletions).push(c.key());
+                }
+            }
         }
         let mut sh = lock(&s.shared);
         sh.reserved = None;
@@ -809,13 +924,14 @@ impl PreBindPlugin for DynamicResources {
         let Some(s) = state.read::<StateData>(NAME) else {
             return Status::error("not found");
         };
-        if s.claims.is_empty() {
+        if s.claims.is_empty() && s.extended.is_none() {
             return Status::success();
         }
+        let variant = s.extended.as_ref().and_then(|e| e.variant_for(node));
         let mut sh = lock(&s.shared);
         let reserved = match &sh.reserved {
             Some((n, r)) if n == node => r.clone(),
-            Some(_) | None if !s.to_allocate.is_empty() => {
+            Some(_) | None if !s.to_allocate.is_empty() || variant.is_some() => {
                 return Status::error("claim allocation not found for node")
             }
             _ => BTreeMap::new(),
@@ -852,7 +968,17 @@ impl PreBindPlugin for DynamicResources {
             });
             written.push(c);
         }
+        if let (Some(v), Some(e)) = (&variant, &s.extended) {
+            let st = extended_resources::pre_bind(v, e, reserved.get(&EXTENDED_INDEX), pod, node);
+            if !st.is_success() {
+                return st;
+            }
+        }
         let mut inf = lock(&self.in_flight);
+        if let Some(e) = &s.extended {
+            // The engine creates the claim with this cycle's writes (see `pre_bind`).
+            inf.remove(&e.in_flight_key());
+        }
         for c in &written {
             inf.insert(c.key(), (true, Arc::new(c.clone())));
         }
@@ -970,6 +1096,8 @@ mod allocator_table_pools;
 #[cfg(test)]
 mod allocator_table_prioritized;
 #[cfg(test)]
+mod extended_resources_tests;
+#[cfg(test)]
 mod plugin_table;
 #[cfg(test)]
 mod plugin_table_binding_conditions;
@@ -977,6 +1105,8 @@ mod plugin_table_binding_conditions;
 mod plugin_table_cases;
 #[cfg(test)]
 mod plugin_table_device_taints;
+#[cfg(test)]
+mod plugin_table_extended_resources;
 #[cfg(test)]
 mod plugin_table_hints;
 #[cfg(test)]

@@ -16,18 +16,10 @@
 //!
 //! Cases not ported, by name:
 //! - gates ksim keeps off and refuses at load time (see docs/dra.md "Refused"):
-//!   DRAExtendedResource: `empty-with-extended-resources-enabled`,
-//!   `extended-resource-name-with-node-resource`, `extended-resource-one-device-plugin-one-dra`,
-//!   `extended-resource-name-with-zero-allocatable`,
-//!   `non-DRA-extended-resource-name-with-zero-allocatable`, `extended-resource-name-no-resource`,
-//!   `extended-resource-name-with-resources`, `implicit-extended-resource-name-with-resources`,
-//!   `implicit-extended-resource-name-two-containers-with-resources`,
-//!   `extended-resource-name-with-resources-fail-patch`,
-//!   `extended-resource-name-with-resources-has-claim`,
-//!   `extended-resource-name-with-resources-delete-claim`, `extended-resource-name-bind-failure`,
-//!   `extended-resource-name-skip-bind`, `extended-resource-name-claim-creation-failure`;
-//!   DRADeviceBindingConditions' rows are in `plugin_table_binding_conditions.rs`, except
-//!   `prebind-fail-with-binding-timeout` (PreBind's wait is the engine's; see there).
+//!   DRAExtendedResource rows are in `plugin_table_extended_resources.rs` (two not ported
+//!   are named there); DRADeviceBindingConditions' rows are in
+//!   `plugin_table_binding_conditions.rs`, except `prebind-fail-with-binding-timeout`
+//!   (PreBind's wait is the engine's; see there).
 //! - upstream plumbing with no ksim counterpart: `DRA-disabled` (DynamicResourceAllocation is
 //!   GA and locked on in v1.35; ksim has no "plugin disabled" mode inside the plugin),
 //!   `canceled`, `timeout`, `timeout_disabled`, `timeout_zero` (`filterTimeout` and a
@@ -63,6 +55,16 @@ use crate::pod_info::PodInfo;
 /// The plugin under test, with the table's gates.
 pub(super) fn plugin(features: Features) -> DynamicResources {
     DynamicResources::with_features(features)
+}
+
+/// What the engine does with PreBind's extended resource claim: created as upstream's fake
+/// API server names it (`generateName` + `0`), stored.
+fn create_extended_claim(state: &CycleState, api: &mut BTreeMap<String, ResourceClaim>) {
+    if let Some((mut c, _)) = super::prebind_extended_claim(state) {
+        c.metadata.name = format!("{}0", c.metadata.generate_name);
+        ksim_api::resource::default_resource_claim(&mut c);
+        api.insert(c.key(), c);
+    }
 }
 
 /// The claims the plugin holds in flight (Reserve → PreBind, upstream `inFlightAllocations`)
@@ -357,6 +359,8 @@ pub(super) struct Case {
     /// Claims whose binding timed out (upstream: an `allocationTimestamp` older than
     /// `bindingTimeout`; ksim: the engine's timer told the plugin).
     pub(super) binding_timed_out: Vec<&'static str>,
+    /// `enableDRAExtendedResource`.
+    pub(super) extended_resource: bool,
 }
 
 impl Default for Case {
@@ -378,6 +382,7 @@ impl Default for Case {
             unreserve_before_prebind: false,
             unreserve_after_bind_failure: false,
             binding_timed_out: vec![],
+            extended_resource: false,
         }
     }
 }
@@ -424,7 +429,7 @@ fn objects_of(
 
 /// Upstream `testPlugin`'s loop for one case.
 pub(super) fn run(case: Case) -> Run {
-    let p = plugin(case.features);
+    let p = plugin(case.features).with_extended_resource(case.extended_resource);
     for name in &case.binding_timed_out {
         p.binding_timed_out(&format!("default/{name}"));
     }
@@ -540,7 +545,9 @@ pub(super) fn run(case: Case) -> Run {
         for c in written {
             api.insert(c.key(), c);
         }
+        create_extended_claim(&state, &mut api);
         p.writes_applied(&keys);
+        p.set_objects(objects_of(&api, &case.classes, &case.slices));
         if case.unreserve_after_bind_failure {
             p.unreserve(&mut state, &pod, &selected);
             r.steps.push(("Unreserve".into(), Status::success()));
@@ -550,6 +557,9 @@ pub(super) fn run(case: Case) -> Run {
                 if let Some(c) = api.get_mut(&key) {
                     c.status.reserved_for.retain(|x| x.uid != uid);
                 }
+            }
+            for key in p.take_deletions() {
+                api.remove(&key);
             }
         }
     } else if potential.is_empty() {
@@ -574,6 +584,9 @@ pub(super) fn run(case: Case) -> Run {
                 c.status.reserved_for.clear();
                 c.status.devices.clear();
             }
+        }
+        for key in p.take_deletions() {
+            api.remove(&key);
         }
     }
     done(r, api)

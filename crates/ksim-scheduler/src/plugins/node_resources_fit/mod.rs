@@ -22,6 +22,8 @@ use crate::resource::{
 };
 
 mod balanced;
+mod dra_extended;
+mod hints;
 mod lanes;
 mod pairs;
 mod quads;
@@ -579,6 +581,9 @@ pub struct Fit {
     ignored_resources: Vec<String>,
     ignored_resource_groups: Vec<String>,
     scorer: ResourceAllocationScorer,
+    /// DRAExtendedResource: extended resources a DeviceClass backs are left to
+    /// DynamicResources on nodes that do not advertise them ([`dra_extended`]).
+    dra_extended: bool,
 }
 
 pub fn new(a: &FactoryArgs<'_>) -> Result<PluginRef, String> {
@@ -617,6 +622,7 @@ pub fn new(a: &FactoryArgs<'_>) -> Result<PluginRef, String> {
         ignored_resources: args.ignored_resources,
         ignored_resource_groups: args.ignored_resource_groups,
         scorer: ResourceAllocationScorer::new(strategy, args.scoring_strategy.resources, false),
+        dra_extended: a.features.enable_dra_extended_resource,
     }))
 }
 
@@ -646,7 +652,7 @@ impl PreFilterPlugin for Fit {
         &self,
         state: &mut CycleState,
         pod: &PodInfo,
-        _: &Snapshot,
+        snapshot: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         // The pod's requests are precomputed in PodInfo. What is stored is whether any of its
         // extended (scalar) requests is checked at all, decided once instead of per node.
@@ -656,7 +662,15 @@ impl PreFilterPlugin for Fit {
                 .scalar
                 .iter()
                 .any(|(name, q)| *q != 0 && !self.ignored(name));
-            state.write(PRE_FILTER_KEY, PreFilterState { checks_scalar });
+            let dra_backed = match self.dra_extended {
+                true => dra_extended::backed(pod, snapshot),
+                false => Vec::new(),
+            };
+            let s = PreFilterState {
+                checks_scalar,
+                dra_backed,
+            };
+            state.write(PRE_FILTER_KEY, s);
         }
         (None, Status::success())
     }
@@ -667,6 +681,8 @@ impl PreFilterPlugin for Fit {
 #[derive(Clone)]
 struct PreFilterState {
     checks_scalar: bool,
+    /// DRAExtendedResource: the pod's requests a DeviceClass backs ([`dra_extended::backed`]).
+    dra_backed: Vec<String>,
 }
 
 const PRE_FILTER_KEY: &str = "PreFilterNodeResourcesFit";
@@ -914,20 +930,18 @@ impl Fit {
     #[inline(never)]
     fn filter_slow(&self, state: &CycleState, pod: &PodInfo, t: Totals<'_>) -> FilterResult {
         let req = &pod.requests;
-        let no_scalar_check = !req.scalar.is_empty()
-            && state
-                .read::<PreFilterState>(PRE_FILTER_KEY)
-                .is_some_and(|s| !s.checks_scalar);
+        let pre = state.read::<PreFilterState>(PRE_FILTER_KEY);
+        let no_scalar_check = !req.scalar.is_empty() && pre.is_some_and(|s| !s.checks_scalar);
         if no_scalar_check && fits_core(req, t) {
             return FilterResult::PASS;
         }
-        self.filter_reasons(pod, t)
+        self.filter_reasons(pod, t, pre.map_or(&[][..], |s| &s.dra_backed))
     }
 
     /// `fitsRequest`: every insufficient resource, in upstream's order.
     #[cold]
     #[inline(never)]
-    fn filter_reasons(&self, pod: &PodInfo, t: Totals<'_>) -> FilterResult {
+    fn filter_reasons(&self, pod: &PodInfo, t: Totals<'_>, dra: &[String]) -> FilterResult {
         let req = &pod.requests;
         // The usual rejection (a full cluster, a pod that must preempt): room for one more pod,
         // no extended requests, short of exactly one core resource. Its status is one of six
@@ -937,12 +951,14 @@ impl Fit {
                 return FilterResult::shared(s);
             }
         }
-        self.fits_request(pod, t)
+        self.fits_request(pod, t, dra)
     }
 
     /// `fitsRequest` built reason by reason (what [`Fit::filter_reasons`] shares when only one
     /// core resource is short).
-    fn fits_request(&self, pod: &PodInfo, t: Totals<'_>) -> FilterResult {
+    /// `dra`: the requests a DeviceClass backs, skipped on a node without allocatable of them
+    /// (`shouldDelegateResourceToDRA`).
+    fn fits_request(&self, pod: &PodInfo, t: Totals<'_>, dra: &[String]) -> FilterResult {
         let req = &pod.requests;
         let (alloc, used) = (t.alloc, t.used);
         // One reason is kept inline: a node short of one resource allocates nothing here.
@@ -977,6 +993,9 @@ impl Fit {
                 continue;
             }
             let a = alloc.scalar(name);
+            if a <= 0 && dra.contains(name) {
+                continue;
+            }
             if *q > a - used.scalar(name) {
                 reasons.push(format!("Insufficient {name}").into());
                 unresolvable |= *q > a;
@@ -1097,94 +1116,6 @@ impl ScorePlugin for Fit {
         self.scorer
             .score_nodes_in_from(state, PRE_SCORE_KEY, snapshot, feasible, out)
     }
-}
-
-impl EnqueueExtensions for Fit {
-    fn events(&self) -> &'static [ClusterEventKind] {
-        // With queueing hints on, upstream registers pod deletion (and scale-down) and node
-        // add / allocatable change only.
-        &[
-            ClusterEventKind::AssignedPodDelete,
-            ClusterEventKind::UnscheduledPodDelete,
-            ClusterEventKind::NodeAdd,
-            ClusterEventKind::NodeUpdateAllocatable,
-        ]
-    }
-
-    fn hint(
-        &self,
-        pod: &PodInfo,
-        kind: ClusterEventKind,
-        objs: &ClusterEventObjects<'_>,
-    ) -> QueueingHint {
-        match (kind, objs) {
-            (
-                ClusterEventKind::AssignedPodDelete | ClusterEventKind::UnscheduledPodDelete,
-                ClusterEventObjects::Pod { old: Some(old), .. },
-            ) => {
-                if old.pod.spec.node_name.is_empty()
-                    && old.pod.status.nominated_node_name.is_empty()
-                {
-                    QueueingHint::Skip
-                } else {
-                    QueueingHint::Queue
-                }
-            }
-            (
-                _,
-                ClusterEventObjects::Node {
-                    old,
-                    new: Some(new),
-                },
-            ) => {
-                if !self.fits_empty_node(pod, new) {
-                    return QueueingHint::Skip;
-                }
-                match old {
-                    None => QueueingHint::Queue,
-                    Some(old) if requested_resources_increased(pod, old, new) => {
-                        QueueingHint::Queue
-                    }
-                    Some(_) => QueueingHint::Skip,
-                }
-            }
-            _ => QueueingHint::Queue,
-        }
-    }
-}
-
-impl Fit {
-    /// upstream `isFit`: the pod fits the node's allocatable with no other pod on it.
-    fn fits_empty_node(&self, pod: &PodInfo, node: &ksim_api::Node) -> bool {
-        let info = NodeInfo::new(std::sync::Arc::new(node.clone()));
-        self.filter(&CycleState::new(), pod, &info).is_success()
-    }
-}
-
-/// upstream `haveAnyRequestedResourcesIncreased`.
-fn requested_resources_increased(
-    pod: &PodInfo,
-    old: &ksim_api::Node,
-    new: &ksim_api::Node,
-) -> bool {
-    let o = crate::resource::Resource::from_list(&old.status.allocatable);
-    let n = crate::resource::Resource::from_list(&new.status.allocatable);
-    if n.allowed_pod_number > o.allowed_pod_number {
-        return true;
-    }
-    let r = &pod.requests;
-    if r.milli_cpu == 0 && r.memory == 0 && r.ephemeral_storage == 0 && r.scalar.is_empty() {
-        return false;
-    }
-    if (r.milli_cpu > 0 && n.milli_cpu > o.milli_cpu)
-        || (r.memory > 0 && n.memory > o.memory)
-        || (r.ephemeral_storage > 0 && n.ephemeral_storage > o.ephemeral_storage)
-    {
-        return true;
-    }
-    r.scalar
-        .iter()
-        .any(|(name, q)| *q != 0 && n.scalar(name) > o.scalar(name))
 }
 
 #[cfg(test)]

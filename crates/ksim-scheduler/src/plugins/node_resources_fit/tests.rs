@@ -138,6 +138,7 @@ proptest! {
             ignored_resources: Vec::new(),
             ignored_resource_groups: Vec::new(),
             scorer: ResourceAllocationScorer::new(super::Strategy::LeastAllocated, Vec::new(), false),
+            dra_extended: false,
         };
         let mut pod = PodInfo::new(ksim_api::Pod::default());
         (pod.requests.milli_cpu, pod.requests.memory, pod.requests.ephemeral_storage) = req;
@@ -161,8 +162,8 @@ proptest! {
             fit.filter(&state, &pod, &node).is_success()
         );
         let named = |r: FilterResult| r.map_rejection(|s| s.with_plugin(NAME));
-        let got = named(fit.filter_reasons(&pod, Totals::of(&node)));
-        let want = named(fit.fits_request(&pod, Totals::of(&node)));
+        let got = named(fit.filter_reasons(&pod, Totals::of(&node), &[]));
+        let want = named(fit.fits_request(&pod, Totals::of(&node), &[]));
         prop_assert_eq!(got, want);
     }
 }
