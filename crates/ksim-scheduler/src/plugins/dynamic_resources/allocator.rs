@@ -42,14 +42,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ksim_api::resource::{
-    AllocationResult, DeviceAllocationResult, DeviceClass, DeviceRequestAllocationResult,
-    DeviceSelector, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL,
+    AllocationResult, CapacityRequirements, DeviceAllocationResult, DeviceClass,
+    DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL,
     MODE_EXACT_COUNT,
 };
 use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
+use super::consumable_capacity as cc;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
 use crate::cluster_objects::DraMap;
@@ -62,14 +63,17 @@ pub struct Features {
     pub admin_access: bool,
     /// DRAPrioritizedList (`firstAvailable`).
     pub prioritized_list: bool,
+    /// DRAConsumableCapacity (shared devices, capacity requests, `distinctAttribute`).
+    pub consumable_capacity: bool,
 }
 
 impl Default for Features {
-    /// v1.35's and v1.36's defaults: both on.
+    /// v1.35's defaults: admin access and prioritized lists on, consumable capacity off.
     fn default() -> Self {
         Features {
             admin_access: true,
             prioritized_list: true,
+            consumable_capacity: false,
         }
     }
 }
@@ -126,6 +130,8 @@ struct Request {
     admin_access: bool,
     /// ExactCount's `count`.
     count: usize,
+    /// DRAConsumableCapacity: `capacity`.
+    capacity: Option<CapacityRequirements>,
 }
 
 enum Entry {
@@ -155,6 +161,8 @@ pub struct Prepared {
     /// One claim with one ExactCount request, no admin access, no constraints: the search is
     /// first fit without backtracking ([`Prepared::first_fit`]).
     single: bool,
+    /// DRAConsumableCapacity on.
+    consumable: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -172,6 +180,7 @@ fn request(
     count: i64,
     admin_access: bool,
     has_admin_access: bool,
+    capacity: Option<&CapacityRequirements>,
 ) -> Result<Request, String> {
     if let Some(i) = selectors.iter().position(|s| s.cel.is_none()) {
         return Err(format!(
@@ -222,6 +231,7 @@ fn request(
         all,
         admin_access,
         count: count.max(0) as usize,
+        capacity: capacity.cloned(),
     })
 }
 
@@ -265,6 +275,7 @@ impl Prepared {
                                         sub.count,
                                         false,
                                         false,
+                                        sub.capacity.as_ref(),
                                     )
                                 })
                                 .collect(),
@@ -285,6 +296,7 @@ impl Prepared {
                         e.count,
                         e.admin_access.unwrap_or(false),
                         e.admin_access.is_some(),
+                        e.capacity.as_ref(),
                     ))
                 } else {
                     Entry::Err(format!(
@@ -292,7 +304,7 @@ impl Prepared {
                         r.name
                     ))
                 };
-                requests.push(entry);
+                requests.push(cc::gate_off_error(features, &cref, r).map_or(entry, Entry::Err));
             }
             let mut constraints = Ok(Vec::new());
             for (i, c) in claim.spec.devices.constraints.iter().enumerate() {
@@ -300,6 +312,12 @@ impl Prepared {
                     (Some(a), Ok(cs)) => cs.push(ConstraintSpec {
                         requests: c.requests.iter().cloned().collect(),
                         attribute: a.clone(),
+                        distinct: false,
+                    }),
+                    (None, Ok(cs)) if c.distinct_attribute.is_some() => cs.push(ConstraintSpec {
+                        requests: c.requests.iter().cloned().collect(),
+                        attribute: c.distinct_attribute.clone().unwrap_or_default(),
+                        distinct: true,
                     }),
                     (None, Ok(_)) => {
                         constraints = Err(format!(
@@ -315,7 +333,8 @@ impl Prepared {
                 constraints,
             });
         }
-        let quick_reject = quick_reject(&prep);
+        // With DRAConsumableCapacity, capacity decides too: the shortcuts stay off.
+        let quick_reject = quick_reject(&prep) && !features.consumable_capacity;
         let single = quick_reject
             && matches!(prep.as_slice(), [cp] if cp.requests.len() == 1
                 && cp.constraints.as_ref().is_ok_and(Vec::is_empty)
@@ -325,6 +344,7 @@ impl Prepared {
             prep,
             quick_reject,
             single,
+            consumable: features.consumable_capacity,
         }
     }
 
@@ -374,6 +394,7 @@ impl Prepared {
             all_devices: Vec::new(),
             constraints: Vec::new(),
             allocating: Vec::new(),
+            capacity: Vec::new(),
             result: (0..self.claims.len()).map(|_| Vec::new()).collect(),
         };
         s.prepare()?;
@@ -467,14 +488,18 @@ impl Prepared {
                         },
                         None => String::new(),
                     };
-                    DeviceRequestAllocationResult {
+                    let device = &slice.spec.devices[p.device as usize];
+                    let mut r = DeviceRequestAllocationResult {
                         request: name,
                         driver: slice.spec.driver.clone(),
                         pool: slice.spec.pool.name.clone(),
-                        device: slice.spec.devices[p.device as usize].name.clone(),
+                        device: device.name.clone(),
                         admin_access: p.admin_access.then_some(true),
-                        share_id: None,
-                    }
+                        ..Default::default()
+                    };
+                    let req = self.request(ci, p.ri, p.si.unwrap_or(0));
+                    cc::share(self.consumable, &self.claims[ci], req.and_then(|r| r.capacity.as_ref()), device, &mut r);
+                    r
                 })
                 .collect();
             let claim = &self.claims[ci];
@@ -687,6 +712,8 @@ struct Search<'p, 'i> {
     constraints: Vec<Vec<MatchState>>,
     /// Devices picked in this attempt, with the claim that picked them.
     allocating: Vec<(u32, usize)>,
+    /// DRAConsumableCapacity: what this attempt's picks of shared devices consume.
+    capacity: Vec<(u32, cc::Consumed)>,
     result: Vec<Vec<Pick>>,
 }
 
@@ -771,7 +798,7 @@ impl Search<'_, '_> {
                         slice: sj,
                         device: dj,
                     };
-                    if self.selectable(ci, r, loc)? {
+                    if self.selectable(ci, r, loc)? && self.fits(r, loc).is_some() {
                         list.push(loc);
                     }
                 }
@@ -799,6 +826,17 @@ impl Search<'_, '_> {
     fn selectable(&mut self, ci: usize, r: &Request, loc: Loc) -> Result<bool, String> {
         let s = self.slice_of(loc);
         selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)
+    }
+
+    /// DRAConsumableCapacity (`CmpRequestOverCapacity`): `None` when the device at `loc`
+    /// lacks capacity for `r`; `Some(Some(consumed))` for a shared device, `Some(None)`
+    /// otherwise (and always with the gate off).
+    fn fits(&self, r: &Request, loc: Loc) -> Option<Option<cc::Consumed>> {
+        if !self.p.consumable {
+            return Some(None);
+        }
+        let s = self.slice_of(loc);
+        cc::search_fit(self.idx, s, loc.device, r.capacity.as_ref(), &self.capacity)
     }
 
     fn in_use(&self, id: u32) -> bool {
@@ -914,6 +952,9 @@ impl Search<'_, '_> {
                     if !self.selectable(ci, d, loc).map_err(Fail::Fatal)? {
                         continue;
                     }
+                    if self.fits(d, loc).is_none() {
+                        continue;
+                    }
                     if !self.allocate_device(key, loc, false)? {
                         continue;
                     }
@@ -960,6 +1001,9 @@ impl Search<'_, '_> {
         if consumes_counters(self.idx, s, loc.device) {
             return Ok(false);
         }
+        let Some(consumed) = self.fits(d, loc) else {
+            return Ok(false);
+        };
         let (base, sub) = match &d.parent {
             Some(par) => (par.as_str(), Some(d.name.as_str())),
             None => (d.name.as_str(), None),
@@ -989,7 +1033,10 @@ impl Search<'_, '_> {
                 }
             }
         }
-        self.allocating.push((id, ci));
+        match consumed {
+            Some(c) => self.capacity.push((id, c)),
+            None => self.allocating.push((id, ci)),
+        }
         self.result[ci].push(Pick {
             ri,
             si: d.parent.as_ref().map(|_| si),
@@ -1022,6 +1069,8 @@ impl Search<'_, '_> {
         }
         if let Some(i) = self.allocating.iter().rposition(|&x| x == (pick.id, ci)) {
             self.allocating.remove(i);
+        } else if let Some(i) = self.capacity.iter().rposition(|x| x.0 == pick.id) {
+            self.capacity.remove(i);
         }
     }
 }
@@ -1108,7 +1157,7 @@ pub fn allocate_once_with(
         dra.resource_slices
             .insert(format!("{}\u{0}{i:08}", s.metadata.name), s.clone());
     }
-    let mut index = DraIndex::default();
+    let mut index = DraIndex::with_consumable_capacity(features.consumable_capacity);
     index.sync(&dra);
     let ids: Vec<u32> = allocated
         .iter()

@@ -111,14 +111,17 @@ pub(super) const B: &str = "driver-b";
 pub(super) const NONE: Features = Features {
     admin_access: false,
     prioritized_list: false,
+    consumable_capacity: false,
 };
 pub(super) const ADMIN: Features = Features {
     admin_access: true,
     prioritized_list: false,
+    consumable_capacity: false,
 };
 pub(super) const PRIO: Features = Features {
     admin_access: false,
     prioritized_list: true,
+    consumable_capacity: false,
 };
 
 pub(super) fn node(name: &str, region: &str) -> Node {

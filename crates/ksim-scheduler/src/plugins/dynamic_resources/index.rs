@@ -25,6 +25,7 @@ use rustc_hash::FxHashMap;
 
 use super::allocator::{slice_matches_node, DeviceId};
 use super::cel::{device_value, root_context, CelCache, Selector};
+use super::consumable_capacity::{is_share, SharedState};
 use crate::cluster_objects::{DraMap, DraObjects};
 
 /// A pool gathered for one node: its slices as indices into [`DraIndex`]'s slices.
@@ -134,6 +135,8 @@ pub struct DraIndex {
     errors: FxHashMap<(u32, u32), String>,
     /// The CEL root context, made on the first evaluation.
     root: Option<cel::Context<'static, 'static>>,
+    /// DRAConsumableCapacity: the consumed capacity of shared devices.
+    pub(super) shared: SharedState,
 }
 
 // The index lives in the plugin's mutex, so it must be `Send` (the CEL context included).
@@ -143,6 +146,14 @@ const _: fn() = || {
 };
 
 impl DraIndex {
+    /// An empty index; with DRAConsumableCapacity on, results with a `shareID` are shares.
+    pub fn with_consumable_capacity(on: bool) -> DraIndex {
+        DraIndex {
+            shared: SharedState::with_gate(on),
+            ..Default::default()
+        }
+    }
+
     /// Brings the index up to the cluster's DRA objects.
     pub fn sync(&mut self, dra: &DraObjects) {
         let same_slices = self
@@ -154,6 +165,7 @@ impl DraIndex {
             self.claims_seen = DraMap::default();
             self.api_counts = vec![0; self.ids.len()];
             self.api_bits = vec![false; self.ids.len()];
+            self.shared.clear();
         }
         if self.claims_seen.ptr_eq(&dra.resource_claims) {
             return;
@@ -253,7 +265,7 @@ impl DraIndex {
     /// (`GatherAllocatedState`).
     pub(super) fn allocation_ids(&mut self, a: &AllocationResult, out: &mut Vec<u32>) {
         for r in &a.devices.results {
-            if r.admin_access == Some(true) {
+            if r.admin_access == Some(true) || is_share(self.shared.enabled, r) {
                 continue;
             }
             out.push(self.intern(&r.driver, &r.pool, &r.device));
@@ -264,6 +276,12 @@ impl DraIndex {
         let Some(a) = &c.status.allocation else {
             return;
         };
+        if self.shared.enabled {
+            let ids: Vec<u32> = (a.devices.results.iter())
+                .map(|r| self.intern(&r.driver, &r.pool, &r.device))
+                .collect();
+            self.shared.count(a, &ids, i64::from(delta));
+        }
         let mut ids = Vec::new();
         self.allocation_ids(a, &mut ids);
         for id in ids {

@@ -40,6 +40,7 @@
 mod alloc_config;
 pub mod allocator;
 pub mod cel;
+mod consumable_capacity;
 mod constraint;
 pub mod index;
 
@@ -112,7 +113,7 @@ impl DynamicResources {
             in_flight: Mutex::new(BTreeMap::new()),
             objects: Mutex::new(None),
             deallocations: Mutex::new(Vec::new()),
-            index: Mutex::new(DraIndex::default()),
+            index: Mutex::new(DraIndex::with_consumable_capacity(features.consumable_capacity)),
             unreservations: Mutex::new(Vec::new()),
         }
     }
@@ -220,6 +221,7 @@ impl DynamicResources {
                     api.status.allocation.is_none() && api.metadata.uid == c.metadata.uid
                 })
         });
+        consumable_capacity::set_in_flight(idx, &objects.dra, inf.iter().map(|(k, (_, c))| (k, c)));
         if inf.is_empty() {
             return idx.api_allocated();
         }

@@ -366,6 +366,7 @@ impl Default for Case {
             features: Features {
                 admin_access: false,
                 prioritized_list: false,
+                consumable_capacity: false,
             },
             nodes: vec![node("worker")],
             pod: pod_with_claim_name(),

@@ -256,6 +256,7 @@ fn admin_access_cases() {
         features: Features {
             admin_access: admin,
             prioritized_list: false,
+            consumable_capacity: false,
         },
         claims,
         classes: vec![device_class()],
@@ -409,6 +410,7 @@ fn prefilter_rejections() {
             features: Features {
                 admin_access: false,
                 prioritized_list,
+                consumable_capacity: false,
             },
             claims: vec![c],
             classes,
