@@ -894,6 +894,8 @@ mod allocator_table;
 #[cfg(test)]
 mod allocator_table_basic;
 #[cfg(test)]
+mod allocator_table_consumable_capacity;
+#[cfg(test)]
 mod allocator_table_constraints;
 #[cfg(test)]
 mod allocator_table_pools;
