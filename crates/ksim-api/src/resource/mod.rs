@@ -17,7 +17,9 @@ pub mod cel_cost;
 pub mod consumable_capacity;
 pub mod names;
 
-pub use consumable_capacity::{CapacityRequestPolicy, CapacityRequestPolicyRange, CapacityRequirements};
+pub use consumable_capacity::{
+    CapacityRequestPolicy, CapacityRequestPolicyRange, CapacityRequirements,
+};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -114,35 +114,55 @@ fn capacity_requests_and_distinct_attribute_names() {
             .expect("requirements"),
     );
     let e = errors(|errs| validate_capacity_requirements(errs, "r", &c));
-    assert!(e.iter().any(|m| m.contains("r.capacity.requests[\"bad name\"]")), "{e:?}");
     assert!(
-        e.iter().any(|m| m.contains("must be greater than or equal to 0")),
+        e.iter()
+            .any(|m| m.contains("r.capacity.requests[\"bad name\"]")),
+        "{e:?}"
+    );
+    assert!(
+        e.iter()
+            .any(|m| m.contains("must be greater than or equal to 0")),
         "{e:?}"
     );
     let con = |v: serde_json::Value| -> DeviceConstraint { serde_json::from_value(v).expect("c") };
     let ok = con(serde_json::json!({"distinctAttribute": "d.example.com/numa"}));
     assert!(errors(|errs| validate_distinct_attribute(errs, "c", &ok)).is_empty());
     let e = errors(|errs| {
-        validate_distinct_attribute(errs, "c", &con(serde_json::json!({"distinctAttribute": "numa"})))
+        validate_distinct_attribute(
+            errs,
+            "c",
+            &con(serde_json::json!({"distinctAttribute": "numa"})),
+        )
     });
     assert!(
-        e.iter().any(|m| m.contains("c.distinctAttribute: Invalid value: \"numa\"")),
+        e.iter()
+            .any(|m| m.contains("c.distinctAttribute: Invalid value: \"numa\"")),
         "{e:?}"
     );
-    let both = con(serde_json::json!({"distinctAttribute": "d.example.com/numa",
-        "matchAttribute": "d.example.com/numa"}));
+    let both = con(
+        serde_json::json!({"distinctAttribute": "d.example.com/numa",
+        "matchAttribute": "d.example.com/numa"}),
+    );
     let e = errors(|errs| validate_distinct_attribute(errs, "c", &both));
-    assert!(e.iter().any(|m| m.contains("exactly one field must be set")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("exactly one field must be set")),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn allocation_results_carry_share_id_and_consumed_capacity() {
-    let r: crate::resource::DeviceRequestAllocationResult = serde_json::from_value(serde_json::json!({
+    let r: crate::resource::DeviceRequestAllocationResult =
+        serde_json::from_value(serde_json::json!({
         "request": "r", "driver": "d", "pool": "p", "device": "x",
         "shareID": "0d1f0b6a-1111-4c2e-8f00-000000000001",
         "consumedCapacity": {"mem": "2Gi"}}))
-    .expect("result");
-    assert_eq!(r.share_id.as_deref(), Some("0d1f0b6a-1111-4c2e-8f00-000000000001"));
+        .expect("result");
+    assert_eq!(
+        r.share_id.as_deref(),
+        Some("0d1f0b6a-1111-4c2e-8f00-000000000001")
+    );
     assert_eq!(r.consumed_capacity["mem"].value(), 2 << 30);
     let back = serde_json::to_value(&r).expect("json");
     assert_eq!(back["shareID"], "0d1f0b6a-1111-4c2e-8f00-000000000001");

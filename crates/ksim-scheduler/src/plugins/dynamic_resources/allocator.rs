@@ -43,15 +43,15 @@ use std::sync::Arc;
 
 use ksim_api::resource::{
     AllocationResult, CapacityRequirements, DeviceAllocationResult, DeviceClass,
-    DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL,
-    MODE_EXACT_COUNT,
+    DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
+    ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL, MODE_EXACT_COUNT,
 };
 use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
-use super::consumable_capacity as cc;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
+use super::consumable_capacity as cc;
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
@@ -498,7 +498,13 @@ impl Prepared {
                         ..Default::default()
                     };
                     let req = self.request(ci, p.ri, p.si.unwrap_or(0));
-                    cc::share(self.consumable, &self.claims[ci], req.and_then(|r| r.capacity.as_ref()), device, &mut r);
+                    cc::share(
+                        self.consumable,
+                        &self.claims[ci],
+                        req.and_then(|r| r.capacity.as_ref()),
+                        device,
+                        &mut r,
+                    );
                     r
                 })
                 .collect();

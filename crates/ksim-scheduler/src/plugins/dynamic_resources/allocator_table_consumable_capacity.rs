@@ -70,7 +70,9 @@ fn run(c: &Case) -> Result<Option<Vec<AllocationResult>>, String> {
         .collect();
     let none = BTreeSet::new();
     let fast = allocate_once_with(c.features, &classes, &slices, &none, &claims, &c.node, true);
-    let full = allocate_once_with(c.features, &classes, &slices, &none, &claims, &c.node, false);
+    let full = allocate_once_with(
+        c.features, &classes, &slices, &none, &claims, &c.node, false,
+    );
     assert_eq!(fast, full, "shortcut and full search differ");
     fast
 }
@@ -83,7 +85,9 @@ fn shares(r: &[AllocationResult], i: usize) -> Vec<(String, Option<i64>)> {
         .map(|d| {
             (
                 d.device.clone(),
-                d.share_id.as_ref().map(|_| d.consumed_capacity.get("mem").map_or(0, |q| q.value())),
+                d.share_id
+                    .as_ref()
+                    .map(|_| d.consumed_capacity.get("mem").map_or(0, |q| q.value())),
             )
         })
         .collect()
@@ -129,7 +133,10 @@ fn multi_allocatable_device_without_policy_without_capacity_request() {
             claim("claim-0", json!([]), vec![cap_req("req-0", 1, None)]),
             claim("claim-1", json!([]), vec![cap_req("req-0", 1, None)]),
         ],
-        vec![shared_dev("device-1", "8", None), shared_dev("device-2", "8", None)],
+        vec![
+            shared_dev("device-1", "8", None),
+            shared_dev("device-2", "8", None),
+        ],
     );
     let r = run(&c).expect("no error").expect("allocated");
     assert_eq!(shares(&r, 0), vec![s("device-1", 8)]);
@@ -155,7 +162,11 @@ fn multi_allocatable_device_with_policy_without_capacity_request() {
 fn multi_allocatable_device_with_range_policy_step() {
     let p = json!({"default": "2", "validRange": {"min": "2", "max": "8", "step": "2"}});
     let c = case(
-        vec![claim("claim-0", json!([]), vec![cap_req("req-0", 1, Some("3"))])],
+        vec![claim(
+            "claim-0",
+            json!([]),
+            vec![cap_req("req-0", 1, Some("3"))],
+        )],
         vec![shared_dev("device-1", "8", Some(p))],
     );
     let r = run(&c).expect("no error").expect("allocated");
@@ -167,7 +178,11 @@ fn multi_allocatable_device_with_range_policy_step() {
 fn multi_allocatable_device_with_valid_values_policy_round_up() {
     let p = json!({"default": "1", "validValues": ["1", "5", "8"]});
     let c = case(
-        vec![claim("claim-0", json!([]), vec![cap_req("req-0", 1, Some("2"))])],
+        vec![claim(
+            "claim-0",
+            json!([]),
+            vec![cap_req("req-0", 1, Some("2"))],
+        )],
         vec![shared_dev("device-1", "8", Some(p))],
     );
     let r = run(&c).expect("no error").expect("allocated");
@@ -180,7 +195,11 @@ fn multi_allocatable_device_with_valid_values_policy_round_up() {
 fn multi_allocatable_device_with_request_over_max_policy() {
     let p = json!({"default": "1", "validRange": {"min": "1", "max": "4"}});
     let c = case(
-        vec![claim("claim-0", json!([]), vec![cap_req("req-0", 1, Some("6"))])],
+        vec![claim(
+            "claim-0",
+            json!([]),
+            vec![cap_req("req-0", 1, Some("6"))],
+        )],
         vec![shared_dev("device-1", "8", Some(p))],
     );
     assert_eq!(run(&c), Ok(None));
@@ -191,7 +210,11 @@ fn multi_allocatable_device_with_request_over_max_policy() {
 #[test]
 fn multi_allocatable_device_with_exceeded_consumable_capacity_request() {
     let c = case(
-        vec![claim("claim-0", json!([]), vec![cap_req("req-0", 1, Some("9"))])],
+        vec![claim(
+            "claim-0",
+            json!([]),
+            vec![cap_req("req-0", 1, Some("9"))],
+        )],
         vec![shared_dev("device-1", "8", None)],
     );
     assert_eq!(run(&c), Ok(None));
@@ -215,11 +238,20 @@ fn with_multi_allocatable_device_backtrack() {
             claim(
                 "claim-1",
                 json!([]),
-                vec![req_sel("req-0", "class-a", 1, vec![cel(
-                    "device.capacity[\"driver-a\"].mem.compareTo(quantity(\"8\")) >= 0")])],
+                vec![req_sel(
+                    "req-0",
+                    "class-a",
+                    1,
+                    vec![cel(
+                        "device.capacity[\"driver-a\"].mem.compareTo(quantity(\"8\")) >= 0",
+                    )],
+                )],
             ),
         ],
-        vec![shared_dev("device-1", "8", None), shared_dev("device-2", "4", None)],
+        vec![
+            shared_dev("device-1", "8", None),
+            shared_dev("device-2", "4", None),
+        ],
     );
     let r = run(&c).expect("no error").expect("allocated");
     assert_eq!(shares(&r, 0), vec![s("device-2", 4)]);
@@ -232,7 +264,11 @@ fn with_multi_allocatable_device_backtrack() {
 fn dedicated_device_with_consumable_capacity_request() {
     let dedicated = |n: &str| json!({"name": n, "capacity": {"mem": {"value": "8"}}});
     let c = case(
-        vec![claim("claim-0", json!([]), vec![cap_req("req-0", 1, Some("9"))])],
+        vec![claim(
+            "claim-0",
+            json!([]),
+            vec![cap_req("req-0", 1, Some("9"))],
+        )],
         vec![dedicated("device-1")],
     );
     assert_eq!(run(&c), Ok(None));
@@ -256,7 +292,10 @@ fn allocation_mode_all_filter_out_insufficient_capacity() {
     r["exactly"]["capacity"] = json!({"requests": {"mem": "6"}});
     let c = case(
         vec![claim("claim-0", json!([]), vec![r])],
-        vec![shared_dev("device-1", "8", None), shared_dev("device-2", "4", None)],
+        vec![
+            shared_dev("device-1", "8", None),
+            shared_dev("device-2", "4", None),
+        ],
     );
     let got = run(&c).expect("no error").expect("allocated");
     assert_eq!(shares(&got, 0), vec![s("device-1", 6)]);
@@ -266,7 +305,11 @@ fn allocation_mode_all_filter_out_insufficient_capacity() {
 #[test]
 fn consumable_capacity_disabled_feature() {
     let mut c = case(
-        vec![claim("claim-0", json!([]), vec![cap_req("req-0", 1, Some("1"))])],
+        vec![claim(
+            "claim-0",
+            json!([]),
+            vec![cap_req("req-0", 1, Some("1"))],
+        )],
         vec![shared_dev("device-1", "8", None)],
     );
     c.features = PRIO;
@@ -289,7 +332,10 @@ fn with_distinct_constraints() {
         vec![claim(
             "claim-0",
             json!([{"distinctAttribute": "driver-a/numa"}]),
-            vec![cap_req("req-0", 1, Some("1")), cap_req("req-1", 1, Some("1"))],
+            vec![
+                cap_req("req-0", 1, Some("1")),
+                cap_req("req-1", 1, Some("1")),
+            ],
         )],
         vec![dev("device-1", 0), dev("device-2", 0), dev("device-3", 1)],
     );
@@ -300,13 +346,20 @@ fn with_distinct_constraints() {
     c.claims = vec![claim(
         "claim-0",
         json!([]),
-        vec![cap_req("req-0", 1, Some("1")), cap_req("req-1", 1, Some("1"))],
+        vec![
+            cap_req("req-0", 1, Some("1")),
+            cap_req("req-1", 1, Some("1")),
+        ],
     )];
     let r = run(&c).expect("no error").expect("allocated");
     assert_eq!(shares(&r, 0), vec![s("device-1", 1), s("device-1", 1)]);
     // Not set on a device: that device is never taken for a constrained request.
     let c = case(
-        vec![claim("claim-0", json!([{"distinctAttribute": "driver-a/numa"}]), vec![cap_req("req-0", 1, None)])],
+        vec![claim(
+            "claim-0",
+            json!([{"distinctAttribute": "driver-a/numa"}]),
+            vec![cap_req("req-0", 1, None)],
+        )],
         vec![shared_dev("device-1", "8", None)],
     );
     assert_eq!(run(&c), Ok(None));

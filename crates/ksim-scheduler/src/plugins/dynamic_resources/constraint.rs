@@ -117,7 +117,9 @@ fn distinct_from(taken: &[DeviceAttribute], a: &DeviceAttribute) -> bool {
     for t in taken {
         // `Some(true)`: distinct, `Some(false)`: duplicated, `None`: another type.
         let distinct = match t {
-            DeviceAttribute { string: Some(x), .. } => a.string.as_ref().map(|y| x != y),
+            DeviceAttribute {
+                string: Some(x), ..
+            } => a.string.as_ref().map(|y| x != y),
             DeviceAttribute { int: Some(x), .. } => a.int.map(|y| *x != y),
             DeviceAttribute { bool: Some(x), .. } => a.bool.map(|y| *x != y),
             DeviceAttribute {

@@ -174,7 +174,10 @@ fn fq(driver: &str, name: &str) -> String {
 
 /// `resolveDeviceCapacity`: the device's capacities by fully qualified name; an entry
 /// qualified with the driver's own domain wins over the bare one.
-fn device_capacities<'d>(driver: &str, d: &'d Device) -> BTreeMap<String, (&'d str, &'d DeviceCapacity)> {
+fn device_capacities<'d>(
+    driver: &str,
+    d: &'d Device,
+) -> BTreeMap<String, (&'d str, &'d DeviceCapacity)> {
     let mut out = BTreeMap::new();
     for (k, c) in &d.capacity {
         let name = fq(driver, k);
@@ -248,7 +251,11 @@ pub(super) fn calculate_consumed(requested: Option<&Quantity>, c: &DeviceCapacit
         }
         let n = (r - mn + st - 1) / st;
         let v = mn.saturating_add(n.saturating_mul(st));
-        return if v == r { req.clone() } else { Quantity::from_milli(v) };
+        return if v == r {
+            req.clone()
+        } else {
+            Quantity::from_milli(v)
+        };
     }
     if !p.valid_values.is_empty() {
         // `roundUpValidValues`.
@@ -267,7 +274,10 @@ fn violates_policy(consumed: i64, c: &DeviceCapacity) -> bool {
     let Some(p) = &c.request_policy else {
         return false;
     };
-    if p.default.as_ref().is_some_and(|d| d.milli_value() == consumed) {
+    if p.default
+        .as_ref()
+        .is_some_and(|d| d.milli_value() == consumed)
+    {
         return false;
     }
     if let Some(r) = &p.valid_range {
@@ -358,10 +368,11 @@ pub(super) fn search_fit(
     }
     let current = idx.shared.consumed(id);
     let got = fit(req, &slice.spec.driver, device, current.as_ref(), &sum)?;
-    Some(
-        multi(device)
-            .then(|| got.iter().map(|(k, q)| (k.clone(), q.milli_value())).collect()),
-    )
+    Some(multi(device).then(|| {
+        got.iter()
+            .map(|(k, q)| (k.clone(), q.milli_value()))
+            .collect()
+    }))
 }
 
 /// The `shareID` and `consumedCapacity` of a result on a shared device (gate on).
@@ -430,7 +441,9 @@ mod tests {
             serde_json::from_value(serde_json::json!({"value": "10", "requestPolicy": p}))
                 .expect("capacity")
         };
-        let range = cap(serde_json::json!({"default": "2", "validRange": {"min": "2", "max": "8", "step": "2"}}));
+        let range = cap(
+            serde_json::json!({"default": "2", "validRange": {"min": "2", "max": "8", "step": "2"}}),
+        );
         assert_eq!(calculate_consumed(Some(&q("3")), &range).value(), 4);
         assert_eq!(calculate_consumed(Some(&q("1")), &range).value(), 2);
         assert_eq!(calculate_consumed(Some(&q("4")), &range).as_str(), "4");
@@ -440,7 +453,8 @@ mod tests {
         assert_eq!(calculate_consumed(Some(&q("9")), &values).value(), 9);
         assert!(violates_policy(9000, &values));
         assert!(!violates_policy(7000, &values));
-        let plain: DeviceCapacity = serde_json::from_value(serde_json::json!({"value": "10"})).expect("c");
+        let plain: DeviceCapacity =
+            serde_json::from_value(serde_json::json!({"value": "10"})).expect("c");
         assert_eq!(calculate_consumed(None, &plain).value(), 10);
         assert_eq!(calculate_consumed(Some(&q("3")), &plain).value(), 3);
         assert!(violates_policy(10_000, &range));
@@ -449,10 +463,13 @@ mod tests {
 
     #[test]
     fn fit_sums_cluster_attempt_and_new_amounts() {
-        let d = device(serde_json::json!({"name": "x", "allowMultipleAllocations": true,
-            "capacity": {"mem": {"value": "8"}, "driver-a/bw": {"value": "4"}}}));
+        let d = device(
+            serde_json::json!({"name": "x", "allowMultipleAllocations": true,
+            "capacity": {"mem": {"value": "8"}, "driver-a/bw": {"value": "4"}}}),
+        );
         let req: CapacityRequirements =
-            serde_json::from_value(serde_json::json!({"requests": {"mem": "3", "bw": "1"}})).expect("r");
+            serde_json::from_value(serde_json::json!({"requests": {"mem": "3", "bw": "1"}}))
+                .expect("r");
         let got = fit(Some(&req), "driver-a", &d, None, &Consumed::new()).expect("fits");
         assert_eq!(got["mem"].value(), 3);
         assert_eq!(got["driver-a/bw"].value(), 1);

@@ -40,8 +40,8 @@
 mod alloc_config;
 pub mod allocator;
 pub mod cel;
-mod consumable_capacity;
 mod constraint;
+mod consumable_capacity;
 pub mod index;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -113,7 +113,9 @@ impl DynamicResources {
             in_flight: Mutex::new(BTreeMap::new()),
             objects: Mutex::new(None),
             deallocations: Mutex::new(Vec::new()),
-            index: Mutex::new(DraIndex::with_consumable_capacity(features.consumable_capacity)),
+            index: Mutex::new(DraIndex::with_consumable_capacity(
+                features.consumable_capacity,
+            )),
             unreservations: Mutex::new(Vec::new()),
         }
     }
@@ -894,9 +896,9 @@ mod allocator_table;
 #[cfg(test)]
 mod allocator_table_basic;
 #[cfg(test)]
-mod allocator_table_consumable_capacity;
-#[cfg(test)]
 mod allocator_table_constraints;
+#[cfg(test)]
+mod allocator_table_consumable_capacity;
 #[cfg(test)]
 mod allocator_table_pools;
 #[cfg(test)]
