@@ -507,25 +507,32 @@ impl ApiObject {
             }
             ObjectKind::DeviceClass => {
                 let c: DeviceClass = decode(source_name, v)?;
-                resource::validate_device_class(&c).map_err(|e| dra_error(source_name, e))?;
+                resource::validate_device_class(&c)
+                    .or_else(resource::without_gated)
+                    .map_err(|e| dra_error(source_name, e))?;
                 ApiObject::DeviceClass(c)
             }
             ObjectKind::ResourceSlice => {
                 let s: ResourceSlice = decode(source_name, v)?;
-                resource::validate_resource_slice(&s).map_err(|e| dra_error(source_name, e))?;
+                resource::validate_resource_slice(&s)
+                    .or_else(resource::without_gated)
+                    .map_err(|e| dra_error(source_name, e))?;
                 ApiObject::ResourceSlice(s)
             }
             ObjectKind::ResourceClaim => {
                 let mut c: ResourceClaim = decode(source_name, v)?;
                 // Validated as the API server does: after defaulting.
                 resource::default_claim_spec(&mut c.spec);
-                resource::validate_resource_claim(&c).map_err(|e| dra_error(source_name, e))?;
+                resource::validate_resource_claim(&c)
+                    .or_else(resource::without_gated)
+                    .map_err(|e| dra_error(source_name, e))?;
                 ApiObject::ResourceClaim(c)
             }
             ObjectKind::ResourceClaimTemplate => {
                 let mut t: ResourceClaimTemplate = decode(source_name, v)?;
                 resource::default_claim_spec(&mut t.spec.spec);
                 resource::validate_resource_claim_template(&t)
+                    .or_else(resource::without_gated)
                     .map_err(|e| dra_error(source_name, e))?;
                 ApiObject::ResourceClaimTemplate(t)
             }

@@ -11,6 +11,9 @@ pub struct FieldError {
     pub field: String,
     /// What is wrong, as upstream's `ErrorBody` prints it (`Invalid value: 0: must be ...`).
     pub body: String,
+    /// A field that belongs to this feature gate: valid in itself, it is admitted or refused
+    /// only once the run's gates are known (`resource::check_gates`).
+    pub gate: Option<&'static str>,
 }
 
 impl fmt::Display for FieldError {
@@ -28,6 +31,7 @@ impl FieldError {
         FieldError {
             field: field.into(),
             body: body.into(),
+            gate: None,
         }
     }
 

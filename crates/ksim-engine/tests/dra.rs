@@ -3,70 +3,16 @@
 //! deletion when pods end), pods waiting outside the queue for a missing claim or template,
 //! and the claim events that requeue pods.
 
+mod common;
+
+use common::dra::{claim, class, config, node, slice, template, try_sim};
 use ksim_api::object::ApiObject;
-use ksim_api::{Node, Pod};
-use ksim_engine::config::{CostModels, CycleCost, EngineConfig};
+use ksim_api::Pod;
 use ksim_engine::{
-    AttemptResult, InputEvent, Record, SimDuration, SimTime, Simulation, TimedEvent, VecSource,
+    AttemptResult, InputEvent, Record, SimDuration, SimTime, Simulation, TimedEvent,
 };
 use ksim_scheduler::framework::Registry;
-use ksim_scheduler::node_info::ClusterObjects;
-use serde_json::{json, Value};
-
-fn node(name: &str) -> Node {
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}
-    }))
-    .expect("node")
-}
-
-fn object(v: Value) -> ApiObject {
-    let mut o = ApiObject::from_value("test", &v).expect("object");
-    o.apply_defaults();
-    o
-}
-
-fn class() -> ApiObject {
-    object(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-        "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
-    )
-}
-
-/// A slice on `node` with `n` devices `gpu-0..`.
-fn slice(node: &str, n: usize) -> ApiObject {
-    let devices: Vec<Value> = (0..n)
-        .map(|i| json!({"name": format!("gpu-{i}"), "attributes": {"model": {"string": "h100"}}}))
-        .collect();
-    object(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-        "metadata": {"name": format!("{node}-gpu")},
-        "spec": {"driver": "gpu.example.com", "nodeName": node,
-                 "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                 "devices": devices}}),
-    )
-}
-
-fn one_gpu_spec() -> Value {
-    json!({"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}})
-}
-
-fn template(name: &str) -> ApiObject {
-    object(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"metadata": {"labels": {"team": "ml"}}, "spec": one_gpu_spec()}}),
-    )
-}
-
-fn claim(name: &str) -> ApiObject {
-    object(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default"}, "spec": one_gpu_spec()}),
-    )
-}
+use serde_json::json;
 
 /// A pod with one claim entry `gpu`: from a template, or naming a claim.
 fn pod(name: &str, template: Option<&str>, claim: Option<&str>) -> Pod {
@@ -101,29 +47,14 @@ fn create(p: Pod, run_for: Option<i64>) -> InputEvent {
 }
 
 fn sim(horizon: i64, initial: Vec<ApiObject>, events: Vec<TimedEvent>) -> Simulation {
-    let cfg = EngineConfig {
-        horizon: Some(SimTime::from_secs(horizon)),
-        costs: CostModels {
-            scheduling_cycle: CycleCost::zero(),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let mut objs = ClusterObjects::default();
-    for o in initial {
-        objs.put_object(o);
-    }
-    let mut sim = Simulation::new(
-        cfg,
-        &Default::default(),
+    try_sim(
+        config(Some(horizon), None),
         &Registry::in_tree(),
         vec![node("n1"), node("n2")],
-        objs,
+        initial,
+        events,
     )
-    .expect("simulation");
-    sim.add_source(Box::new(VecSource::new(events)))
-        .expect("source");
-    sim
+    .expect("simulation")
 }
 
 fn run_to(sim: &mut Simulation, secs: f64, records: &mut Vec<Record>) {

@@ -3,50 +3,14 @@
 //! kube-dump's objects.yaml) lose `reservedFor` entries of pods that do not exist, are
 //! deallocated when no consumer is left, and generated claims whose pod is gone are deleted.
 
+mod common;
+
+use common::dra::{claim, class, config, node, object, one_gpu_spec, slice, try_sim};
 use ksim_api::object::ApiObject;
-use ksim_api::{Node, Pod};
-use ksim_engine::config::{CostModels, CycleCost, EngineConfig};
-use ksim_engine::{InputEvent, Record, SimDuration, SimTime, Simulation, TimedEvent, VecSource};
+use ksim_api::Pod;
+use ksim_engine::{InputEvent, Record, SimDuration, SimTime, Simulation, TimedEvent};
 use ksim_scheduler::framework::Registry;
-use ksim_scheduler::node_info::ClusterObjects;
 use serde_json::{json, Value};
-
-fn node(name: &str) -> Node {
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}
-    }))
-    .expect("node")
-}
-
-fn object(v: Value) -> ApiObject {
-    let mut o = ApiObject::from_value("test", &v).expect("object");
-    o.apply_defaults();
-    o
-}
-
-fn class() -> ApiObject {
-    object(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-        "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
-    )
-}
-
-/// One GPU in the cluster: `gpu-0` on n1.
-fn slice() -> ApiObject {
-    object(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-        "metadata": {"name": "n1-gpu"},
-        "spec": {"driver": "gpu.example.com", "nodeName": "n1",
-                 "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-                 "devices": [{"name": "gpu-0"}]}}),
-    )
-}
-
-fn spec() -> Value {
-    json!({"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}})
-}
 
 /// A claim as a dump holds it: `gpu-0` allocated on n1, with the scheduler's finalizer, and
 /// reserved for `consumers` (name, uid); `owner`: the pod that owns it (generated claim).
@@ -67,20 +31,13 @@ fn allocated_claim(
     }
     object(
         json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": meta, "spec": spec(),
+        "metadata": meta, "spec": one_gpu_spec(),
         "status": {"allocation": {
             "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com",
                                      "pool": "n1", "device": "gpu-0"}]},
             "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
                 {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}},
             "reservedFor": reserved}}),
-    )
-}
-
-fn claim(name: &str) -> ApiObject {
-    object(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default"}, "spec": spec()}),
     )
 }
 
@@ -111,30 +68,14 @@ fn create(p: Pod) -> TimedEvent {
 /// The one constructor of this file's simulations: nodes n1 and n2, the objects present at
 /// t=0, the trace's events; `delay`: the flat `controllerDelay` (None: upstream's timing).
 fn sim(initial: Vec<ApiObject>, events: Vec<TimedEvent>, delay: Option<SimDuration>) -> Simulation {
-    let cfg = EngineConfig {
-        horizon: Some(SimTime::from_secs(60)),
-        controller_delay: delay,
-        costs: CostModels {
-            scheduling_cycle: CycleCost::zero(),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let mut objs = ClusterObjects::default();
-    for o in initial {
-        objs.put_object(o);
-    }
-    let mut sim = Simulation::new(
-        cfg,
-        &Default::default(),
+    try_sim(
+        config(Some(60), delay),
         &Registry::in_tree(),
         vec![node("n1"), node("n2")],
-        objs,
+        initial,
+        events,
     )
-    .expect("simulation");
-    sim.add_source(Box::new(VecSource::new(events)))
-        .expect("source");
-    sim
+    .expect("simulation")
 }
 
 fn run(sim: &mut Simulation, secs: i64) -> Vec<Record> {
@@ -187,7 +128,7 @@ fn a_claim_reserved_for_a_pod_that_no_longer_exists_is_freed_at_start_and_a_pend
     let mut s = sim(
         vec![
             class(),
-            slice(),
+            slice("n1", 1),
             allocated_claim("old", &[("gone", "uid-default-gone")], None),
             claim("mine"),
         ],
@@ -215,7 +156,7 @@ fn a_claim_reserved_for_a_pod_present_at_start_stays_allocated_even_with_no_reac
         let mut s = sim(
             vec![
                 class(),
-                slice(),
+                slice("n1", 1),
                 allocated_claim("held", &[("holder", "uid-default-holder")], None),
                 claim("mine"),
             ],
@@ -247,7 +188,7 @@ fn a_reservation_of_a_replaced_pod_is_dropped_and_a_generated_claim_of_a_gone_po
     let mut s = sim(
         vec![
             class(),
-            slice(),
+            slice("n1", 1),
             allocated_claim("twin-claim", &[("twin", "uid-of-the-old-twin")], None),
             allocated_claim(
                 "orphan-gpu-abcde",

@@ -121,6 +121,21 @@ pub struct ValidateOptions {
     pub known_objects: BTreeSet<String>,
     /// How many problems to keep in the report (the rest are counted).
     pub max_problems: usize,
+    /// The run's version and gates: DRA objects' gated fields are checked against them
+    /// (`ksim_api::resource::check_gates`), as `ksim run` checks them.
+    pub gates: ksim_api::version::FeatureGates,
+}
+
+/// A DRA object's gated fields that the run would refuse: the first field's path (under
+/// `object`) and every refusal.
+fn gate_problem(
+    object: &ksim_api::object::ApiObject,
+    opts: &ValidateOptions,
+) -> Option<(String, String)> {
+    let modelled = ksim_scheduler::plugins::dynamic_resources::MODELLED_GATES;
+    let e = ksim_api::resource::check_gates(object, &opts.gates, modelled).err()?;
+    let field = e.0.first().map(|f| format!("object.{}", f.field))?;
+    Some((field, e.to_string()))
 }
 
 /// How [`ValidateOptions::known_objects`] names an object: `Kind/namespace/name`, or
@@ -140,6 +155,7 @@ impl Default for ValidateOptions {
             known_nodes: BTreeSet::new(),
             known_objects: BTreeSet::new(),
             max_problems: 1000,
+            gates: ksim_api::version::FeatureGates::new(Default::default()),
         }
     }
 }
@@ -323,6 +339,13 @@ pub fn validate_stream(
                     );
                 }
             }
+            InputEvent::CreateObject { object } | InputEvent::UpdateObject { object }
+                if gate_problem(object, opts).is_some() =>
+            {
+                if let Some((field, msg)) = gate_problem(object, opts) {
+                    push(&mut rep, Some(line), &field, msg);
+                }
+            }
             InputEvent::CreateObject { object } => {
                 let id = object_id(object.kind(), object.namespace(), object.name());
                 if let Some(at) = objects.get(&id) {
@@ -421,6 +444,30 @@ mod tests {
                 "t.jsonl:4: name: DeletePod of pod default/ghost, which the trace never created"
             ),
             "{shown}"
+        );
+    }
+
+    #[test]
+    fn dra_gated_fields_are_checked_against_the_gates() {
+        let text = r#"{"at": 0, "kind": "CreateObject", "object": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {"driver": "d.example.com", "nodeName": "n1", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "gpu-0", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}}}
+"#;
+        let mut r = NativeReader::new("t.jsonl", text.as_bytes());
+        let opts = ValidateOptions {
+            gates: ksim_api::version::FeatureGates::new(
+                ksim_api::version::KubernetesVersion::V1_35,
+            ),
+            ..ValidateOptions::default()
+        };
+        let rep = validate_stream("t.jsonl", || r.next_unordered(), &opts);
+        assert_eq!(rep.problems.len(), 1, "{rep}");
+        let p = &rep.problems[0];
+        assert_eq!(p.line, Some(1));
+        assert_eq!(p.field, "object.spec.devices[0].taints");
+        assert!(
+            p.message
+                .contains("the DRADeviceTaints feature gate is off in this run"),
+            "{}",
+            p.message
         );
     }
 

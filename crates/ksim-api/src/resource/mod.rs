@@ -15,7 +15,13 @@ use std::collections::BTreeMap;
 
 pub mod cel_cost;
 pub mod consumable_capacity;
+pub mod counters;
 pub mod names;
+pub mod taints;
+
+pub use taints::{DeviceTaint, DeviceToleration};
+
+pub use counters::{Counter, CounterSet, DeviceCounterConsumption};
 
 pub use consumable_capacity::{
     CapacityRequestPolicy, CapacityRequestPolicyRange, CapacityRequirements,
@@ -136,7 +142,7 @@ pub struct ResourceSliceSpec {
     /// DRAPartitionableDevices: refused by validation (not modelled).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub shared_counters: Vec<Value>,
+    pub shared_counters: Vec<CounterSet>,
 }
 
 impl ResourceSlice {
@@ -172,16 +178,17 @@ pub struct Device {
     // Everything below is refused by validation (features ksim does not model).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub consumes_counters: Vec<Value>,
+    pub consumes_counters: Vec<DeviceCounterConsumption>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<NodeSelector>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
+    /// DRADeviceTaints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub taints: Vec<Value>,
+    pub taints: Vec<DeviceTaint>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub binding_conditions: Vec<String>,
@@ -315,10 +322,10 @@ pub struct ExactDeviceRequest {
     pub count: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
-    /// DRADeviceTaints: refused by validation (not modelled).
+    /// DRADeviceTaints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub tolerations: Vec<Value>,
+    pub tolerations: Vec<DeviceToleration>,
     /// DRAConsumableCapacity: the capacity to consume on each allocated device.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityRequirements>,
@@ -340,9 +347,10 @@ pub struct DeviceSubRequest {
     #[serde(skip_serializing_if = "is_zero")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub count: i64,
+    /// DRADeviceTaints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
-    pub tolerations: Vec<Value>,
+    pub tolerations: Vec<DeviceToleration>,
     /// DRAConsumableCapacity: the capacity to consume on each allocated device.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityRequirements>,
@@ -427,6 +435,10 @@ pub struct DeviceRequestAllocationResult {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub consumed_capacity: BTreeMap<String, Quantity>,
+    /// DRADeviceTaints: the request's tolerations at allocation time.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub tolerations: Vec<DeviceToleration>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -515,9 +527,11 @@ pub fn default_claim_spec(spec: &mut ResourceClaimSpec) {
     for r in &mut spec.devices.requests {
         if let Some(e) = &mut r.exactly {
             default_mode(&mut e.allocation_mode, &mut e.count);
+            taints::default_tolerations(&mut e.tolerations);
         }
         for s in &mut r.first_available {
             default_mode(&mut s.allocation_mode, &mut s.count);
+            taints::default_tolerations(&mut s.tolerations);
         }
     }
 }
@@ -563,15 +577,6 @@ fn is_dns1123_label(s: &str) -> bool {
         && !s.ends_with('-')
 }
 
-fn not_modelled(errs: &mut FieldErrors, field: &str, what: &str) {
-    errs.push(FieldError::forbidden(
-        field,
-        &format!(
-            "{what} is not modelled by ksim; refused rather than scheduled as if absent (see docs/dra.md)"
-        ),
-    ));
-}
-
 fn validate_name(errs: &mut FieldErrors, field: &str, name: &str, label: bool) {
     if name.is_empty() {
         errs.push(FieldError::required(field, ""));
@@ -610,16 +615,22 @@ fn validate_selectors(errs: &mut FieldErrors, field: &str, selectors: &[DeviceSe
                 format!("{field}[{i}].cel.expression"),
                 "",
             )),
-            // `validateCELSelector`: upstream refuses an expression whose worst-case cost
-            // exceeds `CELSelectorExpressionMaxCost`. One that does not parse is left to the
-            // scheduler, which reports its compile error where the selector is used.
+            // `validateCELSelector`: upstream refuses an expression that does not compile
+            // (`convertCELErrorToValidationError`, `Invalid` with the compiler's detail; the
+            // parser's message is cel-rust's), and one whose worst-case cost exceeds
+            // `CELSelectorExpressionMaxCost`.
             Some(c) if c.expression.len() <= CEL_SELECTOR_EXPRESSION_MAX_LENGTH => {
-                if matches!(cel_cost::estimate(&c.expression), Ok(cost) if cost > cel_cost::MAX_COST)
-                {
-                    errs.push(FieldError::forbidden(
+                match cel_cost::estimate(&c.expression) {
+                    Err(msg) => errs.push(FieldError::invalid(
+                        format!("{field}[{i}].cel.expression"),
+                        crate::validation::quote(&c.expression),
+                        &format!("compilation failed: {}", msg.trim()),
+                    )),
+                    Ok(cost) if cost > cel_cost::MAX_COST => errs.push(FieldError::forbidden(
                         format!("{field}[{i}].cel.expression"),
                         "too complex, exceeds cost limit",
-                    ));
+                    )),
+                    Ok(_) => {}
                 }
             }
             Some(_) => {}
@@ -738,6 +749,9 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
             ),
         ));
     }
+    let tainted = spec.devices.iter().any(|d| !d.taints.is_empty());
+    taints::validate_tainted_slice_size(&mut errs, "spec.devices", spec.devices.len(), tainted);
+    counters::validate_partitionable(spec, &mut errs);
     let mut names = std::collections::BTreeSet::new();
     for (i, d) in spec.devices.iter().enumerate() {
         let f = format!("spec.devices[{i}]");
@@ -745,6 +759,7 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
         if !d.name.is_empty() && !names.insert(d.name.as_str()) {
             errs.push(FieldError::duplicate(format!("{f}.name"), &d.name));
         }
+        taints::validate_device_taints(&mut errs, &format!("{f}.taints"), &d.taints);
         if d.attributes.len() + d.capacity.len() > MAX_ATTRIBUTES_AND_CAPACITIES {
             errs.push(FieldError::new(
                 format!("{f}.attributes"),
@@ -856,7 +871,7 @@ fn validate_mode(
     f: &str,
     mode: &str,
     count: i64,
-    tolerations: &[Value],
+    tolerations: &[DeviceToleration],
     capacity: &Option<CapacityRequirements>,
 ) {
     match mode {
@@ -884,6 +899,7 @@ fn validate_mode(
             &[MODE_ALL, MODE_EXACT_COUNT],
         )),
     }
+    taints::validate_device_tolerations(errs, &format!("{f}.tolerations"), tolerations);
     if !tolerations.is_empty() {
         not_modelled(errs, &format!("{f}.tolerations"), "DRADeviceTaints");
     }
@@ -1186,6 +1202,10 @@ pub fn claim_name_for(
         pod.metadata.namespace, pod.metadata.name, c.name
     ))
 }
+
+mod gates;
+use gates::not_modelled;
+pub use gates::{check_gates, gated_fields, without_gated};
 
 #[cfg(test)]
 mod tests;

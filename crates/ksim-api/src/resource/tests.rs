@@ -138,3 +138,42 @@ fn pod_claim_names() {
         Some(("p-gpu-abcde".to_string(), true))
     );
 }
+
+/// A gated field loads (it is valid in itself) and is admitted or refused by the run's gates:
+/// off → refused with the gate named; on and modelled → admitted; on, not modelled → refused.
+#[test]
+fn gated_fields_wait_for_the_gates() {
+    use crate::object::ApiObject;
+    use crate::version::{FeatureGates, KubernetesVersion};
+    let v: serde_json::Value = serde_json::from_str(
+        r#"{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":"s"},
+        "spec":{"driver":"d.com","allNodes":true,"pool":{"name":"p","resourceSliceCount":1},
+        "devices":[{"name":"a","taints":[{"key":"k","effect":"NoSchedule"}]}]}}"#,
+    )
+    .unwrap();
+    let obj = ApiObject::from_value("t", &v).expect("a gated field loads");
+    let fields = gated_fields(&obj);
+    assert_eq!(fields.len(), 1);
+    assert_eq!(fields[0].field, "spec.devices[0].taints");
+    assert_eq!(fields[0].gate, Some("DRADeviceTaints"));
+    let v135 = FeatureGates::new(KubernetesVersion::V1_35);
+    let v136 = FeatureGates::new(KubernetesVersion::V1_36);
+    let off = check_gates(&obj, &v135, &["DRADeviceTaints"]).unwrap_err();
+    assert!(
+        off.to_string()
+            .contains("the DRADeviceTaints feature gate is off in this run (Kubernetes v1.35)"),
+        "{off}"
+    );
+    assert!(check_gates(&obj, &v136, &["DRADeviceTaints"]).is_ok());
+    let unmodelled = check_gates(&obj, &v136, &[]).unwrap_err();
+    assert!(
+        unmodelled
+            .to_string()
+            .contains("DRADeviceTaints is not modelled by ksim"),
+        "{unmodelled}"
+    );
+    // A field error that is not gated still refuses the object at load.
+    let mut bad = v.clone();
+    bad["spec"]["devices"][0]["name"] = serde_json::json!("A_B");
+    assert!(ApiObject::from_value("t", &bad).is_err());
+}

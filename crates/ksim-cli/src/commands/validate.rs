@@ -1,6 +1,7 @@
 //! `ksim validate [--nodes FILE] TRACE...`: every problem of each trace, with its line. The
 //! reference checks are the ones `ksim run` refuses with (a test keeps the two in step); with
-//! `--nodes`, the nodes of that file exist from the start, as in a run with the same file.
+//! `--nodes`, the nodes of that file exist from the start, as in a run with the same file; with
+//! `--kubernetes-version` / `--feature-gates`, DRA objects are checked against those gates.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,10 +17,15 @@ pub struct ValidateArgs {
     /// The nodes file the traces run against (a List or a kube-dump), as `ksim run --nodes`.
     #[arg(long)]
     pub nodes: Option<PathBuf>,
+    /// The version and gates the traces run as: DRA objects' gated fields are checked
+    /// against them, as `ksim run` checks them.
+    #[command(flatten)]
+    pub version: super::version_args::VersionArgs,
 }
 
 pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     let mut opts = ValidateOptions::default();
+    opts.gates = a.version.apply(&opts.gates)?;
     if let Some(n) = &a.nodes {
         opts.known_nodes = load_nodes(n)?
             .into_iter()

@@ -223,6 +223,7 @@ impl Simulation {
             controllers: self.controllers.clone(),
             lifecycle: self.lifecycle.clone(),
             taint_eviction: self.taint_eviction.clone(),
+            device_taint_eviction: self.device_taint_eviction.clone(),
             disruption: self.disruption.clone(),
             admission: self.admission.clone(),
             pod_gc: self.pod_gc.clone(),

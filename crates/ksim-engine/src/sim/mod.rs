@@ -23,7 +23,8 @@
 //! - `disruption` — the disruption controller: PodDisruptionBudget status.
 //! - `podgc` — the pod garbage collector: orphaned pods, terminating pods out of service.
 //! - `resourceclaim` — the resource claim controller (DRA) and the DRA objects' hand-over to
-//!   the scheduler's `DynamicResources`.
+//!   the scheduler's `DynamicResources`; DRA gated fields at admission (`resourceclaim/gates`).
+//! - `devicetainteviction` — DRADeviceTaints' eviction of pods on `NoExecute`-tainted devices.
 //! - `fork` — what-if forks: copies of a paused simulation, and the changes a variant makes.
 //!
 //! Rooms share the simulation's state and talk through it and through engine events
@@ -55,6 +56,7 @@ mod binding;
 mod controllers;
 mod cycle;
 mod devices;
+mod devicetainteviction;
 mod disruption;
 mod fork;
 mod hints;
@@ -156,6 +158,11 @@ enum Ev {
     PodGc,
     /// The resource claim controller syncs a pod or a claim (`sim/resourceclaim.rs`), by key.
     ClaimSync(String),
+    /// A scheduled device-taint eviction of a pod (`sim/devicetainteviction.rs`), by pod key.
+    DeviceTaintEvict {
+        key: String,
+        token: u64,
+    },
 }
 
 /// Heap key: (time, class, sequence). Class 0 = cluster events, 1 = periodic flushes.
@@ -323,6 +330,7 @@ pub struct Simulation {
     lifecycle: nodelifecycle::State,
     /// The taint-eviction controller (`sim/tainteviction.rs`).
     taint_eviction: tainteviction::State,
+    device_taint_eviction: devicetainteviction::State,
     /// The disruption controller (`sim/disruption`).
     disruption: disruption::State,
     /// The admission chain's objects and quota usage (`sim/admission`).
@@ -435,6 +443,7 @@ impl Simulation {
             controllers: controllers::State::new(cfg_seed),
             lifecycle: nodelifecycle::State::new(lifecycle_cfg),
             taint_eviction: Default::default(),
+            device_taint_eviction: Default::default(),
             disruption: Default::default(),
             admission: admission::State::default(),
             pod_gc: Default::default(),
@@ -465,7 +474,9 @@ impl Simulation {
             sim.node_order.push(n.metadata.name.clone());
             initial.push(Arc::new(n));
         }
-        let objects = sim.snapshot.objects.clone();
+        let mut objects = sim.snapshot.objects.clone();
+        sim.check_initial_dra_gates(&objects.dra)?;
+        sim.stamp_initial_device_taints(&mut objects)?;
         sim.snapshot = Snapshot::build(initial, Vec::new(), objects);
         Ok(sim)
     }
@@ -782,6 +793,7 @@ impl Simulation {
             Ev::NodeMonitor => self.monitor_node_health(obs),
             Ev::NoExecuteTaintPass => self.no_execute_tainting_pass(obs),
             Ev::TaintEvict { key, token } => self.taint_evict(&key, token, obs),
+            Ev::DeviceTaintEvict { key, token } => self.device_taint_evict(&key, token, obs),
             Ev::PdbSync => self.pdb_sync(),
             Ev::PodGc => self.pod_gc_run(obs),
             Ev::ClaimSync(key) => self.claim_sync(&key, obs),

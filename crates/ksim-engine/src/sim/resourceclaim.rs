@@ -53,6 +53,7 @@ use ksim_scheduler::pod_info::PodInfo;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+mod gates;
 mod startup;
 
 use super::controllers::Bucket;

@@ -138,6 +138,7 @@ impl Simulation {
 
     /// Hook of a pod bound to its node or updated while bound (`handlePodUpdate`).
     pub(super) fn taint_eviction_pod_bound(&mut self, id: PodId) {
+        self.device_taint_pod_bound(id);
         if !self.te_enabled() || self.taint_eviction.tainted.is_empty() {
             return;
         }
@@ -214,12 +215,23 @@ impl Simulation {
     /// (outcome `failed`; its controller replaces it). The one entry point of every eviction
     /// this room and the node lifecycle make; graceful termination belongs to the deletion path.
     pub(super) fn evict_pod(&mut self, id: PodId, cause: &str, obs: &mut dyn Observer) {
+        self.evict_pod_as(id, cause, "DeletionByTaintManager", obs);
+    }
+
+    /// [`Simulation::evict_pod`] with the `DisruptionTarget` reason of the evicting controller.
+    pub(super) fn evict_pod_as(
+        &mut self,
+        id: PodId,
+        cause: &str,
+        reason: &str,
+        obs: &mut dyn Observer,
+    ) {
         // An ended pod, or one already terminating (deleting it again changes nothing).
         if !self.record_eviction(id, cause, obs) {
             return;
         }
-        // Upstream's taint manager deletes the pod through the API (with the
-        // DisruptionTarget condition, reason DeletionByTaintManager): a graceful deletion.
+        // Upstream's taint managers delete the pod through the API (with the
+        // DisruptionTarget condition, reason `reason`): a graceful deletion.
         let grace = self
             .cfg
             .costs
@@ -231,7 +243,7 @@ impl Simulation {
             "eviction",
             String::new(),
             grace,
-            Some("DeletionByTaintManager"),
+            Some(reason),
             obs,
         );
     }

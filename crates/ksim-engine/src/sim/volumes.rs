@@ -440,11 +440,21 @@ impl Simulation {
             Some(o) => (o.namespace().to_string(), o.name().to_string()),
             None => return,
         };
+        let old = old.map(Arc::new);
+        let new = new.map(Arc::new);
         self.dispatch(OwnedEvent::Object {
             kind: ClusterEventKind::Object(kind, action),
-            old: old.map(Arc::new),
-            new: new.map(Arc::new),
+            old: old.clone(),
+            new: new.clone(),
         });
+        // The device taint eviction controller's informers (`sim/devicetainteviction.rs`).
+        match kind {
+            ObjectKind::ResourceClaim => {
+                self.device_taint_claim_changed(old.as_deref(), new.as_deref())
+            }
+            ObjectKind::ResourceSlice => self.device_taint_slices_changed(),
+            _ => {}
+        }
         // The resource claim controller's informers (`sim/resourceclaim.rs`).
         match kind {
             ObjectKind::ResourceClaim => {
@@ -464,6 +474,7 @@ impl Simulation {
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
         obj.apply_defaults();
+        self.stamp_device_taints(&mut obj)?;
         if let ApiObject::PersistentVolumeClaim(pvc) = &mut obj {
             if pvc.spec.storage_class_name.is_none() {
                 pvc.spec.storage_class_name =
@@ -497,6 +508,7 @@ impl Simulation {
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
         obj.apply_defaults();
+        self.stamp_device_taints(&mut obj)?;
         let kind = obj.kind();
         if self
             .snapshot

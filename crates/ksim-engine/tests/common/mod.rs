@@ -164,3 +164,4 @@ pub fn ended(records: &[Record]) -> Vec<(SimTime, String)> {
 pub fn nodes(n: usize) -> Vec<Node> {
     (0..n).map(|i| node(&format!("n{i}"))).collect()
 }
+pub mod dra;

@@ -341,3 +341,42 @@ fn loading_names_the_file_and_the_field() {
         .to_string();
     assert!(err.contains("a valid C identifier"), "{err}");
 }
+
+/// `validateCELSelector`: an expression that does not compile is refused when it is loaded
+/// (`Invalid value: "<expression>": compilation failed: ...`), in classes and claims, before
+/// any cost is estimated; the scheduler never sees it.
+#[test]
+fn an_expression_that_does_not_compile_is_refused() {
+    let sel = |e: &str| serde_json::json!([{"cel": {"expression": e}}]);
+    let class = |e: &str| -> DeviceClass {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "gpu"}, "spec": {"selectors": sel(e)}}))
+        .unwrap()
+    };
+    let claim = |e: &str| -> ResourceClaim {
+        let mut c: ResourceClaim = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {"devices": {"requests": [
+                {"name": "a", "exactly": {"deviceClassName": "gpu", "selectors": sel(e)}}]}}}))
+        .unwrap();
+        default_resource_claim(&mut c);
+        c
+    };
+    let bad = "device.driver == ";
+    let prefix = "Invalid value: \"device.driver == \": compilation failed: ";
+    let err = validate_device_class(&class(bad)).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("spec.selectors[0].cel.expression: {prefix}")),
+        "{err}"
+    );
+    let err = validate_resource_claim(&claim(bad))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!(
+            "spec.devices.requests[0].exactly.selectors[0].cel.expression: {prefix}"
+        )),
+        "{err}"
+    );
+    assert!(validate_device_class(&class("device.driver == \"gpu.example.com\"")).is_ok());
+}

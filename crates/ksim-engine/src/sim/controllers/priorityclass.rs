@@ -34,6 +34,7 @@ impl Simulation {
         object: Box<ApiObject>,
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
+        self.check_dra_gates(&object)?;
         match super::as_workload(object) {
             Ok((kind, w)) => self.create_workload(kind, w),
             Err(o) => match *o {
@@ -51,6 +52,7 @@ impl Simulation {
         object: Box<ApiObject>,
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
+        self.check_dra_gates(&object)?;
         match super::as_workload(object) {
             Ok((kind, w)) => self.update_workload(kind, w),
             Err(o) => match *o {

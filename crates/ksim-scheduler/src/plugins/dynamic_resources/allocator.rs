@@ -43,16 +43,19 @@ use std::sync::Arc;
 
 use ksim_api::resource::{
     AllocationResult, CapacityRequirements, DeviceAllocationResult, DeviceClass,
-    DeviceRequestAllocationResult, DeviceSelector, ResourceClaim, ResourceSlice,
-    ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL, MODE_EXACT_COUNT,
+    DeviceRequestAllocationResult, DeviceSelector, DeviceToleration, ResourceClaim,
+    ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL, MODE_EXACT_COUNT,
 };
-use ksim_api::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+use ksim_api::Node;
 
 use super::alloc_config::{allocation_config, Chosen};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::consumable_capacity as cc;
+use super::device_taints::untolerated;
 use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
+use super::node_selector::node_selector;
+use super::partitionable::{self, Attempt, CycleCounters};
 use crate::cluster_objects::DraMap;
 use crate::plugins::helper::CompiledNodeSelector;
 
@@ -63,16 +66,24 @@ pub struct Features {
     pub admin_access: bool,
     /// DRAPrioritizedList (`firstAvailable`).
     pub prioritized_list: bool,
+    /// DRADeviceTaints (device `taints`, request `tolerations`).
+    pub device_taints: bool,
+    /// DRAPartitionableDevices: counters and per-device node selection
+    /// ([`super::partitionable`]).
+    pub partitionable_devices: bool,
     /// DRAConsumableCapacity (shared devices, capacity requests, `distinctAttribute`).
     pub consumable_capacity: bool,
 }
 
 impl Default for Features {
-    /// v1.35's defaults: admin access and prioritized lists on, consumable capacity off.
+    /// v1.35's defaults: admin access and prioritized lists on, device taints, partitionable
+    /// devices and consumable capacity off.
     fn default() -> Self {
         Features {
             admin_access: true,
             prioritized_list: true,
+            device_taints: false,
+            partitionable_devices: false,
             consumable_capacity: false,
         }
     }
@@ -130,6 +141,7 @@ struct Request {
     admin_access: bool,
     /// ExactCount's `count`.
     count: usize,
+    tolerations: Vec<DeviceToleration>,
     /// DRAConsumableCapacity: `capacity`.
     capacity: Option<CapacityRequirements>,
 }
@@ -161,6 +173,10 @@ pub struct Prepared {
     /// One claim with one ExactCount request, no admin access, no constraints: the search is
     /// first fit without backtracking ([`Prepared::first_fit`]).
     single: bool,
+    /// DRADeviceTaints: untolerated NoSchedule/NoExecute taints prevent allocation.
+    device_taints: bool,
+    /// DRAPartitionableDevices' counters of this cycle, made on first need.
+    counters: Option<std::sync::OnceLock<Arc<CycleCounters>>>,
     /// DRAConsumableCapacity on.
     consumable: bool,
 }
@@ -231,8 +247,27 @@ fn request(
         all,
         admin_access,
         count: count.max(0) as usize,
+        tolerations: Vec::new(),
         capacity: capacity.cloned(),
     })
+}
+
+/// Each request's and subrequest's `tolerations` (DRADeviceTaints; also copied into the
+/// allocation results).
+fn set_tolerations(entries: &mut [Entry], requests: &[ksim_api::resource::DeviceRequest]) {
+    for (entry, r) in entries.iter_mut().zip(requests) {
+        match (entry, &r.exactly) {
+            (Entry::One(Ok(q)), Some(e)) => q.tolerations = e.tolerations.clone(),
+            (Entry::Subs(subs), _) => {
+                for (q, s) in subs.iter_mut().zip(&r.first_available) {
+                    if let Ok(q) = q {
+                        q.tolerations = s.tolerations.clone();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Prepared {
@@ -306,6 +341,7 @@ impl Prepared {
                 };
                 requests.push(cc::gate_off_error(features, &cref, r).map_or(entry, Entry::Err));
             }
+            set_tolerations(&mut requests, &claim.spec.devices.requests);
             let mut constraints = Ok(Vec::new());
             for (i, c) in claim.spec.devices.constraints.iter().enumerate() {
                 match (&c.match_attribute, &mut constraints) {
@@ -335,7 +371,12 @@ impl Prepared {
         }
         // With DRAConsumableCapacity, capacity decides too: the shortcuts stay off.
         let quick_reject = quick_reject(&prep) && !features.consumable_capacity;
+        index.set_partitionable(features.partitionable_devices);
+        // Counters make first fit miss what backtracking finds: no shortcut then.
+        let counters =
+            (features.partitionable_devices && index.counters.any()).then(std::sync::OnceLock::new);
         let single = quick_reject
+            && counters.is_none()
             && matches!(prep.as_slice(), [cp] if cp.requests.len() == 1
                 && cp.constraints.as_ref().is_ok_and(Vec::is_empty)
                 && matches!(cp.requests[0], Entry::One(Ok(_))));
@@ -344,6 +385,8 @@ impl Prepared {
             prep,
             quick_reject,
             single,
+            device_taints: features.device_taints,
+            counters,
             consumable: features.consumable_capacity,
         }
     }
@@ -386,6 +429,11 @@ impl Prepared {
         if self.single {
             return self.first_fit(index, allocated, &pools);
         }
+        let counters = self.counters.as_ref().map(|c| {
+            let c =
+                c.get_or_init(|| Arc::new(index.counters.cycle(allocated, &index.api_allocated())));
+            Attempt::new(c.clone())
+        });
         let mut s = Search {
             p: self,
             idx: index,
@@ -396,6 +444,7 @@ impl Prepared {
             allocating: Vec::new(),
             capacity: Vec::new(),
             result: (0..self.claims.len()).map(|_| Vec::new()).collect(),
+            counters,
         };
         s.prepare()?;
         match s.allocate_one((0, 0, 0, 0), false, Loc::default()) {
@@ -432,10 +481,15 @@ impl Prepared {
                 continue;
             }
             let (s, dj) = (u.slice, u.device as usize);
-            if !selectable_at(index, &self.prep[0].cref, r, s, dj, u.pos)? {
+            if !selectable_at(index, &self.prep[0].cref, r, s, dj, u.pos)?
+                || pools.hidden.binary_search(&u.pos).is_ok()
+            {
                 continue;
             }
             if index.flags[u.pos as usize] & CONSUMES_COUNTERS != 0 {
+                continue;
+            }
+            if self.device_taints && untolerated(index, s, dj, &r.tolerations) {
                 continue;
             }
             picks.push(Pick {
@@ -481,7 +535,8 @@ impl Prepared {
                 .iter()
                 .map(|p| {
                     let slice = &index.slices[p.slice as usize];
-                    let name = match self.request(ci, p.ri, p.si.unwrap_or(0)) {
+                    let r = self.request(ci, p.ri, p.si.unwrap_or(0));
+                    let name = match r {
                         Some(r) => match &r.parent {
                             Some(par) => format!("{par}/{}", r.name),
                             None => r.name.clone(),
@@ -489,15 +544,16 @@ impl Prepared {
                         None => String::new(),
                     };
                     let device = &slice.spec.devices[p.device as usize];
+                    let req = r;
                     let mut r = DeviceRequestAllocationResult {
                         request: name,
                         driver: slice.spec.driver.clone(),
                         pool: slice.spec.pool.name.clone(),
                         device: device.name.clone(),
                         admin_access: p.admin_access.then_some(true),
+                        tolerations: req.map(|r| r.tolerations.clone()).unwrap_or_default(),
                         ..Default::default()
                     };
-                    let req = self.request(ci, p.ri, p.si.unwrap_or(0));
                     cc::share(
                         self.consumable,
                         &self.claims[ci],
@@ -641,8 +697,8 @@ fn selectable_at(
     Ok(true)
 }
 
-/// DRAPartitionableDevices is not modelled (off): a device that consumes counters cannot be
-/// allocated.
+/// Whether the device consumes counters: with DRAPartitionableDevices off it is never
+/// allocated, with it on only when its counters fit ([`partitionable::take`]).
 fn consumes_counters(index: &DraIndex, s: u32, d: usize) -> bool {
     index.flags[index.position(s, d) as usize] & CONSUMES_COUNTERS != 0
 }
@@ -721,6 +777,8 @@ struct Search<'p, 'i> {
     /// DRAConsumableCapacity: what this attempt's picks of shared devices consume.
     capacity: Vec<(u32, cc::Consumed)>,
     result: Vec<Vec<Pick>>,
+    /// DRAPartitionableDevices: the counters this attempt took (`None`: gate off).
+    counters: Option<Attempt>,
 }
 
 impl Search<'_, '_> {
@@ -831,7 +889,11 @@ impl Search<'_, '_> {
     /// `isSelectable` on the device at `loc`.
     fn selectable(&mut self, ci: usize, r: &Request, loc: Loc) -> Result<bool, String> {
         let s = self.slice_of(loc);
-        selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)
+        let pos = self.idx.position(s, loc.device);
+        Ok(
+            selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)?
+                && self.pools.hidden.binary_search(&pos).is_err(),
+        )
     }
 
     /// DRAConsumableCapacity (`CmpRequestOverCapacity`): `None` when the device at `loc`
@@ -1004,7 +1066,13 @@ impl Search<'_, '_> {
         if !admin && self.in_use(id) {
             return Ok(false);
         }
-        if consumes_counters(self.idx, s, loc.device) {
+        let pos = self.idx.position(s, loc.device);
+        if consumes_counters(self.idx, s, loc.device)
+            && !partitionable::take(&mut self.counters, &self.idx.counters, pos)
+        {
+            return Ok(false);
+        }
+        if p.device_taints && untolerated(self.idx, s, loc.device, &d.tolerations) {
             return Ok(false);
         }
         let Some(consumed) = self.fits(d, loc) else {
@@ -1078,53 +1146,8 @@ impl Search<'_, '_> {
         } else if let Some(i) = self.capacity.iter().rposition(|x| x.0 == pick.id) {
             self.capacity.remove(i);
         }
-    }
-}
-
-/// `createNodeSelector`.
-fn node_selector(index: &DraIndex, node: &str, picks: &[Pick]) -> Option<NodeSelector> {
-    let mut term = NodeSelectorTerm::default();
-    for p in picks {
-        let s = &index.slices[p.slice as usize];
-        if s.spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
-            return Some(NodeSelector {
-                node_selector_terms: vec![NodeSelectorTerm {
-                    match_expressions: Vec::new(),
-                    match_fields: vec![NodeSelectorRequirement {
-                        key: "metadata.name".into(),
-                        operator: "In".into(),
-                        values: vec![node.to_string()],
-                    }],
-                }],
-            });
-        }
-        if let Some(ns) = &s.spec.node_selector {
-            if let [t] = ns.node_selector_terms.as_slice() {
-                add_requirements(&t.match_fields, &mut term.match_fields);
-                add_requirements(&t.match_expressions, &mut term.match_expressions);
-            }
-        }
-    }
-    if term.match_fields.is_empty() && term.match_expressions.is_empty() {
-        None
-    } else {
-        Some(NodeSelector {
-            node_selector_terms: vec![term],
-        })
-    }
-}
-
-fn add_requirements(from: &[NodeSelectorRequirement], to: &mut Vec<NodeSelectorRequirement>) {
-    for r in from {
-        let values: BTreeSet<&String> = r.values.iter().collect();
-        let present = to.iter().any(|e| {
-            e.key == r.key
-                && e.operator == r.operator
-                && e.values.iter().collect::<BTreeSet<_>>() == values
-        });
-        if !present {
-            to.push(r.clone());
-        }
+        let pos = self.idx.position(pick.slice, pick.device as usize);
+        partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
     }
 }
 

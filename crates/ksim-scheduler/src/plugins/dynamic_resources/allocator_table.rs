@@ -13,37 +13,20 @@
 //! contract; a stable sort, so same-named slices keep their listed order), claims get the API
 //! server's defaulting, and `expectNumAllocateOneInvocations` (a performance counter ksim's
 //! allocator does not keep) is not checked. The cases are split over this file and
-//! `allocator_table_more.rs`.
+//! `allocator_table_more.rs`; DRADeviceTaints' cases are in `allocator_table_device_taints.rs`.
 //!
 //! Not ported, because they need a gate ksim keeps off and does not implement (upstream's
 //! harness skips a case whose gates its allocator does not support the same way):
 //!
-//! - DRAPartitionableDevices on: partitionable-devices-single-device,
-//!   partitionable-devices-prioritized-list, partitionable-devices-multiple-devices,
-//!   partitionable-devices-multiple-capacity-pools, partitionable-devices-multiple-counters,
-//!   partitionable-devices-multiple-pools, partitionable-devices-unused-counters-in-counter-set,
-//!   partitionable-devices-no-capacity-available,
-//!   partitionable-devices-overallocated-capacity-pool,
-//!   partitionable-devices-per-device-node-selection-nodename,
-//!   partitionable-devices-per-device-node-selection-node-selector,
-//!   partitionable-devices-per-device-node-selection-node-selector-multiple-devices,
-//!   partitionable-devices-with-attribute-selector,
-//!   partitionable-devices-same-counter-set-name-in-different-resource-slices,
-//!   partitionable-devices-device-counter-consumption-references-unknown-counter-set,
-//!   partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-set,
-//!   partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool,
-//!   partitionable-devices-devices-on-different-nodes-consume-same-counter-set,
-//!   partitionable-devices-validation-error-on-non-targeting-slice,
-//!   partitionable-devices-with-binding-conditions,
+//! - DRAPartitionableDevices together with DRADeviceBindingConditions or DRADeviceTaints
+//!   (the first of which ksim does not implement): partitionable-devices-with-binding-conditions,
 //!   partitionable-devices-with-binding-conditions-multiple,
 //!   partitionable-devices-with-binding-conditions-some-devices-no-conditions,
 //!   partitionable-devices-with-binding-conditions-multi-slices,
 //!   partitionable-devices-with-binding-conditions-and-taints,
-//!   partitionable-devices-with-binding-conditions-and-taints-tolerated.
-//! - DRADeviceTaints on: tainted-two-devices, tainted-one-device-two-taints,
-//!   tainted-two-devices-tolerated, tainted-two-devices-prioritized-list-tolerated,
-//!   tainted-no-effect, tainted-one-device-two-taints-both-tolerated, tainted-prioritized-list,
-//!   tainted-admin-access, tainted-all-devices-single.
+//!   partitionable-devices-with-binding-conditions-and-taints-tolerated (these two also need
+//!   DRADeviceBindingConditions). The other DRAPartitionableDevices cases are in
+//!   `allocator_table_partitionable.rs`.
 //! - DRADeviceBindingConditions on: device-binding-conditions,
 //!   binding-conditions-multiple-devices, binding-conditions-with-and-without, node-restriction,
 //!   check-combinations-with-backtracking-across-slices-and-pools.
@@ -107,17 +90,22 @@ pub(super) const B: &str = "driver-b";
 pub(super) const NONE: Features = Features {
     admin_access: false,
     prioritized_list: false,
+    device_taints: false,
+    partitionable_devices: false,
     consumable_capacity: false,
 };
 pub(super) const ADMIN: Features = Features {
     admin_access: true,
-    prioritized_list: false,
-    consumable_capacity: false,
+    ..NONE
 };
 pub(super) const PRIO: Features = Features {
-    admin_access: false,
     prioritized_list: true,
-    consumable_capacity: false,
+    ..NONE
+};
+/// DRADeviceTaints on.
+pub(super) const TAINTS: Features = Features {
+    device_taints: true,
+    ..NONE
 };
 
 pub(super) fn node(name: &str, region: &str) -> Node {
@@ -350,6 +338,8 @@ pub(super) struct Alloc {
     pub devices: Vec<(&'static str, &'static str, &'static str, String, bool)>,
     /// `devices.config`, in order.
     pub config: Vec<Value>,
+    /// The `tolerations` every device result carries (DRADeviceTaints), in order.
+    pub tolerations: Vec<Value>,
 }
 
 /// `allocationResult(localNodeSelector("node-1"), deviceAllocationResult(...)...)`.
@@ -370,6 +360,7 @@ pub(super) fn with_selector(
             .map(|(r, d, p, n, a)| (r, d, p, n.to_string(), a))
             .collect(),
         config: vec![],
+        tolerations: vec![],
     }
 }
 
@@ -504,6 +495,14 @@ pub(super) fn check(c: Case, want: Want) {
                     "claim #{i}: node selector"
                 );
                 assert_eq!(g.devices.config, w.config, "claim #{i}: config");
+                let wt: Vec<ksim_api::resource::DeviceToleration> = w
+                    .tolerations
+                    .iter()
+                    .map(|v| serde_json::from_value(v.clone()).expect("toleration"))
+                    .collect();
+                for d in &g.devices.results {
+                    assert_eq!(d.tolerations, wt, "claim #{i}: {}'s tolerations", d.device);
+                }
                 assert_eq!(
                     g.allocation_timestamp, None,
                     "claim #{i}: allocationTimestamp"

@@ -19,6 +19,7 @@ const CC: Features = Features {
     admin_access: false,
     prioritized_list: true,
     consumable_capacity: true,
+    ..NONE
 };
 
 /// A multi-allocatable device with capacity `mem` of `value` and an optional policy.

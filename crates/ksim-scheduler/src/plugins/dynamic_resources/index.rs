@@ -12,6 +12,9 @@
 //!   (admin-access results excepted, as `GatherAllocatedState`), kept current by diffing the
 //!   claim map the index saw last against the current one (both persistent maps, so only the
 //!   nodes that differ are visited).
+//! - **Counters** (DRAPartitionableDevices, [`super::partitionable::CounterIndex`]): each
+//!   pool's counter sets and, kept in step with the allocated-device counts, what the
+//!   allocated devices consume.
 //! - **CEL verdicts**: per selector expression and device position, match / no match / runtime
 //!   error, computed once while the slices stay the same (a verdict depends on nothing else);
 //!   a selector that reads only `device.driver` is evaluated once per driver.
@@ -23,7 +26,7 @@ use ksim_api::resource::{AllocationResult, ResourceClaim, ResourceSlice};
 use ksim_api::{Labels, Node};
 use rustc_hash::FxHashMap;
 
-use super::allocator::{slice_matches_node, DeviceId};
+use super::allocator::DeviceId;
 use super::cel::{device_value, root_context, CelCache, Selector};
 use super::consumable_capacity::{is_share, SharedState};
 use crate::cluster_objects::{DraMap, DraObjects};
@@ -46,6 +49,8 @@ pub struct NodePools {
     /// search may pick, in pool, slice and device order.
     pub usable: Vec<UsableDevice>,
     pub any_invalid: bool,
+    /// Positions of per-device-node-selection devices the node does not see (sorted).
+    pub hidden: Vec<u32>,
 }
 
 /// A device the search may pick on a node, with everything the first-fit loop reads, so
@@ -68,8 +73,10 @@ pub struct UsableDevice {
 /// DRADeviceBindingConditions is off).
 pub const HAS_BINDING_CONDITIONS: u8 = 1;
 /// Per device position: it consumes counters (never allocatable while
-/// DRAPartitionableDevices is off).
+/// DRAPartitionableDevices is off; counted by [`super::partitionable`] while it is on).
 pub const CONSUMES_COUNTERS: u8 = 2;
+/// Per device position: it has taints (the taint check reads the device only then).
+pub const HAS_TAINTS: u8 = 4;
 
 /// A selector expression's verdicts on every device position.
 struct Slot {
@@ -109,7 +116,8 @@ pub struct DraIndex {
     base: Vec<u32>,
     /// Dense id of the device at each position.
     dense: Vec<u32>,
-    /// [`HAS_BINDING_CONDITIONS`] and [`CONSUMES_COUNTERS`] of the device at each position.
+    /// [`HAS_BINDING_CONDITIONS`], [`CONSUMES_COUNTERS`] and [`HAS_TAINTS`] of the device at
+    /// each position.
     pub(super) flags: Vec<u8>,
     /// Dense ids by name; devices that claims name but no slice lists have one too.
     ids: FxHashMap<DeviceId, u32>,
@@ -137,6 +145,10 @@ pub struct DraIndex {
     root: Option<cel::Context<'static, 'static>>,
     /// DRAConsumableCapacity: the consumed capacity of shared devices.
     pub(super) shared: SharedState,
+    /// DRAPartitionableDevices: counter sets and the allocated devices' consumption.
+    pub(super) counters: super::partitionable::CounterIndex,
+    /// Whether DRAPartitionableDevices is on (pools per node depend on it).
+    partitionable: bool,
 }
 
 // The index lives in the plugin's mutex, so it must be `Send` (the CEL context included).
@@ -221,19 +233,18 @@ impl DraIndex {
                 if !d.consumes_counters.is_empty() {
                     flags |= CONSUMES_COUNTERS;
                 }
+                if !d.taints.is_empty() {
+                    flags |= HAS_TAINTS;
+                }
                 self.flags.push(flags);
             }
             match s.spec.node_name.as_deref() {
-                Some(n) if !n.is_empty() => self
+                Some(n) if !n.is_empty() && s.spec.shared_counters.is_empty() => self
                     .by_node
                     .entry(n.to_string())
                     .or_default()
                     .push(i as u32),
-                _ => {
-                    if s.spec.all_nodes == Some(true) || s.spec.node_selector.is_some() {
-                        self.others.push(i as u32);
-                    }
-                }
+                _ => self.others.push(i as u32),
             }
             *self
                 .pool_gens
@@ -242,7 +253,17 @@ impl DraIndex {
                 .entry(s.spec.pool.generation)
                 .or_default() += 1;
         }
+        self.counters.rebuild(&self.slices, &self.base, &self.dense);
         self.slices_seen = Some(slices.clone());
+    }
+
+    /// Sets DRAPartitionableDevices (the pools per node are gathered again on a change).
+    pub(super) fn set_partitionable(&mut self, on: bool) {
+        if self.partitionable != on {
+            self.partitionable = on;
+            self.node_pools.clear();
+            self.node_pools_by_object.clear();
+        }
     }
 
     /// The dense id of a device name, made when new.
@@ -287,6 +308,9 @@ impl DraIndex {
         for id in ids {
             let n = &mut self.api_counts[id as usize];
             *n = n.saturating_add_signed(delta);
+            if self.api_bits[id as usize] != (*n > 0) {
+                self.counters.set_allocated(id, *n > 0);
+            }
             self.api_bits[id as usize] = *n > 0;
         }
     }
@@ -344,10 +368,10 @@ impl DraIndex {
         }
         let mut idx: Vec<u32> = self.by_node.get(name).cloned().unwrap_or_default();
         for &i in &self.others {
-            if slice_matches_node(&self.slices[i as usize], node) {
-                idx.push(i);
-            }
+            idx.push(i);
         }
+        let gate = self.partitionable;
+        idx.retain(|&i| super::partitionable::slice_visible(&self.slices[i as usize], node, gate));
         idx.sort_unstable();
         let mut pools: BTreeMap<(&str, &str), Pool> = BTreeMap::new();
         for &i in &idx {
@@ -397,14 +421,27 @@ impl DraIndex {
                 .iter()
                 .flat_map(|&s| self.slices[s as usize].spec.devices.iter())
                 .any(|d| !names.insert(d.name.as_str()));
+            pool.invalid |= self.partitionable
+                && !pool.incomplete
+                && self
+                    .counters
+                    .pool_invalid(&pool.driver, &pool.name, generation);
             out.push(pool);
         }
         let mut usable = Vec::new();
+        let mut hidden = Vec::new();
         for (pi, pool) in out.iter().enumerate() {
             if pool.incomplete || pool.invalid {
                 continue;
             }
             for (sj, &s) in pool.slices.iter().enumerate() {
+                let base = self.position(s, 0);
+                super::partitionable::hidden_devices(
+                    &self.slices[s as usize],
+                    base,
+                    node,
+                    &mut hidden,
+                );
                 for d in 0..self.slices[s as usize].spec.devices.len() {
                     let pos = self.position(s, d);
                     usable.push(UsableDevice {
@@ -422,6 +459,7 @@ impl DraIndex {
             any_invalid: out.iter().any(|p| p.invalid),
             pools: out,
             usable,
+            hidden,
         });
         self.node_pools.insert(
             name.to_string(),

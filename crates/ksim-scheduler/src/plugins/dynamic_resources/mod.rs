@@ -42,7 +42,10 @@ pub mod allocator;
 pub mod cel;
 mod constraint;
 mod consumable_capacity;
+mod device_taints;
 pub mod index;
+mod node_selector;
+mod partitionable;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -71,6 +74,10 @@ use index::DraIndex;
 
 pub const NAME: &str = "DynamicResources";
 
+/// The DRA feature gates whose fields ksim models: with such a gate on, objects that use its
+/// fields are admitted (the others are refused, see docs/dra.md).
+pub const MODELLED_GATES: &[&str] = &["DRADeviceTaints", "DRAPartitionableDevices"];
+
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
 
@@ -92,10 +99,21 @@ pub struct DynamicResources {
     unreservations: Mutex<Vec<(String, String)>>,
 }
 
-pub fn new(_: &FactoryArgs<'_>) -> Result<PluginRef, String> {
+pub fn new(args: &FactoryArgs<'_>) -> Result<PluginRef, String> {
     Ok(Arc::new(DynamicResources::with_features(
-        Features::default(),
+        allocator_features(args.features),
     )))
+}
+
+/// The allocator's gates, from the run's (upstream's `New` copies them from `fts`).
+pub fn allocator_features(f: &crate::framework::Features) -> Features {
+    Features {
+        admin_access: f.enable_dra_admin_access,
+        prioritized_list: f.enable_dra_prioritized_list,
+        device_taints: f.enable_dra_device_taints,
+        partitionable_devices: f.enable_dra_partitionable_devices,
+        consumable_capacity: false,
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -900,6 +918,12 @@ mod allocator_table_constraints;
 #[cfg(test)]
 mod allocator_table_consumable_capacity;
 #[cfg(test)]
+mod allocator_table_device_taints;
+#[cfg(test)]
+mod allocator_table_partitionable;
+#[cfg(test)]
+mod allocator_table_partitionable_more;
+#[cfg(test)]
 mod allocator_table_pools;
 #[cfg(test)]
 mod allocator_table_prioritized;
@@ -907,6 +931,8 @@ mod allocator_table_prioritized;
 mod plugin_table;
 #[cfg(test)]
 mod plugin_table_cases;
+#[cfg(test)]
+mod plugin_table_device_taints;
 #[cfg(test)]
 mod plugin_table_hints;
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! facts: the same pod, claims, classes, slices and nodes, driven through the extension points
 //! in the order upstream's test loop drives them, with the same expected statuses, claims
 //! written, in-flight and assumed claims. The prioritized-list rows are in
-//! `plugin_table_scoring.rs`, the other rows in `plugin_table_cases.rs`; the queueing-hint, `computeScore` and `NormalizeScore` tables in
+//! `plugin_table_scoring.rs`, the DRADeviceTaints rows in `plugin_table_device_taints.rs`, the
+//! other rows in `plugin_table_cases.rs`; the queueing-hint, `computeScore` and `NormalizeScore` tables in
 //! `plugin_table_hints.rs`.
 //!
 //! How upstream compares (its `verify`), kept here: a status that is an error or a rejection
@@ -24,7 +25,6 @@
 //!   `extended-resource-name-with-resources-has-claim`,
 //!   `extended-resource-name-with-resources-delete-claim`, `extended-resource-name-bind-failure`,
 //!   `extended-resource-name-skip-bind`, `extended-resource-name-claim-creation-failure`;
-//!   DRADeviceTaints: `tainted-device-disabled`, `tainted-device-enabled`;
 //!   DRADeviceBindingConditions: `bound-claim-with-succeeded-binding-conditions`,
 //!   `bound-claim-with-failed-binding`, `bound-claim-with-timed-out-binding`,
 //!   `prebind-fail-with-binding-timeout`, `bound-claim-with-mixed-binding-conditions`,
@@ -366,7 +366,7 @@ impl Default for Case {
             features: Features {
                 admin_access: false,
                 prioritized_list: false,
-                consumable_capacity: false,
+                ..Features::default()
             },
             nodes: vec![node("worker")],
             pod: pod_with_claim_name(),

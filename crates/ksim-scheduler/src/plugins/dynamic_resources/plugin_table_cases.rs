@@ -256,7 +256,7 @@ fn admin_access_cases() {
         features: Features {
             admin_access: admin,
             prioritized_list: false,
-            consumable_capacity: false,
+            ..Features::default()
         },
         claims,
         classes: vec![device_class()],
@@ -410,7 +410,7 @@ fn prefilter_rejections() {
             features: Features {
                 admin_access: false,
                 prioritized_list,
-                consumable_capacity: false,
+                ..Features::default()
             },
             claims: vec![c],
             classes,

@@ -23,7 +23,7 @@ fn claim_with_prioritized_list_allocates_its_first_subrequest() {
         features: Features {
             admin_access: false,
             prioritized_list: true,
-            consumable_capacity: false,
+            ..Features::default()
         },
         claims: vec![pending()],
         classes: vec![device_class()],
@@ -65,7 +65,7 @@ fn scoring_case(
         features: Features {
             admin_access: false,
             prioritized_list: true,
-            consumable_capacity: false,
+            ..Features::default()
         },
         nodes: nodes.iter().map(|n| node(n)).collect(),
         pod,

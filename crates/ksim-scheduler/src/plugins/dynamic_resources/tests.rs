@@ -649,3 +649,36 @@ fn driver_only_selectors_give_each_driver_its_verdict() {
     let err = run(&c).unwrap_err();
     assert!(err.contains("CEL runtime error"), "{err}");
 }
+
+/// The plugin reads the run's gates: DRAPrioritizedList and DRAAdminAccess turned off in a
+/// scenario's `featureGates` reach the allocator.
+#[test]
+fn the_run_gates_reach_the_allocator() {
+    use ksim_api::version::{FeatureGates, KubernetesVersion};
+    let mut gates = FeatureGates::new(KubernetesVersion::V1_35);
+    let on = super::allocator_features(&crate::framework::Features::from_gates(&gates));
+    assert_eq!(on, Features::default());
+    let off: BTreeMap<String, bool> = [
+        ("DRAPrioritizedList".to_string(), false),
+        ("DRAAdminAccess".to_string(), false),
+    ]
+    .into();
+    gates.set_from_map(&off).unwrap();
+    let f = super::allocator_features(&crate::framework::Features::from_gates(&gates));
+    assert!(!f.prioritized_list && !f.admin_access);
+    let c = Case {
+        features: f,
+        claims: vec![claim(
+            "claim-0",
+            vec![json!({"name": "req-0", "firstAvailable": [
+                {"name": "sub-0", "deviceClassName": "class-a", "allocationMode": "ExactCount", "count": 1}]})],
+            json!([]),
+        )],
+        slices: vec![one_device("slice-1", "node-1", "pool-1", "driver-a")],
+        ..Default::default()
+    };
+    assert_eq!(
+        run(&c).unwrap_err(),
+        "claim claim-0, request req-0: has subrequests, but the DRAPrioritizedList feature is disabled"
+    );
+}
