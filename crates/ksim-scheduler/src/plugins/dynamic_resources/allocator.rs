@@ -43,8 +43,8 @@ use std::sync::Arc;
 
 use ksim_api::resource::{
     AllocationResult, CapacityRequirements, DeviceAllocationResult, DeviceClass,
-    DeviceRequestAllocationResult, DeviceSelector, DeviceToleration, ResourceClaim,
-    ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL, MODE_EXACT_COUNT,
+    DeviceRequestAllocationResult, DeviceSelector, DeviceToleration, ResourceClaim, ResourceSlice,
+    ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL, MODE_EXACT_COUNT,
 };
 use ksim_api::Node;
 
@@ -53,7 +53,9 @@ use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::consumable_capacity as cc;
 use super::device_taints::untolerated;
-use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
+use super::index::{
+    DraIndex, NodePools, Verdict, ALLOWS_MULTIPLE, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS,
+};
 use super::node_selector::node_selector;
 use super::partitionable::{self, Attempt, CycleCounters};
 use crate::cluster_objects::DraMap;
@@ -369,8 +371,9 @@ impl Prepared {
                 constraints,
             });
         }
-        // With DRAConsumableCapacity, capacity decides too: the shortcuts stay off.
-        let quick_reject = quick_reject(&prep) && !features.consumable_capacity;
+        // DRAConsumableCapacity: capacity only refuses more devices, so a node without a free
+        // usable device still fails; first fit checks capacity where it can decide.
+        let quick_reject = quick_reject(&prep);
         index.set_partitionable(features.partitionable_devices);
         // Counters make first fit miss what backtracking finds: no shortcut then.
         let counters =
@@ -490,6 +493,13 @@ impl Prepared {
                 continue;
             }
             if self.device_taints && untolerated(index, s, dj, &r.tolerations) {
+                continue;
+            }
+            // One request takes a device once, so this attempt consumed nothing on it yet.
+            if self.consumable
+                && (r.capacity.is_some() || index.flags[u.pos as usize] & ALLOWS_MULTIPLE != 0)
+                && cc::search_fit(index, s, dj, r.capacity.as_ref(), &[]).is_none()
+            {
                 continue;
             }
             picks.push(Pick {

@@ -77,6 +77,9 @@ pub const HAS_BINDING_CONDITIONS: u8 = 1;
 pub const CONSUMES_COUNTERS: u8 = 2;
 /// Per device position: it has taints (the taint check reads the device only then).
 pub const HAS_TAINTS: u8 = 4;
+/// Per device position: `allowMultipleAllocations: true` (DRAConsumableCapacity: first fit
+/// checks its capacity only then, or when the request asks for capacity).
+pub const ALLOWS_MULTIPLE: u8 = 8;
 
 /// A selector expression's verdicts on every device position.
 struct Slot {
@@ -235,6 +238,9 @@ impl DraIndex {
                 }
                 if !d.taints.is_empty() {
                     flags |= HAS_TAINTS;
+                }
+                if d.allow_multiple_allocations == Some(true) {
+                    flags |= ALLOWS_MULTIPLE;
                 }
                 self.flags.push(flags);
             }

@@ -76,7 +76,11 @@ pub const NAME: &str = "DynamicResources";
 
 /// The DRA feature gates whose fields ksim models: with such a gate on, objects that use its
 /// fields are admitted (the others are refused, see docs/dra.md).
-pub const MODELLED_GATES: &[&str] = &["DRADeviceTaints", "DRAPartitionableDevices"];
+pub const MODELLED_GATES: &[&str] = &[
+    "DRAConsumableCapacity",
+    "DRADeviceTaints",
+    "DRAPartitionableDevices",
+];
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
@@ -112,7 +116,7 @@ pub fn allocator_features(f: &crate::framework::Features) -> Features {
         prioritized_list: f.enable_dra_prioritized_list,
         device_taints: f.enable_dra_device_taints,
         partitionable_devices: f.enable_dra_partitionable_devices,
-        consumable_capacity: false,
+        consumable_capacity: f.enable_dra_consumable_capacity,
     }
 }
 
