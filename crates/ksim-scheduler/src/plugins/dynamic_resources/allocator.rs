@@ -38,7 +38,6 @@
 //! the allocation is kept as positions ([`Pick`]) and only the chosen node's is written out as
 //! an `AllocationResult` ([`Prepared::materialize`]).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ksim_api::resource::{
@@ -49,6 +48,7 @@ use ksim_api::resource::{
 use ksim_api::Node;
 
 use super::alloc_config::{allocation_config, Chosen};
+pub use super::allocate_once::{allocate_once, allocate_once_with};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::consumable_capacity as cc;
@@ -392,6 +392,12 @@ impl Prepared {
             counters,
             consumable: features.consumable_capacity,
         }
+    }
+
+    /// Turns the shortcuts off (the tests compare answers with and without them).
+    pub(super) fn without_shortcuts(&mut self) {
+        self.quick_reject = false;
+        self.single = false;
     }
 
     /// The claims, in pod order.
@@ -1159,65 +1165,4 @@ impl Search<'_, '_> {
         let pos = self.idx.position(pick.slice, pick.device as usize);
         partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
     }
-}
-
-/// One allocation from scratch, outside the plugin (the allocator's tests): the cluster's
-/// `slices`, the devices `allocated` to other claims, and `claims` to allocate on `node`.
-pub fn allocate_once(
-    features: Features,
-    classes: &BTreeMap<String, Arc<DeviceClass>>,
-    slices: &[Arc<ResourceSlice>],
-    allocated: &BTreeSet<DeviceId>,
-    claims: &[Arc<ResourceClaim>],
-    node: &Node,
-) -> Result<Option<Vec<AllocationResult>>, String> {
-    allocate_once_with(features, classes, slices, allocated, claims, node, true)
-}
-
-/// [`allocate_once`], with or without the shortcuts of [`Prepared`] (`quick_reject`,
-/// `first_fit`), which must not change any answer.
-#[doc(hidden)]
-pub fn allocate_once_with(
-    features: Features,
-    classes: &BTreeMap<String, Arc<DeviceClass>>,
-    slices: &[Arc<ResourceSlice>],
-    allocated: &BTreeSet<DeviceId>,
-    claims: &[Arc<ResourceClaim>],
-    node: &Node,
-    shortcuts: bool,
-) -> Result<Option<Vec<AllocationResult>>, String> {
-    let mut dra = crate::cluster_objects::DraObjects::default();
-    for c in classes.values() {
-        dra.device_classes
-            .insert(c.metadata.name.clone(), c.clone());
-    }
-    // The index takes slices in name order; equal names keep their given order.
-    for (i, s) in slices.iter().enumerate() {
-        dra.resource_slices
-            .insert(format!("{}\u{0}{i:08}", s.metadata.name), s.clone());
-    }
-    let mut index = DraIndex::with_consumable_capacity(features.consumable_capacity);
-    index.sync(&dra);
-    let ids: Vec<u32> = allocated
-        .iter()
-        .map(|d| index.intern(&d.driver, &d.pool, &d.device))
-        .collect();
-    let mut in_use = vec![false; index.id_count()];
-    for id in ids {
-        in_use[id as usize] = true;
-    }
-    let cel = CelCache::default();
-    let mut p = Prepared::new(
-        features,
-        &dra.device_classes,
-        &mut index,
-        &cel,
-        claims.to_vec(),
-    );
-    if !shortcuts {
-        p.quick_reject = false;
-        p.single = false;
-    }
-    Ok(p.allocate(&mut index, &in_use, &Arc::new(node.clone()))?
-        .map(|picks| p.materialize(&index, &node.metadata.name, &picks)))
 }

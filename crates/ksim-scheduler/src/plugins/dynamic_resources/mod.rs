@@ -38,6 +38,7 @@
 //! `not found` when its PreFilter never ran because an earlier PreFilter plugin rejected it.
 
 mod alloc_config;
+mod allocate_once;
 pub mod allocator;
 pub mod cel;
 mod constraint;
