@@ -1,10 +1,9 @@
-//! DRAConsumableCapacity cases of upstream's `TestAllocator`
-//! (`allocatortesting/allocator_testing.go`), named after the upstream cases. Their inputs
-//! were written from the cases' names and the incubating allocator's rules (the stored copy
-//! of the upstream table was not read line by line in the time available), so each states
-//! the behaviour it checks. Beyond `check`'s comparison of devices, each shared result's
-//! `shareID` and `consumedCapacity` are checked, and every case runs with and without the
-//! shortcuts (which the gate turns off).
+//! ksim's own DRAConsumableCapacity allocator cases, NOT upstream's: their inputs were written
+//! from the incubating allocator's rules (`consumable_capacity.go`, `allocator_incubating.go`),
+//! not read from upstream's `TestAllocator` table, so they are not facts from upstream; the
+//! port of upstream's cases is still to do (see `allocator_table.rs`). Beyond `check`'s
+//! comparison of devices, each shared result's `shareID` and `consumedCapacity` are checked,
+//! and every case runs with and without the shortcuts.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
