@@ -84,6 +84,20 @@ impl Quantity {
     }
 }
 
+/// By amount (thousandths, then whole units), then text: consistent with `Eq`, so that
+/// quantities can sit in ordered results.
+impl PartialOrd for Quantity {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Quantity {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.milli, self.value, &self.text).cmp(&(other.milli, other.value, &other.text))
+    }
+}
+
 impl fmt::Debug for Quantity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Quantity({})", self.text)

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 pub mod binding_conditions;
 pub mod cel_cost;
 mod claim_status;
+pub mod consumable_capacity;
 pub mod counters;
 pub mod extended;
 pub mod names;
@@ -25,6 +26,10 @@ pub use taints::{DeviceTaint, DeviceToleration};
 
 pub use binding_conditions::{AllocatedDeviceStatus, DeviceCondition};
 pub use counters::{Counter, CounterSet, DeviceCounterConsumption};
+
+pub use consumable_capacity::{
+    CapacityRequestPolicy, CapacityRequestPolicyRange, CapacityRequirements,
+};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -230,9 +235,10 @@ pub struct DeviceCapacity {
     /// Required by validation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Quantity>,
-    /// DRAConsumableCapacity: refused by validation (not modelled).
+    /// DRAConsumableCapacity: how a request for this capacity is defaulted and rounded up
+    /// (validated by [`consumable_capacity::validate_device_consumable_capacity`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_policy: Option<Value>,
+    pub request_policy: Option<CapacityRequestPolicy>,
 }
 
 // ---- ResourceClaim -------------------------------------------------------------------------
@@ -325,9 +331,9 @@ pub struct ExactDeviceRequest {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub tolerations: Vec<DeviceToleration>,
-    /// DRAConsumableCapacity: refused by validation (not modelled).
+    /// DRAConsumableCapacity: the capacity to consume on each allocated device.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<Value>,
+    pub capacity: Option<CapacityRequirements>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -350,8 +356,9 @@ pub struct DeviceSubRequest {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
     pub tolerations: Vec<DeviceToleration>,
+    /// DRAConsumableCapacity: the capacity to consume on each allocated device.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<Value>,
+    pub capacity: Option<CapacityRequirements>,
 }
 
 fn is_zero(v: &i64) -> bool {
@@ -427,8 +434,13 @@ pub struct DeviceRequestAllocationResult {
     pub device: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// DRAConsumableCapacity: set when the device allows multiple allocations.
+    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
+    /// DRAConsumableCapacity: the capacity this allocation consumes on a shared device.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(deserialize_with = "crate::nulls::or_default")]
+    pub consumed_capacity: BTreeMap<String, Quantity>,
     /// DRADeviceTaints: the request's tolerations at allocation time.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[serde(deserialize_with = "crate::nulls::or_default")]
@@ -821,6 +833,7 @@ pub fn validate_resource_slice(s: &ResourceSlice) -> Result<(), FieldErrors> {
                 );
             }
         }
+        consumable_capacity::validate_device_consumable_capacity(&mut errs, &f, d);
         let unmodelled: [(bool, &str, &str); 9] = [
             (
                 !d.consumes_counters.is_empty(),
@@ -879,7 +892,7 @@ fn validate_mode(
     mode: &str,
     count: i64,
     tolerations: &[DeviceToleration],
-    capacity: &Option<Value>,
+    capacity: &Option<CapacityRequirements>,
 ) {
     match mode {
         MODE_EXACT_COUNT => {
@@ -910,6 +923,7 @@ fn validate_mode(
     if !tolerations.is_empty() {
         not_modelled(errs, &format!("{f}.tolerations"), "DRADeviceTaints");
     }
+    consumable_capacity::validate_capacity_requirements(errs, f, capacity);
     if capacity.is_some() {
         not_modelled(
             errs,
@@ -1023,6 +1037,7 @@ pub fn validate_claim_spec(spec: &ResourceClaimSpec, f: &str) -> FieldErrors {
                 ));
             }
         }
+        consumable_capacity::validate_distinct_attribute(&mut errs, &f, c);
         if c.distinct_attribute.is_some() {
             not_modelled(
                 &mut errs,

@@ -133,3 +133,27 @@ pub fn node_with(name: &str, resource: &str, n: u32) -> Node {
     );
     node
 }
+
+/// DRAConsumableCapacity: a slice `<node>-nic` on `node` with one device `nic-0` that allows
+/// multiple allocations and has a `memory` capacity of `memory` (no request policy).
+pub fn shared_slice(node: &str, memory: &str) -> ApiObject {
+    object(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": format!("{node}-nic")},
+        "spec": {"driver": DRIVER, "nodeName": node,
+                 "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "nic-0", "allowMultipleAllocations": true,
+                              "capacity": {"memory": {"value": memory}}}]}}),
+    )
+}
+
+/// ResourceClaim `name` in `default` asking for one device of class `gpu` with `memory` of
+/// its `memory` capacity (DRAConsumableCapacity's `capacity.requests`).
+pub fn capacity_claim(name: &str, memory: &str) -> ApiObject {
+    object(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu",
+            "capacity": {"requests": {"memory": memory}}}}]}}}),
+    )
+}

@@ -38,22 +38,25 @@
 //! the allocation is kept as positions ([`Pick`]) and only the chosen node's is written out as
 //! an `AllocationResult` ([`Prepared::materialize`]).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ksim_api::resource::{
-    AllocationResult, DeviceAllocationResult, DeviceClass, DeviceRequestAllocationResult,
-    DeviceSelector, DeviceToleration, ResourceClaim, ResourceSlice, ALLOCATION_RESULTS_MAX_SIZE,
-    MODE_ALL, MODE_EXACT_COUNT,
+    AllocationResult, CapacityRequirements, DeviceAllocationResult, DeviceClass,
+    DeviceRequestAllocationResult, DeviceSelector, DeviceToleration, ResourceClaim, ResourceSlice,
+    ALLOCATION_RESULTS_MAX_SIZE, MODE_ALL, MODE_EXACT_COUNT,
 };
 use ksim_api::Node;
 
 use super::alloc_config::{allocation_config, Chosen};
 use super::binding_conditions;
+pub use super::allocate_once::{allocate_once, allocate_once_with};
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
+use super::consumable_capacity as cc;
 use super::device_taints::untolerated;
-use super::index::{DraIndex, NodePools, Verdict, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS};
+use super::index::{
+    DraIndex, NodePools, Verdict, ALLOWS_MULTIPLE, CONSUMES_COUNTERS, HAS_BINDING_CONDITIONS,
+};
 use super::node_selector::node_selector;
 use super::partitionable::{self, Attempt, CycleCounters};
 use crate::cluster_objects::DraMap;
@@ -74,11 +77,13 @@ pub struct Features {
     /// DRADeviceBindingConditions: devices with binding conditions are selectable, their
     /// conditions are copied into the result ([`super::binding_conditions`]).
     pub device_binding_conditions: bool,
+    /// DRAConsumableCapacity (shared devices, capacity requests, `distinctAttribute`).
+    pub consumable_capacity: bool,
 }
 
 impl Default for Features {
-    /// v1.35's defaults: admin access and prioritized lists on, device taints and partitionable
-    /// devices off.
+    /// v1.35's defaults: admin access and prioritized lists on, device taints, partitionable
+    /// devices and consumable capacity off.
     fn default() -> Self {
         Features {
             admin_access: true,
@@ -86,6 +91,7 @@ impl Default for Features {
             device_taints: false,
             partitionable_devices: false,
             device_binding_conditions: false,
+            consumable_capacity: false,
         }
     }
 }
@@ -143,6 +149,8 @@ struct Request {
     /// ExactCount's `count`.
     count: usize,
     tolerations: Vec<DeviceToleration>,
+    /// DRAConsumableCapacity: `capacity`.
+    capacity: Option<CapacityRequirements>,
 }
 
 enum Entry {
@@ -176,6 +184,8 @@ pub struct Prepared {
     device_taints: bool,
     /// DRAPartitionableDevices' counters of this cycle, made on first need.
     counters: Option<std::sync::OnceLock<Arc<CycleCounters>>>,
+    /// DRAConsumableCapacity on.
+    consumable: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -193,6 +203,7 @@ fn request(
     count: i64,
     admin_access: bool,
     has_admin_access: bool,
+    capacity: Option<&CapacityRequirements>,
 ) -> Result<Request, String> {
     if let Some(i) = selectors.iter().position(|s| s.cel.is_none()) {
         return Err(format!(
@@ -244,6 +255,7 @@ fn request(
         admin_access,
         count: count.max(0) as usize,
         tolerations: Vec::new(),
+        capacity: capacity.cloned(),
     })
 }
 
@@ -305,6 +317,7 @@ impl Prepared {
                                         sub.count,
                                         false,
                                         false,
+                                        sub.capacity.as_ref(),
                                     )
                                 })
                                 .collect(),
@@ -325,6 +338,7 @@ impl Prepared {
                         e.count,
                         e.admin_access.unwrap_or(false),
                         e.admin_access.is_some(),
+                        e.capacity.as_ref(),
                     ))
                 } else {
                     Entry::Err(format!(
@@ -332,7 +346,7 @@ impl Prepared {
                         r.name
                     ))
                 };
-                requests.push(entry);
+                requests.push(cc::gate_off_error(features, &cref, r).map_or(entry, Entry::Err));
             }
             set_tolerations(&mut requests, &claim.spec.devices.requests);
             let mut constraints = Ok(Vec::new());
@@ -341,6 +355,12 @@ impl Prepared {
                     (Some(a), Ok(cs)) => cs.push(ConstraintSpec {
                         requests: c.requests.iter().cloned().collect(),
                         attribute: a.clone(),
+                        distinct: false,
+                    }),
+                    (None, Ok(cs)) if c.distinct_attribute.is_some() => cs.push(ConstraintSpec {
+                        requests: c.requests.iter().cloned().collect(),
+                        attribute: c.distinct_attribute.clone().unwrap_or_default(),
+                        distinct: true,
                     }),
                     (None, Ok(_)) => {
                         constraints = Err(format!(
@@ -356,6 +376,8 @@ impl Prepared {
                 constraints,
             });
         }
+        // DRAConsumableCapacity: capacity only refuses more devices, so a node without a free
+        // usable device still fails; first fit checks capacity where it can decide.
         let quick_reject = quick_reject(&prep);
         index.set_partitionable(features.partitionable_devices);
         index.set_binding_conditions(features.device_binding_conditions);
@@ -374,7 +396,14 @@ impl Prepared {
             single,
             device_taints: features.device_taints,
             counters,
+            consumable: features.consumable_capacity,
         }
+    }
+
+    /// Turns the shortcuts off (the tests compare answers with and without them).
+    pub(super) fn without_shortcuts(&mut self) {
+        self.quick_reject = false;
+        self.single = false;
     }
 
     /// The claims, in pod order.
@@ -428,6 +457,7 @@ impl Prepared {
             all_devices: Vec::new(),
             constraints: Vec::new(),
             allocating: Vec::new(),
+            capacity: Vec::new(),
             result: (0..self.claims.len()).map(|_| Vec::new()).collect(),
             counters,
         };
@@ -475,6 +505,13 @@ impl Prepared {
                 continue;
             }
             if self.device_taints && untolerated(index, s, dj, &r.tolerations) {
+                continue;
+            }
+            // One request takes a device once, so this attempt consumed nothing on it yet.
+            if self.consumable
+                && (r.capacity.is_some() || index.flags[u.pos as usize] & ALLOWS_MULTIPLE != 0)
+                && cc::search_fit(index, s, dj, r.capacity.as_ref(), &[]).is_none()
+            {
                 continue;
             }
             picks.push(Pick {
@@ -528,16 +565,25 @@ impl Prepared {
                         },
                         None => String::new(),
                     };
-                    DeviceRequestAllocationResult {
+                    let device = &slice.spec.devices[p.device as usize];
+                    let req = r;
+                    let mut r = DeviceRequestAllocationResult {
                         request: name,
                         driver: slice.spec.driver.clone(),
                         pool: slice.spec.pool.name.clone(),
-                        device: slice.spec.devices[p.device as usize].name.clone(),
+                        device: device.name.clone(),
                         admin_access: p.admin_access.then_some(true),
-                        share_id: None,
-                        tolerations: r.map(|r| r.tolerations.clone()).unwrap_or_default(),
+                        tolerations: req.map(|r| r.tolerations.clone()).unwrap_or_default(),
                         ..binding_conditions::result_conditions(index, slice, p.device)
-                    }
+                    };
+                    cc::share(
+                        self.consumable,
+                        &self.claims[ci],
+                        req.and_then(|r| r.capacity.as_ref()),
+                        device,
+                        &mut r,
+                    );
+                    r
                 })
                 .collect();
             let claim = &self.claims[ci];
@@ -750,6 +796,8 @@ struct Search<'p, 'i> {
     constraints: Vec<Vec<MatchState>>,
     /// Devices picked in this attempt, with the claim that picked them.
     allocating: Vec<(u32, usize)>,
+    /// DRAConsumableCapacity: what this attempt's picks of shared devices consume.
+    capacity: Vec<(u32, cc::Consumed)>,
     result: Vec<Vec<Pick>>,
     /// DRAPartitionableDevices: the counters this attempt took (`None`: gate off).
     counters: Option<Attempt>,
@@ -836,7 +884,7 @@ impl Search<'_, '_> {
                         slice: sj,
                         device: dj,
                     };
-                    if self.selectable(ci, r, loc)? {
+                    if self.selectable(ci, r, loc)? && self.fits(r, loc).is_some() {
                         list.push(loc);
                     }
                 }
@@ -868,6 +916,17 @@ impl Search<'_, '_> {
             selectable(self.idx, &self.p.prep[ci].cref, r, s, loc.device)?
                 && self.pools.hidden.binary_search(&pos).is_err(),
         )
+    }
+
+    /// DRAConsumableCapacity (`CmpRequestOverCapacity`): `None` when the device at `loc`
+    /// lacks capacity for `r`; `Some(Some(consumed))` for a shared device, `Some(None)`
+    /// otherwise (and always with the gate off).
+    fn fits(&self, r: &Request, loc: Loc) -> Option<Option<cc::Consumed>> {
+        if !self.p.consumable {
+            return Some(None);
+        }
+        let s = self.slice_of(loc);
+        cc::search_fit(self.idx, s, loc.device, r.capacity.as_ref(), &self.capacity)
     }
 
     fn in_use(&self, id: u32) -> bool {
@@ -983,6 +1042,9 @@ impl Search<'_, '_> {
                     if !self.selectable(ci, d, loc).map_err(Fail::Fatal)? {
                         continue;
                     }
+                    if self.fits(d, loc).is_none() {
+                        continue;
+                    }
                     if !self.allocate_device(key, loc, false)? {
                         continue;
                     }
@@ -1035,6 +1097,9 @@ impl Search<'_, '_> {
         if p.device_taints && untolerated(self.idx, s, loc.device, &d.tolerations) {
             return Ok(false);
         }
+        let Some(consumed) = self.fits(d, loc) else {
+            return Ok(false);
+        };
         let (base, sub) = match &d.parent {
             Some(par) => (par.as_str(), Some(d.name.as_str())),
             None => (d.name.as_str(), None),
@@ -1064,7 +1129,10 @@ impl Search<'_, '_> {
                 }
             }
         }
-        self.allocating.push((id, ci));
+        match consumed {
+            Some(c) => self.capacity.push((id, c)),
+            None => self.allocating.push((id, ci)),
+        }
         self.result[ci].push(Pick {
             ri,
             si: d.parent.as_ref().map(|_| si),
@@ -1097,69 +1165,10 @@ impl Search<'_, '_> {
         }
         if let Some(i) = self.allocating.iter().rposition(|&x| x == (pick.id, ci)) {
             self.allocating.remove(i);
+        } else if let Some(i) = self.capacity.iter().rposition(|x| x.0 == pick.id) {
+            self.capacity.remove(i);
         }
         let pos = self.idx.position(pick.slice, pick.device as usize);
         partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
     }
-}
-
-/// One allocation from scratch, outside the plugin (the allocator's tests): the cluster's
-/// `slices`, the devices `allocated` to other claims, and `claims` to allocate on `node`.
-pub fn allocate_once(
-    features: Features,
-    classes: &BTreeMap<String, Arc<DeviceClass>>,
-    slices: &[Arc<ResourceSlice>],
-    allocated: &BTreeSet<DeviceId>,
-    claims: &[Arc<ResourceClaim>],
-    node: &Node,
-) -> Result<Option<Vec<AllocationResult>>, String> {
-    allocate_once_with(features, classes, slices, allocated, claims, node, true)
-}
-
-/// [`allocate_once`], with or without the shortcuts of [`Prepared`] (`quick_reject`,
-/// `first_fit`), which must not change any answer.
-#[doc(hidden)]
-pub fn allocate_once_with(
-    features: Features,
-    classes: &BTreeMap<String, Arc<DeviceClass>>,
-    slices: &[Arc<ResourceSlice>],
-    allocated: &BTreeSet<DeviceId>,
-    claims: &[Arc<ResourceClaim>],
-    node: &Node,
-    shortcuts: bool,
-) -> Result<Option<Vec<AllocationResult>>, String> {
-    let mut dra = crate::cluster_objects::DraObjects::default();
-    for c in classes.values() {
-        dra.device_classes
-            .insert(c.metadata.name.clone(), c.clone());
-    }
-    // The index takes slices in name order; equal names keep their given order.
-    for (i, s) in slices.iter().enumerate() {
-        dra.resource_slices
-            .insert(format!("{}\u{0}{i:08}", s.metadata.name), s.clone());
-    }
-    let mut index = DraIndex::default();
-    index.sync(&dra);
-    let ids: Vec<u32> = allocated
-        .iter()
-        .map(|d| index.intern(&d.driver, &d.pool, &d.device))
-        .collect();
-    let mut in_use = vec![false; index.id_count()];
-    for id in ids {
-        in_use[id as usize] = true;
-    }
-    let cel = CelCache::default();
-    let mut p = Prepared::new(
-        features,
-        &dra.device_classes,
-        &mut index,
-        &cel,
-        claims.to_vec(),
-    );
-    if !shortcuts {
-        p.quick_reject = false;
-        p.single = false;
-    }
-    Ok(p.allocate(&mut index, &in_use, &Arc::new(node.clone()))?
-        .map(|picks| p.materialize(&index, &node.metadata.name, &picks)))
 }

@@ -15,6 +15,7 @@ pub(super) const PART: Features = Features {
     device_taints: false,
     partitionable_devices: true,
     device_binding_conditions: false,
+    consumable_capacity: false,
 };
 pub(super) const PART_PRIO: Features = Features {
     admin_access: false,
@@ -22,6 +23,7 @@ pub(super) const PART_PRIO: Features = Features {
     device_taints: false,
     partitionable_devices: true,
     device_binding_conditions: false,
+    consumable_capacity: false,
 };
 
 /// `device(name, fromCounters?, nil).withDeviceCounterConsumption(...)`: `sets` is a list

@@ -4,8 +4,8 @@
 //!
 //! - The one variable is `device`: `device.driver` (string), `device.attributes[domain].name`
 //!   and `device.capacity[domain].name`. An attribute written without a domain in the slice
-//!   belongs to the driver's domain. `device.allowMultipleAllocations` is `false` (the
-//!   DRAConsumableCapacity fields are refused at validation).
+//!   belongs to the driver's domain. `device.allowMultipleAllocations` is the device's
+//!   value (`false` when unset).
 //! - Attribute values are CEL `int`, `bool`, `string`, or a semantic version for `version`
 //!   attributes; capacities are Kubernetes quantities.
 //! - Kubernetes library functions added here: `quantity(string)`, `isQuantity(string)` and on
@@ -362,7 +362,10 @@ pub fn device_value(driver: &str, device: &Device) -> DeviceValue {
     m.insert("driver".into(), Value::from(driver));
     m.insert("attributes".into(), nested(attrs));
     m.insert("capacity".into(), nested(caps));
-    m.insert("allowMultipleAllocations".into(), Value::Bool(false));
+    m.insert(
+        "allowMultipleAllocations".into(),
+        Value::Bool(device.allow_multiple_allocations == Some(true)),
+    );
     DeviceValue(Value::from(m))
 }
 

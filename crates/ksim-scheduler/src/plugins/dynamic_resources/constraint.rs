@@ -1,7 +1,9 @@
 //! `matchAttribute` constraints during the allocator's search (upstream
 //! `structured/internal/incubating/constraint.go`, `matchAttributeConstraint`): the devices of
 //! the named requests (all requests when none are named) must carry the attribute with one
-//! value; a device without it never matches.
+//! value; a device without it never matches. `distinctAttribute` (DRAConsumableCapacity,
+//! `distinctAttributeConstraint`): each must carry it with a value no other has (a value of
+//! another type than an earlier one is accepted, as upstream's `matchesAttribute`).
 
 use std::collections::BTreeSet;
 
@@ -11,6 +13,8 @@ use ksim_api::resource::DeviceAttribute;
 pub(super) struct ConstraintSpec {
     pub(super) requests: BTreeSet<String>,
     pub(super) attribute: String,
+    /// `distinctAttribute` rather than `matchAttribute`.
+    pub(super) distinct: bool,
 }
 
 /// A `matchAttribute` constraint's state during one search.
@@ -18,6 +22,8 @@ pub(super) struct ConstraintSpec {
 pub(super) struct MatchState {
     value: Option<DeviceAttribute>,
     count: usize,
+    /// `distinctAttribute`: the values taken, in order.
+    taken: Vec<DeviceAttribute>,
 }
 
 fn applies(spec: &ConstraintSpec, request: &str, sub: Option<&str>) -> bool {
@@ -63,6 +69,13 @@ pub(super) fn constraint_add(
     let Some(attr) = lookup_attribute(d, driver, &spec.attribute) else {
         return false;
     };
+    if spec.distinct {
+        if !distinct_from(&st.taken, attr) {
+            return false;
+        }
+        st.taken.push(attr.clone());
+        return true;
+    }
     if st.count == 0 {
         st.value = Some(attr.clone());
         st.count = 1;
@@ -92,5 +105,33 @@ pub(super) fn constraint_remove(
 ) {
     if applies(spec, request, sub) {
         st.count = st.count.saturating_sub(1);
+        if spec.distinct {
+            st.taken.pop();
+        }
     }
+}
+
+/// `distinctAttributeConstraint.matchesAttribute`: walking the values taken in order, the
+/// first of another type accepts, an equal one refuses.
+fn distinct_from(taken: &[DeviceAttribute], a: &DeviceAttribute) -> bool {
+    for t in taken {
+        // `Some(true)`: distinct, `Some(false)`: duplicated, `None`: another type.
+        let distinct = match t {
+            DeviceAttribute {
+                string: Some(x), ..
+            } => a.string.as_ref().map(|y| x != y),
+            DeviceAttribute { int: Some(x), .. } => a.int.map(|y| *x != y),
+            DeviceAttribute { bool: Some(x), .. } => a.bool.map(|y| *x != y),
+            DeviceAttribute {
+                version: Some(x), ..
+            } => a.version.as_ref().map(|y| x != y),
+            _ => return false,
+        };
+        match distinct {
+            None => return true,
+            Some(false) => return false,
+            Some(true) => {}
+        }
+    }
+    true
 }

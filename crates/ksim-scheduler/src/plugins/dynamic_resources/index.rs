@@ -28,6 +28,7 @@ use rustc_hash::FxHashMap;
 
 use super::allocator::DeviceId;
 use super::cel::{device_value, root_context, CelCache, Selector};
+use super::consumable_capacity::{is_share, SharedState};
 use crate::cluster_objects::{DraMap, DraObjects};
 
 /// A pool gathered for one node: its slices as indices into [`DraIndex`]'s slices.
@@ -77,6 +78,9 @@ pub const HAS_BINDING_CONDITIONS: u8 = 1;
 pub const CONSUMES_COUNTERS: u8 = 2;
 /// Per device position: it has taints (the taint check reads the device only then).
 pub const HAS_TAINTS: u8 = 4;
+/// Per device position: `allowMultipleAllocations: true` (DRAConsumableCapacity: first fit
+/// checks its capacity only then, or when the request asks for capacity).
+pub const ALLOWS_MULTIPLE: u8 = 8;
 
 /// A selector expression's verdicts on every device position.
 struct Slot {
@@ -143,6 +147,8 @@ pub struct DraIndex {
     errors: FxHashMap<(u32, u32), String>,
     /// The CEL root context, made on the first evaluation.
     root: Option<cel::Context<'static, 'static>>,
+    /// DRAConsumableCapacity: the consumed capacity of shared devices.
+    pub(super) shared: SharedState,
     /// DRAPartitionableDevices: counter sets and the allocated devices' consumption.
     pub(super) counters: super::partitionable::CounterIndex,
     /// Whether DRAPartitionableDevices is on (pools per node depend on it).
@@ -158,6 +164,14 @@ const _: fn() = || {
 };
 
 impl DraIndex {
+    /// An empty index; with DRAConsumableCapacity on, results with a `shareID` are shares.
+    pub fn with_consumable_capacity(on: bool) -> DraIndex {
+        DraIndex {
+            shared: SharedState::with_gate(on),
+            ..Default::default()
+        }
+    }
+
     /// Brings the index up to the cluster's DRA objects.
     pub fn sync(&mut self, dra: &DraObjects) {
         let same_slices = self
@@ -169,6 +183,7 @@ impl DraIndex {
             self.claims_seen = DraMap::default();
             self.api_counts = vec![0; self.ids.len()];
             self.api_bits = vec![false; self.ids.len()];
+            self.shared.clear();
         }
         if self.claims_seen.ptr_eq(&dra.resource_claims) {
             return;
@@ -227,6 +242,9 @@ impl DraIndex {
                 if !d.taints.is_empty() {
                     flags |= HAS_TAINTS;
                 }
+                if d.allow_multiple_allocations == Some(true) {
+                    flags |= ALLOWS_MULTIPLE;
+                }
                 self.flags.push(flags);
             }
             match s.spec.node_name.as_deref() {
@@ -283,7 +301,7 @@ impl DraIndex {
     /// (`GatherAllocatedState`).
     pub(super) fn allocation_ids(&mut self, a: &AllocationResult, out: &mut Vec<u32>) {
         for r in &a.devices.results {
-            if r.admin_access == Some(true) {
+            if r.admin_access == Some(true) || is_share(self.shared.enabled, r) {
                 continue;
             }
             out.push(self.intern(&r.driver, &r.pool, &r.device));
@@ -294,6 +312,12 @@ impl DraIndex {
         let Some(a) = &c.status.allocation else {
             return;
         };
+        if self.shared.enabled {
+            let ids: Vec<u32> = (a.devices.results.iter())
+                .map(|r| self.intern(&r.driver, &r.pool, &r.device))
+                .collect();
+            self.shared.count(a, &ids, i64::from(delta));
+        }
         let mut ids = Vec::new();
         self.allocation_ids(a, &mut ids);
         for id in ids {

@@ -38,10 +38,12 @@
 //! `not found` when its PreFilter never ran because an earlier PreFilter plugin rejected it.
 
 mod alloc_config;
+mod allocate_once;
 pub mod allocator;
 pub mod binding_conditions;
 pub mod cel;
 mod constraint;
+mod consumable_capacity;
 mod device_taints;
 pub mod extended_resources;
 pub mod index;
@@ -78,6 +80,7 @@ pub const NAME: &str = "DynamicResources";
 /// The DRA feature gates whose fields ksim models: with such a gate on, objects that use its
 /// fields are admitted (the others are refused, see docs/dra.md).
 pub const MODELLED_GATES: &[&str] = &[
+    "DRAConsumableCapacity",
     "DRADeviceBindingConditions",
     "DRADeviceTaints",
     "DRAExtendedResource",
@@ -135,6 +138,7 @@ pub fn allocator_features(f: &crate::framework::Features) -> Features {
         partitionable_devices: f.enable_dra_partitionable_devices,
         device_binding_conditions: f.enable_dra_device_binding_conditions
             && f.enable_dra_resource_claim_device_status,
+        consumable_capacity: f.enable_dra_consumable_capacity,
     }
 }
 
@@ -153,7 +157,9 @@ impl DynamicResources {
             in_flight: Mutex::new(BTreeMap::new()),
             objects: Mutex::new(None),
             deallocations: Mutex::new(Vec::new()),
-            index: Mutex::new(DraIndex::default()),
+            index: Mutex::new(DraIndex::with_consumable_capacity(
+                features.consumable_capacity,
+            )),
             unreservations: Mutex::new(Vec::new()),
             binding_timeout: features
                 .device_binding_conditions
@@ -291,6 +297,7 @@ impl DynamicResources {
                     api.status.allocation.is_none() && api.metadata.uid == c.metadata.uid
                 })
         });
+        consumable_capacity::set_in_flight(idx, &objects.dra, inf.iter().map(|(k, (_, c))| (k, c)));
         if inf.is_empty() {
             return idx.api_allocated();
         }
@@ -1085,6 +1092,8 @@ mod allocator_table_basic;
 mod allocator_table_binding_conditions;
 #[cfg(test)]
 mod allocator_table_constraints;
+#[cfg(test)]
+mod allocator_table_consumable_capacity;
 #[cfg(test)]
 mod allocator_table_device_taints;
 #[cfg(test)]

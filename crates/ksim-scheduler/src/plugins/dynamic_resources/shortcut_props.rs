@@ -5,7 +5,10 @@
 //! (so that first fit would miss what backtracking finds) and per-device node selection; and
 //! with DRADeviceTaints on or off (tainted devices, tolerating requests); and with
 //! DRADeviceBindingConditions on or off (devices with binding conditions, some binding to
-//! the node).
+//! the node); and with
+//! DRAConsumableCapacity on or off (devices with `allowMultipleAllocations` and a `mem`
+//! capacity, some with a `requestPolicy`; dedicated devices with capacity; requests asking
+//! for `mem` or not).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -26,13 +29,16 @@ type SliceSpec = (u8, u8, u8, Vec<(u8, u8, u8, u8)>);
 /// `perDeviceNodeSelection`, its devices on node-2, node-1 or all nodes in turn; `counters`:
 /// devices take counters, and each pool has a counter slice with 4 units; `binding`: devices
 /// with an odd name index have binding conditions, those with a name index divisible by 3
-/// `bindsToNode: true`.
+/// `bindsToNode: true`; `capacity`: each device has a `mem` capacity of (name index mod 3 + 1) Gi, devices with an even name index
+/// allow multiple allocations, `dev-0` and `dev-4` with a policy (default 1Gi, range from 1Gi
+/// in steps of 1Gi).
 fn slices(
     specs: &[SliceSpec],
     shared: bool,
     per_device: bool,
     counters: bool,
     binding: bool,
+    capacity: bool,
 ) -> Vec<Arc<ResourceSlice>> {
     let mut out: Vec<Arc<ResourceSlice>> = specs
         .iter()
@@ -57,6 +63,17 @@ fn slices(
                     }
                     if binding && name % 3 == 0 {
                         d["bindsToNode"] = json!(true);
+                    }
+                    if capacity {
+                        let mut mem = json!({"value": format!("{}Gi", name % 3 + 1)});
+                        if name % 2 == 0 {
+                            d["allowMultipleAllocations"] = json!(true);
+                            if name % 4 == 0 {
+                                mem["requestPolicy"] = json!({"default": "1Gi",
+                                    "validRange": {"min": "1Gi", "step": "1Gi"}});
+                            }
+                        }
+                        d["capacity"] = json!({"mem": mem});
                     }
                     if counters && *take > 0 {
                         d["consumesCounters"] = json!([{"counterSet": "set",
@@ -102,7 +119,8 @@ fn slices(
     out
 }
 
-fn claim(count: u8, selector: u8, toleration: u8) -> Arc<ResourceClaim> {
+/// `mem`: 0 asks no capacity, else `mem` of (mem − 1) × 512Mi (0, 512Mi, 1Gi).
+fn claim(count: u8, selector: u8, toleration: u8, mem: u8) -> Arc<ResourceClaim> {
     let mut exactly = json!({"deviceClassName": "class-a", "allocationMode": "ExactCount",
                              "count": count});
     // 1: a selector that fails with a runtime error on devices without a model.
@@ -121,6 +139,10 @@ fn claim(count: u8, selector: u8, toleration: u8) -> Arc<ResourceClaim> {
     }
     if toleration == 2 {
         exactly["tolerations"] = json!([{"operator": "Exists"}]);
+    }
+    if mem > 0 {
+        exactly["capacity"] =
+            json!({"requests": {"mem": format!("{}Mi", (u32::from(mem) - 1) * 512)}});
     }
     let mut c: ResourceClaim = serde_json::from_value(json!({
         "metadata": {"name": "claim-0", "namespace": "default"},
@@ -156,6 +178,9 @@ proptest! {
         device_taints in any::<bool>(),
         binding in any::<bool>(),
         binding_on in any::<bool>(),
+        consumable in any::<bool>(),
+        capacity in any::<bool>(),
+        mem in 0u8..4,
     ) {
         let slices = slices(
             &specs,
@@ -163,6 +188,7 @@ proptest! {
             partitionable && per_device,
             partitionable && takes,
             binding,
+            capacity,
         );
         let class: Arc<DeviceClass> = Arc::new(serde_json::from_value(json!({
             "metadata": {"name": "class-a"}, "spec": {"selectors": [
@@ -178,11 +204,12 @@ proptest! {
             })
             .collect();
         let node: Node = serde_json::from_value(json!({"metadata": {"name": "node-1"}})).unwrap();
-        let claims = [claim(count, selector, toleration)];
+        let claims = [claim(count, selector, toleration, mem)];
         let f = Features {
             partitionable_devices: partitionable,
             device_binding_conditions: binding_on,
             device_taints,
+            consumable_capacity: consumable,
             ..Features::default()
         };
         let fast = allocate_once_with(f, &classes, &slices, &allocated, &claims, &node, true);
@@ -200,6 +227,7 @@ fn per_device_slice_first_device_elsewhere() {
         true,
         false,
         false,
+        false,
     );
     let class: Arc<DeviceClass> = Arc::new(
         serde_json::from_value(json!({"metadata": {"name": "class-a"}, "spec": {}})).unwrap(),
@@ -207,7 +235,7 @@ fn per_device_slice_first_device_elsewhere() {
     let classes: BTreeMap<String, Arc<DeviceClass>> =
         [("class-a".to_string(), class)].into_iter().collect();
     let node: Node = serde_json::from_value(json!({"metadata": {"name": "node-1"}})).unwrap();
-    let claims = [claim(1, 0, 0)];
+    let claims = [claim(1, 0, 0, 0)];
     let f = Features {
         partitionable_devices: true,
         device_binding_conditions: false,
