@@ -1,18 +1,28 @@
-//! One allocation from scratch, outside the plugin (the allocator's tests and property
-//! tests), with or without the shortcuts.
+//! One allocation from scratch, outside the plugin (the allocator's tests and upstream's
+//! `TestAllocator` table): a cluster built from the given slices and classes, the allocated
+//! state of upstream's `AllocatedState` (`AllocatedDevices`, and DRAConsumableCapacity's
+//! `AggregatedCapacity`), and one [`Prepared::allocate`] on the node.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ksim_api::resource::{AllocationResult, DeviceClass, ResourceClaim, ResourceSlice};
-use ksim_api::Node;
+use ksim_api::{Node, Quantity};
 
 use super::allocator::{DeviceId, Features, Prepared};
 use super::cel::CelCache;
 use super::index::DraIndex;
 
-/// One allocation from scratch, outside the plugin (the allocator's tests): the cluster's
-/// `slices`, the devices `allocated` to other claims, and `claims` to allocate on `node`.
+/// Upstream `AllocatedState`: the devices other claims hold exclusively, and what they
+/// consume of shared devices (`AggregatedCapacity`, by the device's capacity name).
+#[derive(Debug, Default, Clone)]
+pub struct AllocatedState {
+    pub devices: BTreeSet<DeviceId>,
+    pub capacity: BTreeMap<DeviceId, BTreeMap<String, Quantity>>,
+}
+
+/// The cluster's `slices`, the devices `allocated` to other claims, and `claims` to allocate
+/// on `node`.
 pub fn allocate_once(
     features: Features,
     classes: &BTreeMap<String, Arc<DeviceClass>>,
@@ -36,6 +46,24 @@ pub fn allocate_once_with(
     node: &Node,
     shortcuts: bool,
 ) -> Result<Option<Vec<AllocationResult>>, String> {
+    let state = AllocatedState {
+        devices: allocated.clone(),
+        capacity: BTreeMap::new(),
+    };
+    allocate_in_state(features, classes, slices, &state, claims, node, shortcuts)
+}
+
+/// [`allocate_once_with`] with the full `AllocatedState`.
+#[doc(hidden)]
+pub fn allocate_in_state(
+    features: Features,
+    classes: &BTreeMap<String, Arc<DeviceClass>>,
+    slices: &[Arc<ResourceSlice>],
+    state: &AllocatedState,
+    claims: &[Arc<ResourceClaim>],
+    node: &Node,
+    shortcuts: bool,
+) -> Result<Option<Vec<AllocationResult>>, String> {
     let mut dra = crate::cluster_objects::DraObjects::default();
     for c in classes.values() {
         dra.device_classes
@@ -48,10 +76,19 @@ pub fn allocate_once_with(
     }
     let mut index = DraIndex::with_consumable_capacity(features.consumable_capacity);
     index.sync(&dra);
-    let ids: Vec<u32> = allocated
+    let ids: Vec<u32> = state
+        .devices
         .iter()
         .map(|d| index.intern(&d.driver, &d.pool, &d.device))
         .collect();
+    for (d, consumed) in &state.capacity {
+        let id = index.intern(&d.driver, &d.pool, &d.device);
+        let milli = consumed
+            .iter()
+            .map(|(k, q)| (k.clone(), q.milli_value()))
+            .collect();
+        index.shared.add_consumed(id, &milli);
+    }
     let mut in_use = vec![false; index.id_count()];
     for id in ids {
         in_use[id as usize] = true;

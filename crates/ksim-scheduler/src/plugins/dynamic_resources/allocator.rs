@@ -48,8 +48,8 @@ use ksim_api::resource::{
 use ksim_api::Node;
 
 use super::alloc_config::{allocation_config, Chosen};
-use super::binding_conditions;
 pub use super::allocate_once::{allocate_once, allocate_once_with};
+use super::binding_conditions;
 use super::cel::CelCache;
 use super::constraint::{constraint_add, constraint_remove, ConstraintSpec, MatchState};
 use super::consumable_capacity as cc;
@@ -1090,6 +1090,8 @@ impl Search<'_, '_> {
         }
         let pos = self.idx.position(s, loc.device);
         if consumes_counters(self.idx, s, loc.device)
+            && (self.counters.is_none()
+                || !cc::counters_held(self.idx, s, loc.device, &self.capacity))
             && !partitionable::take(&mut self.counters, &self.idx.counters, pos)
         {
             return Ok(false);
@@ -1169,6 +1171,8 @@ impl Search<'_, '_> {
             self.capacity.remove(i);
         }
         let pos = self.idx.position(pick.slice, pick.device as usize);
-        partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
+        if !cc::counters_held(self.idx, pick.slice, pick.device as usize, &self.capacity) {
+            partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
+        }
     }
 }

@@ -15,54 +15,19 @@
 //! allocator does not keep) is not checked. The cases are split over this file and
 //! `allocator_table_more.rs`; DRADeviceTaints' cases are in `allocator_table_device_taints.rs`.
 //!
-//! Not ported, because they need a gate ksim keeps off and does not implement (upstream's
-//! harness skips a case whose gates its allocator does not support the same way):
+//! Not ported, or ported elsewhere, by gate:
 //!
 //! - DRADeviceBindingConditions on: check-combinations-with-backtracking-across-slices-and-pools
-//!   (not located in the stored upstream table), consumable-capacity-disabled-feature and
-//!   consumable-capacity-disabled-feature-with-prioritized-list (they turn the gate on to
-//!   select upstream's experimental allocator, and their claims carry capacity requests,
-//!   which ksim refuses at admission). The other binding-condition cases, with those that
-//!   combine it with DRAPartitionableDevices, are in `allocator_table_binding_conditions.rs`.
-//! - DRAConsumableCapacity on: NOT ported yet (about 39 cases).
-//!   `allocator_table_consumable_capacity.rs`
-//!   holds 12 cases of ksim's own, written from the rules, not from upstream's inputs; they
-//!   are named like these upstream cases (names as recorded, not yet checked against the table)
-//!   (consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request,
-//!   -without-policy-without-capacity-request, -with-policy-without-capacity-request,
-//!   -with-range-policy-step, -with-valid-values-policy-round-up,
-//!   -with-request-over-max-sharing-policy, -with-exceeded-consumable-capacity-request,
-//!   -with-no-available-consumable-capacity, consumable-capacity-with-multi-allocatable-device-backtrack,
-//!   consumable-capacity-dedicated-device-with-consumable-capacity-request,
-//!   -allocation-mode-all-filter-out-insufficient-capacity, consumable-capacity-disabled-feature,
-//!   with-distinct-constraints, with-distinct-constraints-attribute-not-set,
-//!   distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint). Also not
-//!   ported:
-//!   consumable-capacity-multi-allocatable-device-with-missing-capacity-request,
-//!   consumable-capacity-multi-allocatable-device-allocation-mode-all-with-missing-capacity-request,
-//!   consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request,
-//!   consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block,
-//!   consumable-capacity-multi-allocatable-device-with-zero-request-policy,
-//!   consumable-capacity-multi-allocatable-device-violates-zero-request-policy,
-//!   consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request,
-//!   consumable-capacity-multi-allocatable-device-with-valid-values-policy,
-//!   consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining,
-//!   consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device,
-//!   consumable-capacity-multi-allocatable-device-with-subrequest,
-//!   consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity,
-//!   consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient,
-//!   consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-sufficient,
-//!   consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-insufficient,
-//!   consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient,
-//!   consumable-capacity-dedicated-device-with-multiple-consumable-capacity-request,
-//!   allow-multiple-allocations-exclude-multi-allocatable-device-by-class-selector,
-//!   allow-multiple-allocations-not-allocate-multi-allocatable-device-which-already-dedicated,
-//!   allow-multiple-allocations-not-allocate-dedicated-device-which-change-from-multi-allocatable,
-//!   allow-multiple-allocations-with-partitionable-device,
-//!   consumable-capacity-with-partitionable-device-multiple-capacity-pools,
-//!   with-distinct-constraints-unknown-type-attribute, with-distinct-constraints-with-subrequests,
-//!   distinct-constraint-one-multi-allocatable-device-with-distinct-constraint,
-//!   consumable-capacity-disabled-feature-with-prioritized-list.
+//!   (not located in the stored upstream table). The other binding-condition cases, with those
+//!   that combine it with DRAPartitionableDevices, are in
+//!   `allocator_table_binding_conditions.rs`.
+//! - DRAConsumableCapacity: 40 of its 41 cases (the gate-on ones and the two
+//!   `consumable-capacity-disabled-feature*` ones) are in
+//!   `allocator_table_consumable_capacity*.rs`, with upstream's `allocatedCapacityDevices`.
+//!   Not ported: with-distinct-constraints-unknown-type-attribute (an attribute with no value
+//!   set, `{}`; upstream's CEL conversion, `getAttributeValue`, fails with `unsupported
+//!   attribute value`, ksim's gives CEL `null`: ksim's API validation refuses such an
+//!   attribute, `exactly one value must be specified`, so it never reaches the allocator).
 //! - DRAListTypeAttributes (list-valued attributes, newer than v1.36's API, which ksim's
 //!   `DeviceAttribute` cannot hold): every `list-attributes-*` case, including the two
 //!   `list-attributes-disabled-*` ones.

@@ -87,6 +87,14 @@ impl SharedState {
         }
     }
 
+    /// Adds what other claims consume of device `id` (upstream `AggregatedCapacity`).
+    pub(super) fn add_consumed(&mut self, id: u32, consumed: &Consumed) {
+        let e = self.api.entry(id).or_default();
+        for (k, v) in consumed {
+            *e.entry(k.clone()).or_default() += v;
+        }
+    }
+
     pub(super) fn set_overlay(&mut self, overlay: FxHashMap<u32, Consumed>) {
         self.overlay = overlay;
     }
@@ -373,6 +381,28 @@ pub(super) fn search_fit(
             .map(|(k, q)| (k.clone(), q.milli_value()))
             .collect()
     }))
+}
+
+/// `allocateDevice`'s `skipCounterCheck` (`deviceCapacityInUse`): a device allowing multiple
+/// allocations whose capacity is already in use — by the cluster's claims (some consumed
+/// amount) or by a pick of this attempt (`allocating`) — has taken its counters once; later
+/// picks neither check nor take them again (and undoing a pick gives them back only when no
+/// other pick of the attempt holds the device).
+pub(super) fn counters_held(
+    idx: &DraIndex,
+    s: u32,
+    d: usize,
+    allocating: &[(u32, Consumed)],
+) -> bool {
+    if !idx.shared.enabled || !multi(&idx.slices[s as usize].spec.devices[d]) {
+        return false;
+    }
+    let id = idx.dense_id(s, d);
+    allocating.iter().any(|(x, _)| *x == id)
+        || idx
+            .shared
+            .consumed(id)
+            .is_some_and(|c| c.values().any(|v| *v != 0))
 }
 
 /// The `shareID` and `consumedCapacity` of a result on a shared device (gate on).

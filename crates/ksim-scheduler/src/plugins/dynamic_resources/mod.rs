@@ -1095,6 +1095,8 @@ mod allocator_table_constraints;
 #[cfg(test)]
 mod allocator_table_consumable_capacity;
 #[cfg(test)]
+mod allocator_table_consumable_capacity_more;
+#[cfg(test)]
 mod allocator_table_device_taints;
 #[cfg(test)]
 mod allocator_table_partitionable;
