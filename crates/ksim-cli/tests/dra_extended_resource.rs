@@ -3,46 +3,12 @@
 //! device plugin; six one-GPU pods, a seventh that waits for one, and a pod asking for three.
 //! Each expectation is read from the run's pods.csv, placements.csv and devices.csv.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// RFC 4180 rows (quoted fields may hold commas and doubled quotes).
-fn csv(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(path).expect("read csv");
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let (mut row, mut field, mut quoted) = (Vec::new(), String::new(), false);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') => quoted = true,
-            (false, ',') => row.push(std::mem::take(&mut field)),
-            (false, '\n') => {
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
-            }
-            (false, c) => field.push(c),
-        }
-    }
-    let header = rows.remove(0);
-    rows.into_iter()
-        .map(|r| header.iter().cloned().zip(r).collect())
-        .collect()
-}
-
-fn secs(v: &str) -> f64 {
-    v.parse().unwrap_or_else(|_| panic!("not a time: {v:?}"))
-}
+use common::{csv, root, secs};
 
 #[test]
 fn extended_resources_use_the_device_plugin_and_dra_devices() {
