@@ -1171,7 +1171,11 @@ impl Search<'_, '_> {
             self.capacity.remove(i);
         }
         let pos = self.idx.position(pick.slice, pick.device as usize);
-        if !cc::counters_held(self.idx, pick.slice, pick.device as usize, &self.capacity) {
+        // Without counters in this attempt there is nothing to give back (and no device
+        // struct to read on every undo).
+        if self.counters.is_some()
+            && !cc::counters_held(self.idx, pick.slice, pick.device as usize, &self.capacity)
+        {
             partitionable::give_back(&mut self.counters, &self.idx.counters, pos);
         }
     }
