@@ -356,3 +356,39 @@ fn in_v1_35_a_slice_with_binding_conditions_is_refused_naming_the_field_and_gate
         "{msg}"
     );
 }
+
+/// With DRAExtendedResource, the claim PreBind creates for a pod's extended resources is
+/// waited for too (upstream's `isPodReadyForBinding` reads it with the pod's other claims): a
+/// pod asking `example.com/gpu: 1`, served by the binding-condition GPU, binds only once the
+/// driver reports.
+#[test]
+fn the_extended_resource_claim_waits_for_its_binding_conditions() {
+    let mut objs = ClusterObjects::default();
+    for o in [common::dra::class_for("example.com/gpu"), bc_slice()] {
+        objs.put_object(o);
+    }
+    let registry = Registry::in_tree_for(KubernetesVersion::V1_36);
+    let mut s = Simulation::new(
+        engine(100, driver(12, DraBindingOutcome::Ready)),
+        &Default::default(),
+        &registry,
+        vec![node("n1")],
+        objs,
+    )
+    .expect("sim");
+    let p: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "resources": {
+            "requests": {"cpu": "1", "example.com/gpu": "1"},
+            "limits": {"example.com/gpu": "1"}}}]}
+    }))
+    .expect("pod");
+    s.add_source(Box::new(VecSource::new(vec![create(1, p)])))
+        .expect("source");
+    let r = run(&mut s, 100);
+    let t0 = first_scheduled(&r);
+    assert_eq!(
+        bound(&r, "p"),
+        Some(t0 + SimDuration::from_secs(15) + BIND_LATENCY)
+    );
+}

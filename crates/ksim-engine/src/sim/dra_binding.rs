@@ -85,7 +85,16 @@ impl Simulation {
             return Some(state);
         };
         let info = self.pods[pod as usize].info.clone();
-        let claims = super::resourceclaim::claim_keys(&info.pod);
+        // The pod's claims and, with DRAExtendedResource, the claim PreBind just created for
+        // its extended resources (upstream's `isPodReadyForBinding` reads every claim of the
+        // cycle state, that one included).
+        let mut claims = super::resourceclaim::claim_keys(&info.pod);
+        if let Some(x) = &info.pod.status.extended_resource_claim_status {
+            claims.push(format!(
+                "{}/{}",
+                info.pod.metadata.namespace, x.resource_claim_name
+            ));
+        }
         let objects = &self.snapshot.objects.dra.resource_claims;
         let waiting: Vec<&String> = claims
             .iter()
